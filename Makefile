@@ -1,0 +1,31 @@
+# Set-up and main entry points. `make reproduce` and `make test` work on a fresh machine.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: reproduce test dry-run lint benchmark clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e ".[test]"
+	touch $(STAMP)
+
+reproduce: $(STAMP)
+	$(BIN)/snakemake --cores all
+
+test: $(STAMP)
+	$(BIN)/pytest -q
+
+dry-run: $(STAMP)
+	$(BIN)/snakemake -n --configfile config/paper.yaml --quiet rules
+
+lint: $(STAMP)
+	$(BIN)/snakemake --lint
+
+benchmark: $(STAMP)
+	$(BIN)/python benchmarks/step_costs.py
+
+clean:
+	rm -rf results logs .snakemake

@@ -1,0 +1,217 @@
+# Arithmetic family (paper §4, App. B): data -> base GPT-2 -> ab subnetwork -> transfer sweep -> figures.
+ARITH = config["arithmetic"]
+ARITH_DIR = "results/arithmetic"
+ARITH_COMPUTATIONS = sorted(
+    {e["base"] for e in ARITH["experiments"]}
+    | {e["subtask"] for e in ARITH["experiments"]}
+    | {t for e in ARITH["experiments"] for t in e["targets"]}
+)
+ARITH_FIGURES = ["fig3", "fig6", "fig7", "discovery_curves"]
+ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv"]
+
+
+wildcard_constraints:
+    purpose="base|discovery|transfer",
+    computation=one_of(ARITH_COMPUTATIONS),
+    base=one_of(ARITH_COMPUTATIONS),
+    subtask=one_of(ARITH_COMPUTATIONS),
+    target=one_of(ARITH_COMPUTATIONS),
+    layers=r"\d+",
+    l0=one_of(number_tag(x) for x in ARITH["discovery"]["l0_weights"]),
+    variant=one_of(ARITH["transfer"]["variants"]),
+    n=r"\d+",
+    seed=r"\d+",
+
+
+def arith_data_settings(wildcards):
+    rows = dict(ARITH["data"][wildcards.purpose])
+    if wildcards.purpose == "transfer":
+        rows["train_rows"] = max(ARITH["transfer"]["disambiguation_rows"])
+    return as_json({"n_numbers": ARITH["n_numbers"], "modulus": ARITH["modulus"], "seed": ARITH["seed"], **rows})
+
+
+def arith_stage_settings(stage, **extra):
+    return as_json({"seed": ARITH["seed"], "checkpoint_interval_s": config["checkpoint_interval_s"], **extra,
+                    **({"training": ARITH[stage]} if stage != "discovery" else ARITH[stage])})
+
+
+def arith_transfer_settings(wildcards):
+    training = {k: v for k, v in ARITH["transfer"].items() if k not in ("disambiguation_rows", "seeds", "variants")}
+    return as_json({"training": training, "variant": ARITH["transfer"]["variants"][wildcards.variant],
+                    "checkpoint_interval_s": config["checkpoint_interval_s"]})
+
+
+def arith_experiment_paths(pattern, **extra):
+    """expand() over the experiments list, each with its own base, subtask and targets."""
+    paths = []
+    for experiment in ARITH["experiments"]:
+        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"],
+                        target=experiment["targets"], layers=ARITH["layers"], allow_missing=True, **extra)
+    return sorted(set(paths))
+
+
+def arith_transfer_points():
+    return arith_experiment_paths(
+        f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}/metrics.json",
+        variant=list(ARITH["transfer"]["variants"]), n=ARITH["transfer"]["disambiguation_rows"],
+        seed=ARITH["transfer"]["seeds"],
+    )
+
+
+def arith_discovery_metrics():
+    return arith_experiment_paths(
+        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
+        l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
+    )
+
+
+def arith_base_metrics():
+    return arith_experiment_paths(f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
+
+
+def arith_final_targets():
+    return (expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES)
+            + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]))
+
+
+FAMILY_TARGETS["arithmetic"] = arith_final_targets
+
+
+rule arithmetic_data:
+    output:
+        f"{ARITH_DIR}/data/{{purpose}}/{{computation}}.pt",
+    log:
+        f"logs/arithmetic/data/{{purpose}}/{{computation}}.log",
+    params:
+        settings=arith_data_settings,
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_data --purpose {wildcards.purpose} --computation {wildcards.computation:q} "
+        "--settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule arithmetic_base:
+    input:
+        data=f"{ARITH_DIR}/data/base/{{base}}.pt",
+    output:
+        model=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        metrics=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/metrics.json",
+    log:
+        f"logs/arithmetic/base/{{base}}/layers{{layers}}.log",
+    params:
+        settings=arith_stage_settings("base", model=ARITH["model"]),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_base --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
+        "--threads {threads} --device {params.device} --out-model {output.model:q} "
+        "--out-metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule arithmetic_discover:
+    input:
+        base=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
+    output:
+        subnetwork=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
+        metrics=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
+    log:
+        f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.log",
+    params:
+        settings=arith_stage_settings("discovery"),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_discover --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
+        "--settings {params.settings:q} --threads {threads} --device {params.device} "
+        "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule arithmetic_select_subnetwork:
+    input:
+        expand(
+            f"{ARITH_DIR}/discovery/{{{{base}}}}/{{{{subtask}}}}/layers{{{{layers}}}}/lambda{{l0}}/subnetwork.pt",
+            l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
+        ),
+    output:
+        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.pt",
+    log:
+        f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_select --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule arithmetic_transfer:
+    input:
+        base=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        subnetwork=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.pt",
+        data=f"{ARITH_DIR}/data/transfer/{{target}}.pt",
+    output:
+        f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}/metrics.json",
+    log:
+        f"logs/arithmetic/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}.log",
+    params:
+        settings=arith_transfer_settings,
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_transfer --base {input.base:q} --subnetwork {input.subnetwork:q} --data {input.data:q} "
+        "--variant {wildcards.variant} --n {wildcards.n} --seed {wildcards.seed} --settings {params.settings:q} "
+        "--threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+
+
+rule arithmetic_aggregate:
+    input:
+        base=arith_base_metrics(),
+        discovery=arith_discovery_metrics(),
+        transfer=arith_transfer_points(),
+    output:
+        expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES),
+    log:
+        "logs/arithmetic/aggregate.log",
+    params:
+        outdir=f"{ARITH_DIR}/summary",
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_aggregate --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
+        "--outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+rule arithmetic_plots:
+    input:
+        transfer=f"{ARITH_DIR}/summary/transfer.csv",
+        curves=f"{ARITH_DIR}/summary/discovery_curves.csv",
+    output:
+        report(
+            expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]),
+            caption="../report/arithmetic.rst",
+            category="Arithmetic",
+        ),
+    log:
+        "logs/arithmetic/plots.log",
+    params:
+        outdir=f"{ARITH_DIR}/figures",
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.arithmetic_plots --transfer {input.transfer:q} --curves {input.curves:q} --outdir {params.outdir:q} > {log:q} 2>&1"

@@ -1,0 +1,66 @@
+"""Collect per-point metrics.json files of the arithmetic family into tables (pandas)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ..method.discovery import selection_key
+
+
+def _read(path) -> dict:
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def base_table(paths) -> pd.DataFrame:
+    rows = []
+    for path in paths:
+        record = _read(path)
+        rows.append({"base": record["config"]["computation"], "layers": record["config"]["layers"],
+                     **record["metrics"], "best_epoch": record["best_epoch"]})
+    return pd.DataFrame(rows).sort_values(["base", "layers"])
+
+
+def discovery_tables(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per (base, subtask, layers, lambda), and the long-form training curves."""
+    rows, curves = [], []
+    for path in paths:
+        record = _read(path)
+        config = record["config"]
+        key = {"base": config["base"]["computation"], "subtask": config["subtask"],
+               "layers": config["base"]["layers"], "l0_weight": config["l0_weight"]}
+        rows.append({**key, **record["metrics"], "best_epoch": record["best_epoch"]})
+        curves += [{**key, **{k: point[k] for k in ("epoch", "eval_accuracy", "kept_fraction", "beta", "train_loss")}}
+                   for point in record["curve"]]
+    table = pd.DataFrame(rows).sort_values(["base", "subtask", "layers", "l0_weight"])
+    best = table.apply(lambda r: selection_key(r["eval_accuracy"], r["kept_fraction"]), axis=1)
+    table["selected"] = False
+    for _, group in table.assign(key=best).groupby(["base", "subtask", "layers"]):
+        table.loc[group["key"].idxmax(), "selected"] = True
+    return table, pd.DataFrame(curves)
+
+
+def table3(discovery: pd.DataFrame) -> pd.DataFrame:
+    """Paper Table 3: kept fraction (%) of the selected subnetwork per depth."""
+    chosen = discovery[discovery["selected"]].copy()
+    chosen["kept_percent"] = 100 * chosen["kept_fraction"]
+    columns = ["base", "subtask", "layers", "l0_weight", "kept_percent", "eval_accuracy", "test_accuracy"]
+    return chosen[columns].reset_index(drop=True)
+
+
+def transfer_table(paths) -> pd.DataFrame:
+    rows = []
+    for path in paths:
+        record = _read(path)
+        config = record["config"]
+        variant = config["variant"]
+        rows.append({"base": config["base"]["computation"], "subtask": config["subtask"],
+                     "target": config["target"], "layers": config["base"]["layers"],
+                     "variant": config["variant_name"], "method": variant["method"],
+                     "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
+                     "n": config["n_disambiguation"], "seed": record["seed"], **record["metrics"],
+                     "best_epoch": record["best_epoch"], "path": str(Path(path))})
+    return pd.DataFrame(rows).sort_values(["base", "subtask", "target", "layers", "variant", "n", "seed"])

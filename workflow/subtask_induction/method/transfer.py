@@ -1,0 +1,146 @@
+"""Transfer (paper Eq. 1): theta = gamma * theta_orig + (1 - gamma) * theta_new, only theta_new trained.
+
+A `FrozenSubnetwork` parametrization puts the base model's kept weights (gamma = 1) into a freshly
+initialised network. With lr_scale 0 they are buffers and never move; with lr_scale > 0 they are a
+separate parameter trained at lr * lr_scale (paper Fig 7 "trainable"; in between is a knob for bias
+strength). Controls: `random` (fresh model), `full` (fine-tune the base), `sampled` (random mask with
+the discovered per-tensor count), `complement` (same count, drawn outside the discovered mask).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+from torch.nn.utils import parametrize
+
+from .masks import split_name
+
+METHODS = ("subnetwork", "sampled", "complement", "random", "full")
+
+
+class FrozenSubnetwork(nn.Module):
+    """Parametrization `new_weight -> where(gamma, subnetwork, new_weight)`."""
+
+    def __init__(self, subnetwork: torch.Tensor, gamma: torch.Tensor, trainable: bool):
+        super().__init__()
+        self.register_buffer("gamma", gamma.bool().clone())
+        values = subnetwork.detach().clone()
+        if trainable:
+            self.subnetwork = nn.Parameter(values)
+        else:
+            self.register_buffer("subnetwork", values)
+
+    def forward(self, new_weight: torch.Tensor) -> torch.Tensor:
+        # torch.where, not gamma*w + (1-gamma)*v: kept weights come through bit-identical.
+        return torch.where(self.gamma, self.subnetwork, new_weight)
+
+
+def sample_matched_mask(mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """A uniformly random mask with exactly as many kept entries as `mask`."""
+    count = int(mask.sum())
+    chosen = torch.randperm(mask.numel(), generator=generator)[:count]
+    sampled = torch.zeros(mask.numel(), dtype=torch.bool)
+    sampled[chosen] = True
+    return sampled.view_as(mask)
+
+
+def sample_complement_mask(mask: torch.Tensor, generator: torch.Generator, name: str = "") -> torch.Tensor:
+    """A random mask with the same kept count as `mask`, drawn only from positions outside it."""
+    count = int(mask.sum())
+    outside = (~mask.bool()).flatten().nonzero().squeeze(1)
+    if count > outside.numel():
+        raise ValueError(
+            f"complement control for '{name}': the mask keeps {count} of {mask.numel()} weights, "
+            f"more than the {outside.numel()} outside it"
+        )
+    chosen = outside[torch.randperm(outside.numel(), generator=generator)[:count]]
+    sampled = torch.zeros(mask.numel(), dtype=torch.bool)
+    sampled[chosen] = True
+    return sampled.view_as(mask)
+
+
+def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """The masks a method freezes: the discovered ones, or a count-matched random draw per tensor."""
+    if method == "subnetwork":
+        return {name: mask.bool() for name, mask in masks.items()}
+    if method == "sampled":
+        return {name: sample_matched_mask(mask, generator) for name, mask in masks.items()}
+    if method == "complement":
+        return {name: sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
+    raise ValueError(f"method '{method}' uses no mask")
+
+
+def insert_subnetwork(
+    base: nn.Module,
+    fresh: nn.Module,
+    masks: dict[str, torch.Tensor],
+    *,
+    lr_scale: float = 0.0,
+    inherit_unmasked: bool = False,
+) -> nn.Module:
+    """Put the base model's kept weights into `fresh` (modified in place and returned).
+
+    inherit_unmasked: copy every tensor that carries no mask (embeddings, norms, head, biases) from the
+    base model too, as the authors' code does; False leaves them randomly initialised, as the paper says.
+    """
+    if not 0.0 <= lr_scale <= 1.0:
+        raise ValueError(f"lr_scale must lie in [0, 1], got {lr_scale}")
+    base_state = base.state_dict()
+    if inherit_unmasked:
+        unmasked = {key: value for key, value in base_state.items() if key not in masks}
+        fresh.load_state_dict(unmasked, strict=False)
+    for name, mask in masks.items():
+        if name not in base_state:
+            raise KeyError(f"mask for '{name}', which the base model does not have")
+        module, attribute = split_name(fresh, name)
+        if getattr(module, attribute).shape != mask.shape:
+            raise ValueError(f"mask for '{name}' has shape {tuple(mask.shape)}, weight {tuple(getattr(module, attribute).shape)}")
+        device = getattr(module, attribute).device
+        frozen = FrozenSubnetwork(base_state[name].to(device), mask.to(device), trainable=lr_scale > 0)
+        parametrize.register_parametrization(module, attribute, frozen, unsafe=True)
+    return fresh
+
+
+def prepare_transfer_model(
+    method: str,
+    base: nn.Module,
+    fresh: nn.Module,
+    masks: dict[str, torch.Tensor],
+    *,
+    lr_scale: float,
+    inherit_unmasked: bool,
+    generator: torch.Generator,
+) -> nn.Module:
+    """The model a transfer run trains, for any method in METHODS."""
+    if method not in METHODS:
+        raise ValueError(f"unknown transfer method '{method}'; choose from {METHODS}")
+    if method == "random":
+        return fresh
+    if method == "full":
+        return copy.deepcopy(base)
+    chosen = control_masks(method, masks, generator)
+    return insert_subnetwork(base, fresh, chosen, lr_scale=lr_scale, inherit_unmasked=inherit_unmasked)
+
+
+def parameter_groups(model: nn.Module, lr: float, lr_scale: float) -> list[dict]:
+    """Optimizer groups: the trainable subnetwork (if any) at lr * lr_scale, everything else at lr."""
+    subnetwork, rest = [], []
+    for name, parameter in model.named_parameters():
+        if not parameter.requires_grad:
+            continue
+        (subnetwork if name.endswith(".subnetwork") else rest).append(parameter)
+    groups = [{"params": rest, "lr": lr}]
+    if subnetwork:
+        groups.append({"params": subnetwork, "lr": lr * lr_scale})
+    return groups
+
+
+def effective_weights(model: nn.Module, names: list[str]) -> dict[str, torch.Tensor]:
+    """The weights the forward pass uses (after any parametrization), detached."""
+    out = {}
+    for name in names:
+        module, attribute = split_name(model, name)
+        out[name] = getattr(module, attribute).detach().clone()
+    return out

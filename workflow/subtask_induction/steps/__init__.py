@@ -1,0 +1,1 @@
+"""One thin command-line entry point per Snakemake rule: `python -m subtask_induction.steps.<name> --help`."""

@@ -1,0 +1,29 @@
+"""Collect every arithmetic metrics.json into CSV tables and paper Table 3 (CSV + Markdown)."""
+
+import argparse
+from pathlib import Path
+
+from ..arithmetic.tables import base_table, discovery_tables, table3, transfer_table
+from ..runtime import save_text
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--base", nargs="+", required=True, help="base metrics.json files")
+    p.add_argument("--discovery", nargs="+", required=True, help="discovery metrics.json files")
+    p.add_argument("--transfer", nargs="+", required=True, help="transfer metrics.json files")
+    p.add_argument("--outdir", required=True)
+    args = p.parse_args(argv)
+    out = Path(args.outdir)
+    discovery, curves = discovery_tables(args.discovery)
+    kept = table3(discovery)
+    tables = {"base.csv": base_table(args.base), "discovery.csv": discovery, "discovery_curves.csv": curves,
+              "transfer.csv": transfer_table(args.transfer), "table3.csv": kept}
+    for name, table in tables.items():
+        save_text(table.to_csv(index=False), out / name)
+    save_text(kept.to_markdown(index=False, floatfmt=".4g") + "\n", out / "table3.md")
+    print(kept.to_markdown(index=False, floatfmt=".4g"))
+
+
+if __name__ == "__main__":
+    main()

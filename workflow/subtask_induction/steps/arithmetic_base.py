@@ -1,0 +1,51 @@
+"""Train a GPT-2 base model on one computation (e.g. a+ab) and write the best epoch's weights."""
+
+import torch
+
+from ..arithmetic.model import accuracy, build_gpt2, lm_loss, save_gpt2, shuffled_batches
+from ..runtime import configure, load_torch, resolve_device, save_json
+from ..training import fit, remove_checkpoint
+from .common import fingerprint, parser, provenance, require
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--data", required=True)
+    p.add_argument("--layers", type=int, required=True)
+    p.add_argument("--out-model", required=True)
+    p.add_argument("--out-metrics", required=True)
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "seed", "model", "training")
+    t = s["training"]
+    require(t, "epochs", "batch_size", "lr", where="base training settings")
+    configure(args.threads, s["seed"])
+    device = resolve_device(args.device)
+    dataset = load_torch(args.data, ("splits", "n_numbers", "modulus"), "arithmetic dataset")
+    train, eval_rows, test = (dataset["splits"][k].to(device) for k in ("train", "eval", "test"))
+    model = build_gpt2(dataset["n_numbers"], args.layers, s["model"], s["seed"]).to(device)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=t["lr"], betas=tuple(t.get("betas", (0.9, 0.999))),
+                                  weight_decay=t.get("weight_decay", 0.0))
+    checkpoint = args.out_model + ".ckpt"
+    result = fit(
+        model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], s["seed"], epoch),
+        lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}, t["epochs"],
+        patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
+        checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s, args.layers),
+        desc=f"base {dataset['computation']} {args.layers}L",
+    )
+    test_accuracy = accuracy(model, test)["accuracy"]
+    meta = {"n_numbers": dataset["n_numbers"], "layers": args.layers, "model_settings": s["model"],
+            "computation": dataset["computation"], "modulus": dataset["modulus"]}
+    save_gpt2(model, meta, args.out_model)
+    save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy},
+               "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"],
+               "config": {**s, "layers": args.layers, "computation": dataset["computation"]},
+               "provenance": provenance()}, args.out_metrics)
+    remove_checkpoint(checkpoint)
+    print(f"base {dataset['computation']} {args.layers} layers: eval {result.best_metrics['eval_accuracy']:.4f} "
+          f"test {test_accuracy:.4f} (epoch {result.best_epoch})")
+
+
+if __name__ == "__main__":
+    main()

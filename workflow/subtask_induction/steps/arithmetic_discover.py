@@ -1,0 +1,56 @@
+"""Discover the subnetwork of a base model that performs a subtask (e.g. ab), for one L0 weight."""
+
+from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
+from ..method.discovery import discover_subnetwork
+from ..method.masks import find_masks, hard_masks_on, kept_fraction
+from ..runtime import configure, load_torch, resolve_device, save_json, save_torch
+from ..training import remove_checkpoint
+from .common import fingerprint, parser, provenance, require
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--base", required=True, help="base model .pt")
+    p.add_argument("--data", required=True, help="discovery dataset .pt (subtask labels)")
+    p.add_argument("--l0-weight", type=float, required=True, help="lambda")
+    p.add_argument("--out-subnetwork", required=True)
+    p.add_argument("--out-metrics", required=True)
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "seed", "epochs", "batch_size", "lr", "beta_final", "mask_init")
+    configure(args.threads, s["seed"])
+    device = resolve_device(args.device)
+    model, meta = load_gpt2(args.base)
+    dataset = load_torch(args.data, ("splits", "n_numbers"), "arithmetic dataset")
+    if dataset["n_numbers"] != meta["n_numbers"]:
+        raise SystemExit(f"error: {args.data} uses {dataset['n_numbers']} numbers, {args.base} {meta['n_numbers']}")
+    model.to(device)
+    train, eval_rows, test = (dataset["splits"][k].to(device) for k in ("train", "eval", "test"))
+    checkpoint = args.out_subnetwork + ".ckpt"
+    masks, result = discover_subnetwork(
+        model, masked_weight_names(model), lm_loss,
+        lambda epoch: shuffled_batches(train, s["batch_size"], s["seed"], epoch),
+        lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
+        epochs=s["epochs"], lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
+        mask_init=s["mask_init"], weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
+        checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s, args.l0_weight),
+        desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}",
+    )
+    with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard
+        test_accuracy = accuracy(model, test)["accuracy"]
+    kept = kept_fraction(masks)
+    save_torch({"masks": masks, "kept": kept, "l0_weight": args.l0_weight,
+                "eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
+                "subtask": dataset["computation"]}, args.out_subnetwork)
+    save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
+                           "kept_fraction": kept["overall"]},
+               "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
+               "seed": s["seed"], "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
+                                             "base": meta}, "provenance": provenance()}, args.out_metrics)
+    remove_checkpoint(checkpoint)
+    print(f"subnetwork for {dataset['computation']}: kept {100 * kept['overall']:.2f}% "
+          f"eval {result.best_metrics['eval_accuracy']:.4f} test {test_accuracy:.4f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""Choose the subnetwork to transfer among the L0 weights: best eval accuracy, ties -> fewest kept."""
+
+import argparse
+
+from ..method.discovery import selection_key
+from ..runtime import load_torch, save_torch
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--subnetworks", nargs="+", required=True)
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    candidates = [(load_torch(path, ("masks", "kept", "eval_accuracy", "l0_weight"), "subnetwork"), path)
+                  for path in args.subnetworks]
+    chosen, path = max(candidates, key=lambda c: selection_key(c[0]["eval_accuracy"], c[0]["kept"]["overall"]))
+    chosen["selected_from"] = {p: {"eval_accuracy": c["eval_accuracy"], "kept": c["kept"]["overall"]}
+                               for c, p in candidates}
+    save_torch(chosen, args.out)
+    print(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {chosen['eval_accuracy']:.4f}, "
+          f"kept {100 * chosen['kept']['overall']:.2f}%")
+
+
+if __name__ == "__main__":
+    main()

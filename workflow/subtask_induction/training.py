@@ -1,0 +1,134 @@
+"""The one training loop every stage uses: base training, mask discovery and transfer.
+
+Stages differ only by what they pass in: the parameters the optimizer sees, a loss closure, an
+evaluation function and per-epoch hooks (the beta schedule). The loop selects the best epoch on an
+evaluation metric (ties go to the later epoch), stops early on request, shows a tqdm bar, records a
+per-epoch history, and checkpoints at epoch ends so a killed job resumes where it stopped and ends
+with the same numbers as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from .runtime import load_torch, save_torch
+
+
+@dataclass
+class FitResult:
+    best_epoch: int
+    best_metrics: dict
+    history: list[dict] = field(default_factory=list)
+    stopped_early: bool = False
+    resumed_from_epoch: int = 0
+
+
+def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:
+    return {key: value.detach().cpu().clone() for key, value in model.state_dict().items()}
+
+
+def fit(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    loss_fn: Callable[[nn.Module, object], torch.Tensor],
+    batches: Callable[[int], Iterable],
+    evaluate: Callable[[nn.Module], dict],
+    epochs: int,
+    *,
+    select: str = "eval_accuracy",
+    train_mode: bool = True,
+    on_epoch_start: Callable[[int], None] | None = None,
+    on_epoch_end: Callable[[int], None] | None = None,
+    patience: int | None = None,
+    stop_at: float | None = None,
+    checkpoint: str | Path | None = None,
+    checkpoint_interval_s: float = 0.0,
+    fingerprint: str = "",
+    desc: str = "train",
+) -> FitResult:
+    """Train for `epochs` epochs and leave the best epoch's state in `model`.
+
+    batches(epoch) must be a deterministic function of the epoch (seeded shuffling) so a resumed run
+    sees the same batches. on_epoch_end(epoch) runs before evaluation (e.g. to advance beta).
+    The checkpoint holds the fingerprint of the run's settings; one written for other settings is
+    ignored rather than resumed.
+    """
+    start_epoch, history, best, best_state, stopped = 0, [], None, None, False
+    checkpoint = Path(checkpoint) if checkpoint else None
+    if checkpoint is not None and checkpoint.is_file():
+        state = load_torch(checkpoint, ("model", "optimizer", "epoch", "fingerprint"), "training checkpoint")
+        if state["fingerprint"] == fingerprint:
+            model.load_state_dict(state["model"])
+            optimizer.load_state_dict(state["optimizer"])
+            torch.set_rng_state(state["rng"])
+            start_epoch, history, best = state["epoch"], state["history"], state["best"]
+            best_state, stopped = state["best_state"], state["stopped"]
+            tqdm.write(f"[{desc}] resuming from {checkpoint} after epoch {start_epoch}")
+        else:
+            tqdm.write(f"[{desc}] ignoring {checkpoint}: written for other settings")
+
+    def save_checkpoint(epoch: int) -> None:
+        save_torch(
+            {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
+             "history": history, "best": best, "best_state": best_state, "stopped": stopped,
+             "rng": torch.get_rng_state(), "fingerprint": fingerprint},
+            checkpoint,
+        )
+
+    last_save = time.monotonic()
+    bar = tqdm(range(start_epoch, epochs), desc=desc, initial=start_epoch, total=epochs, mininterval=5.0)
+    for epoch in bar:
+        if stopped:
+            break
+        began = time.perf_counter()
+        if on_epoch_start:
+            on_epoch_start(epoch)
+        model.train(train_mode)
+        total, steps = 0.0, 0
+        for batch in batches(epoch):
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_fn(model, batch)
+            loss.backward()
+            optimizer.step()
+            total += loss.item()
+            steps += 1
+        if on_epoch_end:
+            on_epoch_end(epoch)
+        model.eval()
+        with torch.no_grad():
+            metrics = evaluate(model)
+        if select not in metrics:
+            raise KeyError(f"evaluate() returned {sorted(metrics)}, which lacks the selection metric '{select}'")
+        record = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), **metrics,
+                  "seconds": time.perf_counter() - began}
+        history.append(record)
+        if best is None or metrics[select] >= best[select]:
+            best, best_state = dict(record), _state_copy(model)
+        since_best = epoch + 1 - best["epoch"]
+        stopped = bool((stop_at is not None and metrics[select] >= stop_at)
+                       or (patience is not None and since_best >= patience))
+        bar.set_postfix(loss=f"{record['train_loss']:.4f}", **{select: f"{metrics[select]:.4f}"})
+        if checkpoint is not None and (
+            epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpoint_interval_s
+        ):
+            save_checkpoint(epoch + 1)
+            last_save = time.monotonic()
+    bar.close()
+    if best_state is None:
+        raise RuntimeError(f"[{desc}] no epoch was trained (epochs={epochs})")
+    model.load_state_dict(best_state)
+    return FitResult(best_epoch=best["epoch"], best_metrics=best, history=history,
+                     stopped_early=stopped, resumed_from_epoch=start_epoch)
+
+
+def remove_checkpoint(checkpoint: str | Path | None) -> None:
+    """Call once a step's outputs are written: the checkpoint is only for resuming."""
+    if checkpoint:
+        Path(checkpoint).unlink(missing_ok=True)
