@@ -3,6 +3,8 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Rules call `python -m subtask_induction.steps...`: the venv's python must come first.
+export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: reproduce test dry-run lint benchmark clean
 

@@ -1,13 +1,5 @@
 # Arithmetic family (paper §4, App. B): data -> base GPT-2 -> ab subnetwork -> transfer sweep -> figures.
-ARITH = config["arithmetic"]
-ARITH_DIR = "results/arithmetic"
-ARITH_COMPUTATIONS = sorted(
-    {e["base"] for e in ARITH["experiments"]}
-    | {e["subtask"] for e in ARITH["experiments"]}
-    | {t for e in ARITH["experiments"] for t in e["targets"]}
-)
-ARITH_FIGURES = ["fig3", "fig6", "fig7", "discovery_curves"]
-ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv"]
+# Helpers and target lists live in common.smk.
 
 
 wildcard_constraints:
@@ -21,60 +13,6 @@ wildcard_constraints:
     variant=one_of(ARITH["transfer"]["variants"]),
     n=r"\d+",
     seed=r"\d+",
-
-
-def arith_data_settings(wildcards):
-    rows = dict(ARITH["data"][wildcards.purpose])
-    if wildcards.purpose == "transfer":
-        rows["train_rows"] = max(ARITH["transfer"]["disambiguation_rows"])
-    return as_json({"n_numbers": ARITH["n_numbers"], "modulus": ARITH["modulus"], "seed": ARITH["seed"], **rows})
-
-
-def arith_stage_settings(stage, **extra):
-    return as_json({"seed": ARITH["seed"], "checkpoint_interval_s": config["checkpoint_interval_s"], **extra,
-                    **({"training": ARITH[stage]} if stage != "discovery" else ARITH[stage])})
-
-
-def arith_transfer_settings(wildcards):
-    training = {k: v for k, v in ARITH["transfer"].items() if k not in ("disambiguation_rows", "seeds", "variants")}
-    return as_json({"training": training, "variant": ARITH["transfer"]["variants"][wildcards.variant],
-                    "checkpoint_interval_s": config["checkpoint_interval_s"]})
-
-
-def arith_experiment_paths(pattern, **extra):
-    """expand() over the experiments list, each with its own base, subtask and targets."""
-    paths = []
-    for experiment in ARITH["experiments"]:
-        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"],
-                        target=experiment["targets"], layers=ARITH["layers"], allow_missing=True, **extra)
-    return sorted(set(paths))
-
-
-def arith_transfer_points():
-    return arith_experiment_paths(
-        f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}/metrics.json",
-        variant=list(ARITH["transfer"]["variants"]), n=ARITH["transfer"]["disambiguation_rows"],
-        seed=ARITH["transfer"]["seeds"],
-    )
-
-
-def arith_discovery_metrics():
-    return arith_experiment_paths(
-        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
-        l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
-    )
-
-
-def arith_base_metrics():
-    return arith_experiment_paths(f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
-
-
-def arith_final_targets():
-    return (expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES)
-            + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]))
-
-
-FAMILY_TARGETS["arithmetic"] = arith_final_targets
 
 
 rule arithmetic_data:
@@ -187,7 +125,7 @@ rule arithmetic_aggregate:
     log:
         "logs/arithmetic/aggregate.log",
     params:
-        outdir=f"{ARITH_DIR}/summary",
+        outdir=lambda wildcards, output: Path(output[0]).parent,
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
@@ -209,7 +147,7 @@ rule arithmetic_plots:
     log:
         "logs/arithmetic/plots.log",
     params:
-        outdir=f"{ARITH_DIR}/figures",
+        outdir=lambda wildcards, output: Path(output[0]).parent,
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"

@@ -1,0 +1,74 @@
+"""The training loop: same seed same numbers, model selection, resume after an interruption."""
+
+import pytest
+import torch
+
+from subtask_induction.arithmetic.data import build_dataset, transfer_training_rows
+from subtask_induction.arithmetic.model import accuracy, lm_loss, masked_weight_names, shuffled_batches
+from subtask_induction.method.transfer import parameter_groups, prepare_transfer_model
+from subtask_induction.training import fit
+
+
+class Interrupt(Exception):
+    pass
+
+
+def transfer_run(tiny_gpt2, checkpoint=None, interrupt_after=None, fingerprint="x", epochs=5):
+    data = build_dataset("transfer", "a2+ab", n_numbers=20, modulus=7, seed=0, train_rows=60, eval_rows=40,
+                         test_rows=40)
+    rows = transfer_training_rows(data, 60)
+    base = tiny_gpt2(seed=0)
+    masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.2
+             for name in masked_weight_names(base)}
+    model = prepare_transfer_model("sampled", base, tiny_gpt2(seed=5), masks, lr_scale=0.0, inherit_unmasked=True,
+                                   generator=torch.Generator().manual_seed(5))
+    optimizer = torch.optim.AdamW(parameter_groups(model, 3e-3, 0.0))
+
+    def stop(epoch):
+        if interrupt_after is not None and epoch + 1 == interrupt_after:
+            raise Interrupt
+
+    torch.manual_seed(0)
+    result = fit(model, optimizer, lm_loss, lambda e: shuffled_batches(rows, 16, 0, e),
+                 lambda net: {"eval_accuracy": accuracy(net, data["splits"]["eval"])["accuracy"]}, epochs,
+                 checkpoint=checkpoint, checkpoint_interval_s=0, fingerprint=fingerprint,
+                 on_epoch_start=stop if interrupt_after is not None else None)
+    return model, result
+
+
+def test_same_seed_same_numbers(tiny_gpt2):
+    model_a, result_a = transfer_run(tiny_gpt2)
+    model_b, result_b = transfer_run(tiny_gpt2)
+    assert [r["train_loss"] for r in result_a.history] == [r["train_loss"] for r in result_b.history]
+    assert all(torch.equal(a, b) for a, b in zip(model_a.state_dict().values(), model_b.state_dict().values()))
+
+
+def test_resume_after_interruption_matches_uninterrupted_run(tiny_gpt2, tmp_path):
+    checkpoint = tmp_path / "run.ckpt"
+    with pytest.raises(Interrupt):
+        transfer_run(tiny_gpt2, checkpoint=checkpoint, interrupt_after=3)
+    assert torch.load(checkpoint, weights_only=True)["epoch"] == 2
+    resumed_model, resumed = transfer_run(tiny_gpt2, checkpoint=checkpoint)
+    reference_model, reference = transfer_run(tiny_gpt2)
+    assert resumed.resumed_from_epoch == 2
+    assert [r["train_loss"] for r in resumed.history] == [r["train_loss"] for r in reference.history]
+    assert resumed.best_epoch == reference.best_epoch
+    for a, b in zip(resumed_model.state_dict().values(), reference_model.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_checkpoint_of_other_settings_is_not_resumed(tiny_gpt2, tmp_path):
+    checkpoint = tmp_path / "run.ckpt"
+    with pytest.raises(Interrupt):
+        transfer_run(tiny_gpt2, checkpoint=checkpoint, interrupt_after=3, fingerprint="old")
+    _, result = transfer_run(tiny_gpt2, checkpoint=checkpoint, fingerprint="new")
+    assert result.resumed_from_epoch == 0 and len(result.history) == 5
+
+
+def test_selection_prefers_later_epoch_on_ties_and_stops_early():
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scores = iter([0.5, 0.7, 0.7, 0.6, 0.6, 0.6, 0.9])
+    result = fit(model, optimizer, lambda m, b: m(b).sum(), lambda e: [torch.ones(1, 2)],
+                 lambda m: {"eval_accuracy": next(scores)}, 7, patience=3)
+    assert result.best_epoch == 3 and result.stopped_early and len(result.history) == 6

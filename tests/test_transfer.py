@@ -1,0 +1,98 @@
+"""Invariants of transfer: frozen weights stay bit-identical; controls keep exact per-tensor counts."""
+
+import pytest
+import torch
+
+from subtask_induction.arithmetic.model import lm_loss, masked_weight_names
+from subtask_induction.method.transfer import (control_masks, effective_weights, parameter_groups,
+                                               prepare_transfer_model, sample_complement_mask)
+
+
+def random_masks(model, fraction=0.1, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    return {name: torch.rand(model.get_parameter(name).shape, generator=generator) < fraction
+            for name in masked_weight_names(model)}
+
+
+def train_a_little(model, lr_scale, steps=5):
+    optimizer = torch.optim.AdamW(parameter_groups(model, 1e-2, lr_scale), weight_decay=0.01)
+    rows = torch.randint(0, 20, (16, 4))
+    for _ in range(steps):
+        optimizer.zero_grad()
+        lm_loss(model, rows).backward()
+        optimizer.step()
+
+
+@pytest.mark.parametrize("method", ["subnetwork", "sampled", "complement"])
+def test_frozen_entries_bit_identical_after_training(tiny_gpt2, method):
+    base, fresh = tiny_gpt2(seed=0), tiny_gpt2(seed=1)
+    masks = random_masks(base)
+    model = prepare_transfer_model(method, base, fresh, masks, lr_scale=0.0, inherit_unmasked=False,
+                                   generator=torch.Generator().manual_seed(3))
+    names = masked_weight_names(base)
+    frozen = {name: model.get_submodule(name.rsplit(".", 1)[0]).parametrizations.weight[0].gamma for name in names}
+    before = effective_weights(model, names)
+    train_a_little(model, lr_scale=0.0)
+    after = effective_weights(model, names)
+    for name in names:
+        gamma = frozen[name]
+        assert int(gamma.sum()) == int(masks[name].sum())  # exactly k frozen, not N - k
+        assert torch.equal(after[name][gamma], base.get_parameter(name)[gamma])
+        assert torch.equal(after[name][gamma], before[name][gamma])
+        assert not torch.equal(after[name][~gamma], before[name][~gamma])
+
+
+def test_trainable_subnetwork_moves_at_scaled_learning_rate(tiny_gpt2):
+    base = tiny_gpt2(seed=0)
+    model = prepare_transfer_model("subnetwork", base, tiny_gpt2(seed=1), random_masks(base), lr_scale=0.5,
+                                   inherit_unmasked=True, generator=torch.Generator())
+    groups = parameter_groups(model, 1e-2, 0.5)
+    assert [g["lr"] for g in groups] == [1e-2, 5e-3]
+    name = masked_weight_names(base)[0]
+    parametrization = model.get_submodule(name.rsplit(".", 1)[0]).parametrizations.weight[0]
+    before = parametrization.subnetwork.detach().clone()
+    train_a_little(model, lr_scale=0.5)
+    assert not torch.equal(parametrization.subnetwork[parametrization.gamma], before[parametrization.gamma])
+
+
+def test_sampled_and_complement_keep_exact_per_tensor_counts():
+    generator = torch.Generator().manual_seed(0)
+    masks = {"a": torch.rand(30, 40, generator=generator) < 0.2, "b": torch.rand(7, generator=generator) < 0.5}
+    sampled = control_masks("sampled", masks, generator)
+    complement = control_masks("complement", masks, generator)
+    for name, mask in masks.items():
+        assert int(sampled[name].sum()) == int(mask.sum())
+        assert int(complement[name].sum()) == int(mask.sum())
+        assert not (complement[name] & mask).any()
+    assert not torch.equal(sampled["a"], masks["a"])
+
+
+def test_complement_too_large_is_an_error_naming_the_tensor():
+    with pytest.raises(ValueError, match="layer.weight"):
+        sample_complement_mask(torch.tensor([True, True, True, False]), torch.Generator(), "layer.weight")
+
+
+def test_inherit_unmasked_copies_embeddings_only_when_asked(tiny_gpt2):
+    base = tiny_gpt2(seed=0)
+    masks = random_masks(base)
+    kept = prepare_transfer_model("subnetwork", base, tiny_gpt2(seed=1), masks, lr_scale=0.0,
+                                  inherit_unmasked=True, generator=torch.Generator())
+    fresh = prepare_transfer_model("subnetwork", base, tiny_gpt2(seed=1), masks, lr_scale=0.0,
+                                   inherit_unmasked=False, generator=torch.Generator())
+    embedding = "transformer.wte.weight"
+    assert torch.equal(kept.get_parameter(embedding), base.get_parameter(embedding))
+    assert not torch.equal(fresh.get_parameter(embedding), base.get_parameter(embedding))
+
+
+def test_random_and_full_controls(tiny_gpt2):
+    base, fresh = tiny_gpt2(seed=0), tiny_gpt2(seed=1)
+    masks = random_masks(base)
+    assert prepare_transfer_model("random", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
+                                  generator=torch.Generator()) is fresh
+    full = prepare_transfer_model("full", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
+                                  generator=torch.Generator())
+    assert full is not base
+    assert all(torch.equal(a, b) for a, b in zip(full.state_dict().values(), base.state_dict().values()))
+    with pytest.raises(ValueError, match="unknown transfer method"):
+        prepare_transfer_model("bogus", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
+                               generator=torch.Generator())

@@ -1,0 +1,109 @@
+"""The Snakemake workflow driven through its CLI in a temporary copy of the repository."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+TRANSFER_POINT = "results/arithmetic/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json"
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def copy_workflow(destination: Path, config: dict | None = None) -> Path:
+    for name in ("Snakefile", "workflow", "config", "envs"):
+        source = REPO / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, destination / name)
+    config = config or yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    (destination / "config/config.yaml").write_text(yaml.safe_dump(config))
+    return destination
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("smoke"))
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return workdir
+
+
+def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
+    summary = smoke_run / "results/arithmetic/summary"
+    transfer = pd.read_csv(summary / "transfer.csv")
+    assert len(transfer) == 4 * 2  # variants x sizes x seeds
+    assert set(transfer["variant"]) == {"si", "si_trainable", "sampled", "random"}
+    assert transfer["test_accuracy"].between(0, 1).all()
+    assert (summary / "table3.md").read_text().count("|") > 10
+    for figure in ("fig3", "fig6", "fig7", "discovery_curves"):
+        for ext in ("png", "pdf"):
+            assert (smoke_run / f"results/arithmetic/figures/{figure}.{ext}").stat().st_size > 1000
+    point = json.loads((smoke_run / TRANSFER_POINT).read_text())
+    assert point["seed"] == 0 and point["config"]["n_disambiguation"] == 10
+    assert point["config"]["variant"]["method"] == "subnetwork" and "package_version" in point["provenance"]
+    assert len(point["curve"]) == 2 and "test_agree_2a2" in point["metrics"]
+    assert not list(smoke_run.glob("results/**/*.ckpt")), "checkpoints are removed after success"
+    assert (smoke_run / "logs/arithmetic/base/a+ab/layers1.log").stat().st_size > 0
+
+
+def test_single_point_rerun_and_aggregate_picks_it_up(smoke_run):
+    point = smoke_run / TRANSFER_POINT
+    other = smoke_run / TRANSFER_POINT.replace("/si/", "/random/")
+    before, other_before = point.stat().st_mtime_ns, other.stat().st_mtime_ns
+    time.sleep(1)
+    result = snakemake(smoke_run, TRANSFER_POINT, "--forcerun", "arithmetic_transfer", "--cores", "1")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert point.stat().st_mtime_ns > before and other.stat().st_mtime_ns == other_before
+    pending = snakemake(smoke_run, "-n", "--quiet", "rules")
+    assert "arithmetic_aggregate" in pending.stdout and "arithmetic_transfer" not in pending.stdout
+    rerun = json.loads(point.read_text())["metrics"]["test_accuracy"]
+    assert snakemake(smoke_run, "--cores", "1").returncode == 0
+    table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
+    row = table[(table["variant"] == "si") & (table["n"] == 10)]
+    assert row["test_accuracy"].item() == pytest.approx(rerun)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda c: c["arithmetic"]["transfer"].update(epochz=3), "epochz"),
+        (lambda c: c["arithmetic"].update(layers=[0]), "layers"),
+        (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(method="magic"), "magic"),
+        (lambda c: c["arithmetic"]["experiments"][0].update(subtask="a*b"), "a*b"),
+        (lambda c: c.update(device="gpu"), "device"),
+    ],
+)
+def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, edit, message):
+    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    edit(config)
+    workdir = copy_workflow(tmp_path, config)
+    result = snakemake(workdir, "--cores", "1")
+    assert result.returncode != 0
+    assert message in result.stdout + result.stderr
+    assert not (workdir / "results").exists()
+
+
+def test_paper_config_lists_the_full_grid_quickly():
+    started = time.perf_counter()
+    result = snakemake(REPO, "-n", "--configfile", "config/paper.yaml", "--quiet", "rules", "--cores", "1")
+    seconds = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr[-2000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    paper = yaml.safe_load((REPO / "config/paper.yaml").read_text())["arithmetic"]
+    expected = sum(len(e["targets"]) * len(e.get("variants", paper["transfer"]["variants"]))
+                   for e in paper["experiments"]) * 6 * 17 * 5
+    assert counts["arithmetic_transfer"] == expected
+    assert counts["arithmetic_discover"] == len({(e["base"], e["subtask"]) for e in paper["experiments"]}) * 6 * 3
+    print(f"paper dry-run: {sum(counts.values())} jobs in {seconds:.1f} s")
