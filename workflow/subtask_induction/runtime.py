@@ -41,7 +41,8 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def _atomic(path: Path, write) -> None:
+def atomic_write(path: Path, write) -> None:
+    """Call write(temporary_path), then rename it onto `path`: readers never see half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -56,7 +57,7 @@ def _atomic(path: Path, write) -> None:
 
 def save_torch(obj: Any, path: str | os.PathLike) -> None:
     """torch.save through a temporary file and rename, so a killed job never leaves half a file."""
-    _atomic(Path(path), lambda tmp: torch.save(obj, tmp))
+    atomic_write(Path(path), lambda tmp: torch.save(obj, tmp))
 
 
 def save_json(obj: Any, path: str | os.PathLike) -> None:
@@ -65,11 +66,11 @@ def save_json(obj: Any, path: str | os.PathLike) -> None:
             json.dump(obj, handle, indent=2, sort_keys=True)
             handle.write("\n")
 
-    _atomic(Path(path), write)
+    atomic_write(Path(path), write)
 
 
 def save_text(text: str, path: str | os.PathLike) -> None:
-    _atomic(Path(path), lambda tmp: Path(tmp).write_text(text))
+    atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text))
 
 
 def load_torch(path: str | os.PathLike, required_keys: tuple[str, ...] = (), what: str = "checkpoint") -> dict:

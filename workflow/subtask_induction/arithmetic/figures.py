@@ -10,14 +10,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..runtime import atomic_write  # noqa: E402
+
 
 def _save(figure, outdir: Path, name: str) -> list[Path]:
-    from ..runtime import _atomic
-
     paths = []
     for ext in ("png", "pdf"):
         path = outdir / f"{name}.{ext}"
-        _atomic(path, lambda tmp, ext=ext: figure.savefig(tmp, format=ext, dpi=150, bbox_inches="tight"))
+        atomic_write(path, lambda tmp, ext=ext: figure.savefig(tmp, format=ext, dpi=150, bbox_inches="tight"))
         paths.append(path)
     plt.close(figure)
     return paths
@@ -33,6 +33,7 @@ def _curve(ax, frame: pd.DataFrame, label: str, spread: bool) -> None:
 
 def _axes_style(ax, title: str) -> None:
     ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlim(left=0)
     ax.set_xlabel("disambiguation rows")
     ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1.02)
@@ -55,7 +56,7 @@ def fig3(transfer: pd.DataFrame, outdir: Path) -> list[Path]:
         per_depth = rows.groupby(["layers", "n"])["test_accuracy"].mean().reset_index()
         _curve(left, per_depth, variant, spread=False)
         _curve(right, rows[rows["layers"] == depth], variant, spread=True)
-    _axes_style(left, f"mean over depths {sorted(transfer['layers'].unique())}")
+    _axes_style(left, f"mean over depths {sorted(int(d) for d in transfer['layers'].unique())}")
     _axes_style(right, f"{depth} layers, mean ± std over seeds")
     left.legend()
     return _save(figure, outdir, "fig3")

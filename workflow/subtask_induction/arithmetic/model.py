@@ -6,7 +6,8 @@ import torch
 from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
-from .data import COMPUTATIONS, labels
+from ..runtime import load_torch, save_torch
+from .data import labels
 
 MASKED_MODULES = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
 
@@ -59,22 +60,12 @@ def shuffled_batches(rows: torch.Tensor, batch_size: int, seed: int, epoch: int)
     return [rows[order[i:i + batch_size]] for i in range(0, len(rows), batch_size)]
 
 
-def check_computation(name: str) -> str:
-    if name not in COMPUTATIONS:
-        raise KeyError(f"unknown computation '{name}'; known: {sorted(COMPUTATIONS)}")
-    return name
-
-
 def save_gpt2(model: GPT2LMHeadModel, meta: dict, path) -> None:
-    from ..runtime import save_torch
-
     save_torch({"state_dict": model.state_dict(), **meta}, path)
 
 
 def load_gpt2(path) -> tuple[GPT2LMHeadModel, dict]:
     """A base model written by the base-training step, checked before any training starts."""
-    from ..runtime import load_torch
-
     checkpoint = load_torch(path, ("state_dict", "n_numbers", "layers", "model_settings"), "base model")
     model = build_gpt2(checkpoint["n_numbers"], checkpoint["layers"], checkpoint["model_settings"], seed=0)
     try:
