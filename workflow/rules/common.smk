@@ -55,8 +55,14 @@ def arith_data_settings(wildcards):
 
 
 def arith_stage_settings(stage, **extra):
+    """Base steps take their optimiser settings under "training"; discovery takes them flat.
+
+    The λ list is left out: each discovery job gets its λ from the wildcard, so adding a λ value
+    must not change (and rerun) the jobs already done.
+    """
+    section = {key: value for key, value in ARITH[stage].items() if key != "l0_weights"}
     return as_json({"seed": ARITH["seed"], "checkpoint_interval_s": config["checkpoint_interval_s"], **extra,
-                    **({"training": ARITH[stage]} if stage != "discovery" else ARITH[stage])})
+                    **({"training": section} if stage != "discovery" else section)})
 
 
 def arith_transfer_settings(wildcards):
