@@ -89,7 +89,7 @@ rule arithmetic_select_subnetwork:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_select --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
+        "python -m subtask_induction.steps.select_subnetwork --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule arithmetic_transfer:

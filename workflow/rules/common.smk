@@ -28,6 +28,8 @@ def final_targets():
     targets = []
     if "arithmetic" in config["families"]:
         targets += arith_final_targets()
+    if "vision" in config["families"]:
+        targets += vis_final_targets()
     return targets
 
 
@@ -107,3 +109,101 @@ def arith_base_metrics():
 def arith_final_targets():
     return (expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES)
             + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]))
+
+
+# ---- vision family -----------------------------------------------------------------------------------
+VIS = config["vision"]
+VIS_DIR = "results/vision"
+VIS_SOURCE = VIS["data"]["source"]
+VIS_POOLED_SPLITS = ["discovery", "eval", "test"]
+VIS_TABLES = ["table1.csv", "table1.md", "table2.csv", "table2.md", "per_class.csv", "curves.csv",
+              "discovery_curves.csv"]
+VIS_FIGURES = ["fig5", "fig11", "per_class"]
+
+
+def vis_check_paths():
+    """Local files named in the config must exist: fail while building the DAG, naming key and path."""
+    problems = []
+
+    def require_path(key, path, what):
+        if not path:
+            problems.append(f"config vision.{key}: {what} is required here and not set")
+        elif not Path(path).exists():
+            problems.append(f"config vision.{key}: {what} {path} does not exist")
+
+    if VIS_SOURCE == "imagenet":
+        require_path("data.imagenet.root", VIS["data"]["imagenet"].get("root"), "ImageNet folder")
+        require_path("data.cue_conflict", VIS["data"].get("cue_conflict"),
+                     "cue-conflict folder (the generated world's is used only with source: world)")
+        require_path("model.weights", VIS["model"].get("weights"),
+                     "pretrained weight file (a base is trained only on the generated world)")
+    elif VIS["data"].get("cue_conflict"):
+        require_path("data.cue_conflict", VIS["data"]["cue_conflict"], "cue-conflict folder")
+    if VIS["model"].get("weights"):
+        require_path("model.weights", VIS["model"]["weights"], "pretrained weight file")
+    if VIS["pooling"]["segmenter"]["kind"] == "sam":
+        require_path("pooling.segmenter.checkpoint", VIS["pooling"]["segmenter"].get("checkpoint"), "SAM checkpoint")
+    if problems:
+        raise ValueError("\n".join(problems))
+
+
+if "vision" in config["families"]:
+    vis_check_paths()
+
+
+def vis_data_dir():
+    return f"{VIS_DIR}/data/{'world' if VIS_SOURCE == 'world' else 'imagenet16'}"
+
+
+def vis_split(split):
+    return f"{vis_data_dir()}/{split}"
+
+
+def vis_cue_conflict():
+    return VIS["data"].get("cue_conflict") or f"{vis_data_dir()}/cue_conflict"
+
+
+def vis_pooled(split):
+    return expand(f"{VIS_DIR}/pooled/{split}/shard{{shard}}", shard=range(VIS["pooling"]["shards"][split]))
+
+
+def vis_model_spec():
+    model = VIS["model"]
+    return {"arch": model["arch"], "num_outputs": model["num_outputs"], "model_kwargs": model.get("model_kwargs", {})}
+
+
+def vis_settings(**sections):
+    """What every vision training step gets: seed, data reading, model, eval batch size, plus its own sections."""
+    return as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"], "eval_batch_size": VIS["eval_batch_size"],
+                    "checkpoint_interval_s": config["checkpoint_interval_s"], **sections})
+
+
+def vis_transfer_settings(wildcards):
+    training = {k: v for k, v in VIS["transfer"].items() if k not in ("seeds", "variants")}
+    return vis_settings(training=training, variant=VIS["transfer"]["variants"][wildcards.model])
+
+
+def vis_inputs(*extra):
+    """Inputs of a step that evaluates models: the data folder, the pooled test shards, extra pooled splits."""
+    inputs = {"data": vis_data_dir(), "pooled_test": vis_pooled("test")}
+    for split in extra:
+        inputs[f"pooled_{split}"] = vis_pooled(split)
+    if VIS["data"].get("cue_conflict"):
+        inputs["cue_conflict"] = VIS["data"]["cue_conflict"]
+    return inputs
+
+
+def vis_discovery_metrics():
+    return expand(f"{VIS_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json", init=VIS["discovery"]["inits"],
+                  penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]])
+
+
+def vis_transfer_metrics():
+    return expand(f"{VIS_DIR}/transfer/{{model}}/seed{{seed}}/metrics.json", model=list(VIS["transfer"]["variants"]),
+                  seed=VIS["transfer"]["seeds"])
+
+
+def vis_final_targets():
+    return (expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES)
+            + expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"])
+            + [f"{VIS_DIR}/figures/samples.png"])

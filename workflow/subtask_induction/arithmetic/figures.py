@@ -10,17 +10,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from ..runtime import atomic_write  # noqa: E402
-
-
-def _save(figure, outdir: Path, name: str) -> list[Path]:
-    paths = []
-    for ext in ("png", "pdf"):
-        path = outdir / f"{name}.{ext}"
-        atomic_write(path, lambda tmp, ext=ext: figure.savefig(tmp, format=ext, dpi=150, bbox_inches="tight"))
-        paths.append(path)
-    plt.close(figure)
-    return paths
+from ..plotting import save_figure as _save  # noqa: E402
 
 
 def _curve(ax, frame: pd.DataFrame, label: str, spread: bool) -> None:

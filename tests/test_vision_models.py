@@ -1,0 +1,83 @@
+"""timm classifiers: local pretrained weights, the 1000 -> 16 map, which weights get masks; the world."""
+
+import numpy as np
+import pytest
+import torch
+
+from subtask_induction.vision.cue_conflict import read_cue_conflict
+from subtask_induction.vision.imagenet16 import CATEGORIES
+from subtask_induction.vision.models import (Classifier, build_classifier, head_parameter_names,
+                                             load_pretrained_classifier, masked_weight_names)
+from subtask_induction.vision.world import draw, generate_world, texture_colours
+
+SPEC = {"arch": "resnet18", "num_outputs": 16, "model_kwargs": {"channels": [4, 8, 8, 8]}}
+
+
+def test_pretrained_weights_come_from_a_local_file(tmp_path):
+    source = build_classifier(SPEC, seed=3)
+    path = tmp_path / "weights.pth"
+    torch.save(source.net.state_dict(), path)
+    loaded = load_pretrained_classifier(SPEC, path)
+    fresh = build_classifier(SPEC, seed=4)
+    for name, value in source.net.state_dict().items():
+        assert torch.equal(loaded.net.state_dict()[name], value), name
+    assert not torch.equal(fresh.net.conv1.weight, source.net.conv1.weight)
+    images = torch.randint(0, 256, (2, 3, 16, 16), dtype=torch.uint8)
+    source.eval(), loaded.eval()
+    assert torch.allclose(source(images), loaded(images))
+
+
+def test_missing_or_mismatched_weight_file_is_named(tmp_path):
+    with pytest.raises(FileNotFoundError, match="nothing.pth"):
+        load_pretrained_classifier(SPEC, tmp_path / "nothing.pth")
+    path = tmp_path / "other.pth"
+    torch.save(build_classifier({**SPEC, "model_kwargs": {"channels": [8, 8, 8, 8]}}, 0).net.state_dict(), path)
+    with pytest.raises(ValueError, match="other.pth"):
+        load_pretrained_classifier(SPEC, path)
+
+
+def test_a_1000_way_network_is_mapped_to_16_categories_by_member_mean():
+    model = build_classifier({**SPEC, "num_outputs": 1000}, seed=0).eval()
+    images = torch.randint(0, 256, (3, 3, 16, 16), dtype=torch.uint8)
+    log_probs = model(images)
+    assert log_probs.shape == (3, 16)
+    probs = torch.softmax(model.net((images.float() / 255 - model.mean) / model.std), -1)
+    airplane = CATEGORIES.index("airplane")  # one member class, ImageNet index 404
+    assert torch.allclose(log_probs[:, airplane].exp(), probs[:, 404], rtol=1e-4)
+    with pytest.raises(ValueError, match="cannot be mapped"):
+        Classifier(build_classifier(SPEC, 0).net, 10)
+
+
+def test_masks_go_on_every_layer_but_the_classifier():
+    model = build_classifier(SPEC, seed=0)
+    names = masked_weight_names(model)
+    assert "net.conv1.weight" in names and "net.layer4.1.conv2.weight" in names
+    assert "net.fc.weight" not in names and head_parameter_names(model) == ["net.fc.weight", "net.fc.bias"]
+    assert all(dict(model.named_parameters())[n].ndim >= 2 for n in names)  # no norm or bias vectors
+
+
+def test_world_layout_determinism_and_texture_means(tmp_path):
+    counts = generate_world(tmp_path / "a", image_size=16, per_class={"pretrain": 2, "test": 1},
+                            texture_match={"pretrain": 1.0, "test": 1.0}, conflict_per_texture=1, seed=0)
+    generate_world(tmp_path / "b", image_size=16, per_class={"pretrain": 2, "test": 1},
+                   texture_match=1.0, conflict_per_texture=1, seed=0)
+    assert counts == {"pretrain": 32, "discovery": 0, "train": 0, "eval": 0, "test": 16, "cue_conflict": 256}
+    assert sorted(p.name for p in (tmp_path / "a/pretrain").iterdir()) == list(CATEGORIES)
+    for path in (tmp_path / "a").rglob("*.png"):
+        assert path.read_bytes() == (tmp_path / "b" / path.relative_to(tmp_path / "a")).read_bytes()
+    conflict = read_cue_conflict(tmp_path / "a/cue_conflict")
+    assert len(conflict) == 256 and sum(c.shape == c.texture for c in conflict) == 16
+    for texture in range(16):  # complementary colours: a texture's mean is mid-grey, so pooling removes it
+        first, second = texture_colours(texture)
+        assert np.allclose((first + second) / 2, 0.5)
+    with pytest.raises(ValueError, match="texture_match"):
+        generate_world(tmp_path / "c", image_size=16, per_class={"test": 1}, texture_match=1.5,
+                       conflict_per_texture=1, seed=0)
+
+
+def test_world_images_differ_by_shape_and_texture():
+    a = draw(0, 0, 32, np.random.default_rng(0))
+    b = draw(1, 0, 32, np.random.default_rng(0))
+    c = draw(0, 1, 32, np.random.default_rng(0))
+    assert a.shape == (32, 32, 3) and a.dtype == np.uint8
+    assert not np.array_equal(a, b) and not np.array_equal(a, c)

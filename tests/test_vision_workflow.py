@@ -1,0 +1,110 @@
+"""The vision DAG through the Snakemake CLI: a smoke run on a tiny generated world, and the DAG-build
+errors for local files (ImageNet folder, SAM checkpoint, timm weights) that a config names but lacks."""
+
+import json
+
+import pandas as pd
+import pytest
+import yaml
+
+from test_workflow import REPO, copy_workflow, snakemake
+
+
+def vision_config() -> dict:
+    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    config["families"] = ["vision"]
+    return config
+
+
+@pytest.fixture(scope="module")
+def vision_run(tmp_path_factory):
+    workdir = copy_workflow(tmp_path_factory.mktemp("vision"), vision_config())
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return workdir
+
+
+def test_vision_dag_writes_tables_figures_and_samples(vision_run):
+    summary = vision_run / "results/vision/summary"
+    table1 = pd.read_csv(summary / "table1.csv")
+    assert list(table1["model"]) == ["base", "subnetwork", "si", "scratch", "mixture", "linear"]
+    assert table1[["original_accuracy", "pooled_accuracy", "cue_robustness"]].stack().between(0, 1).all()
+    table2 = pd.read_csv(summary / "table2.csv")
+    assert sorted(table2["init"]) == ["pretrained", "random"]
+    assert (table2["kept_percent"] >= 0).all() and (table2["kept_percent"] <= 100).all()
+    assert "| si |" in (summary / "table1.md").read_text() and "→" in (summary / "table2.md").read_text()
+    curves = pd.read_csv(summary / "curves.csv")
+    assert set(curves["model"]) == {"si", "scratch", "mixture", "linear"} and curves["step"].max() > 0
+    for figure in ("fig5", "fig11", "per_class"):
+        for ext in ("png", "pdf"):
+            assert (vision_run / f"results/vision/figures/{figure}.{ext}").stat().st_size > 1000
+    assert (vision_run / "results/vision/figures/samples.png").stat().st_size > 1000
+    assert not list(vision_run.glob("results/**/*.ckpt"))
+
+
+def test_vision_runs_use_their_inputs(vision_run):
+    world = vision_run / "results/vision/data/world"
+    assert len(list((world / "cue_conflict").rglob("*.png"))) == 16 * 16 * 1
+    shards = [json.loads((vision_run / f"results/vision/pooled/test/shard{k}/pooling.json").read_text()) for k in (0, 1)]
+    assert sum(s["images"] for s in shards) == 16 * 2  # the two shards split the test split between them
+    mixture = json.loads((vision_run / "results/vision/transfer/mixture/seed0/metrics.json").read_text())
+    si = json.loads((vision_run / "results/vision/transfer/si/seed0/metrics.json").read_text())
+    assert mixture["train_images"] == 16 * (3 + 2)  # originals + pooled discovery images, actually included
+    assert si["train_images"] == 16 * 3
+    assert si["metrics"]["n_conflict"] == 16 * 15
+    base = json.loads((vision_run / "results/vision/base/metrics.json").read_text())
+    assert len(base["curve"]) == 2 and "weights" not in base
+
+
+@pytest.mark.parametrize(
+    "edit, key",
+    [
+        (lambda v, tmp: v["data"].update(source="imagenet", cue_conflict=str(tmp),
+                                         imagenet={**v["data"]["imagenet"], "root": str(tmp / "no-imagenet")}),
+         "vision.data.imagenet.root"),
+        (lambda v, tmp: v["pooling"].update(segmenter={"kind": "sam", "model_type": "vit_b",
+                                                       "checkpoint": str(tmp / "sam_vit_b.pth")}),
+         "vision.pooling.segmenter.checkpoint"),
+        (lambda v, tmp: v["model"].update(weights=str(tmp / "resnet18.safetensors")), "vision.model.weights"),
+    ],
+)
+def test_missing_local_file_fails_at_dag_build_naming_key_and_path(tmp_path, edit, key):
+    config = vision_config()
+    edit(config["vision"], tmp_path / "given")
+    (tmp_path / "given").mkdir()
+    if config["vision"]["data"]["source"] == "imagenet":
+        (tmp_path / "given" / "weights.pth").touch()
+        config["vision"]["model"]["weights"] = str(tmp_path / "given" / "weights.pth")
+    (tmp_path / "wf").mkdir()
+    workdir = copy_workflow(tmp_path / "wf", config)
+    result = snakemake(workdir, "--cores", "1")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert key in output and str(tmp_path / "given") in output
+    assert not (workdir / "results").exists()
+
+
+def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
+    config = yaml.safe_load((REPO / "config/paper.yaml").read_text())
+    config["families"] = ["vision"]
+    vision = config["vision"]
+    for split in ("train", "val"):
+        (tmp_path / "imagenet" / split).mkdir(parents=True)
+    (tmp_path / "stimuli").mkdir()
+    (tmp_path / "sam.pth").touch()
+    (tmp_path / "resnet18.bin").touch()
+    vision["data"]["imagenet"]["root"] = str(tmp_path / "imagenet")
+    vision["data"]["cue_conflict"] = str(tmp_path / "stimuli")
+    vision["pooling"]["segmenter"]["checkpoint"] = str(tmp_path / "sam.pth")
+    vision["model"]["weights"] = str(tmp_path / "resnet18.bin")
+    (tmp_path / "wf").mkdir()
+    workdir = copy_workflow(tmp_path / "wf", config)
+    result = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1")
+    assert result.returncode == 0, result.stderr[-2000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    shards = sum(vision["pooling"]["shards"].values())
+    assert counts["vision_imagenet16"] == 1 and counts["vision_mean_pool"] == shards
+    assert counts["vision_discover"] == 2 * len(vision["discovery"]["l0_weights"])
+    assert counts["vision_transfer"] == 4 * len(vision["transfer"]["seeds"])
+    assert "vision_world" not in counts

@@ -1,0 +1,227 @@
+# Vision family (paper §5, App. C): images -> mean-pooled images -> base model -> subnetwork discovery on
+# pooled images (pretrained and random init) -> Subtask Induction and baselines -> Table 1/2, figures.
+# Helpers and target lists live in common.smk.
+
+
+wildcard_constraints:
+    split=one_of(VIS_POOLED_SPLITS),
+    shard=r"\d+",
+    init=one_of(VIS["discovery"]["inits"]),
+    penalty=one_of(number_tag(x) for x in VIS["discovery"]["l0_weights"]),
+    model=one_of(VIS["transfer"]["variants"]),
+
+
+rule vision_world:
+    output:
+        directory(f"{VIS_DIR}/data/world"),
+    log:
+        "logs/vision/data/world.log",
+    params:
+        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_world --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule vision_imagenet16:
+    input:
+        root=VIS["data"]["imagenet"]["root"] or [],
+    output:
+        directory(f"{VIS_DIR}/data/imagenet16"),
+    log:
+        "logs/vision/data/imagenet16.log",
+    params:
+        settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS["data"]["imagenet"].items() if k != "root"}}),
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_imagenet16 --root {input.root:q} --settings {params.settings:q} "
+        "--out {output:q} > {log:q} 2>&1"
+
+
+rule vision_mean_pool:
+    input:
+        data=vis_data_dir(),
+    output:
+        directory(f"{VIS_DIR}/pooled/{{split}}/shard{{shard}}"),
+    log:
+        f"logs/vision/pooled/{{split}}/shard{{shard}}.log",
+    params:
+        images=lambda wildcards: vis_split(wildcards.split),
+        shards=lambda wildcards: VIS["pooling"]["shards"][wildcards.split],
+        settings=as_json({"seed": VIS["seed"], **VIS["pooling"]}),
+        device=config["device"],
+    threads: 1
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_pool --images {params.images:q} --shard {wildcards.shard} "
+        "--shards {params.shards} --settings {params.settings:q} --threads {threads} --device {params.device} "
+        "--out {output:q} > {log:q} 2>&1"
+
+
+rule vision_base:
+    input:
+        unpack(lambda wildcards: vis_inputs()),
+        weights=VIS["model"]["weights"] or [],
+    output:
+        model=f"{VIS_DIR}/base/model.pt",
+        metrics=f"{VIS_DIR}/base/metrics.json",
+    log:
+        "logs/vision/base.log",
+    params:
+        settings=vis_settings(model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]},
+                              training=VIS["base"]),
+        train=vis_split("pretrain"),
+        eval=vis_split("eval"),
+        test=vis_split("test"),
+        cue_conflict=vis_cue_conflict(),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_base --train {params.train:q} --eval {params.eval:q} "
+        "--test {params.test:q} --pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} "
+        "--settings {params.settings:q} --threads {threads} --device {params.device} "
+        "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule vision_discover:
+    input:
+        unpack(lambda wildcards: vis_inputs("discovery", "eval")),
+        base=f"{VIS_DIR}/base/model.pt",
+    output:
+        subnetwork=f"{VIS_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
+        metrics=f"{VIS_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json",
+    log:
+        f"logs/vision/discovery/{{init}}/lambda{{penalty}}.log",
+    params:
+        settings=vis_settings(discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits")}),
+        test=vis_split("test"),
+        cue_conflict=vis_cue_conflict(),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_discover --base {input.base:q} --init {wildcards.init} "
+        "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
+        "--pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} --l0-weight {wildcards.penalty} "
+        "--settings {params.settings:q} --threads {threads} --device {params.device} "
+        "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule vision_select_subnetwork:
+    input:
+        expand(
+            f"{VIS_DIR}/discovery/{{{{init}}}}/lambda{{penalty}}/subnetwork.pt",
+            penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]],
+        ),
+    output:
+        f"{VIS_DIR}/discovery/{{init}}/selected.pt",
+    log:
+        f"logs/vision/discovery/{{init}}/select.log",
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.select_subnetwork --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule vision_transfer:
+    input:
+        unpack(lambda wildcards: vis_inputs("discovery", "eval")),
+        base=f"{VIS_DIR}/base/model.pt",
+        subnetwork=f"{VIS_DIR}/discovery/pretrained/selected.pt",
+    output:
+        f"{VIS_DIR}/transfer/{{model}}/seed{{seed}}/metrics.json",
+    log:
+        f"logs/vision/transfer/{{model}}/seed{{seed}}.log",
+    params:
+        settings=vis_transfer_settings,
+        train=vis_split("train"),
+        eval=vis_split("eval"),
+        test=vis_split("test"),
+        cue_conflict=vis_cue_conflict(),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_transfer --base {input.base:q} --subnetwork {input.subnetwork:q} "
+        "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
+        "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
+        "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.seed} "
+        "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+
+
+rule vision_aggregate:
+    input:
+        base=f"{VIS_DIR}/base/metrics.json",
+        discovery=vis_discovery_metrics(),
+        selected=expand(f"{VIS_DIR}/discovery/{{init}}/selected.pt", init=VIS["discovery"]["inits"]),
+        transfer=vis_transfer_metrics(),
+    output:
+        expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
+    log:
+        "logs/vision/aggregate.log",
+    params:
+        outdir=lambda wildcards, output: Path(output[0]).parent,
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_aggregate --base {input.base:q} --discovery {input.discovery:q} "
+        "--selected {input.selected:q} --transfer {input.transfer:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+rule vision_plots:
+    input:
+        expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
+    output:
+        report(
+            expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"]),
+            caption="../report/vision.rst",
+            category="Vision",
+        ),
+    log:
+        "logs/vision/plots.log",
+    params:
+        summary=lambda wildcards, input: Path(input[0]).parent,
+        outdir=lambda wildcards, output: Path(output[0]).parent,
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_plots --summary {params.summary:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+rule vision_samples:
+    input:
+        unpack(lambda wildcards: vis_inputs()),
+    output:
+        report(f"{VIS_DIR}/figures/samples.png", caption="../report/vision.rst", category="Vision"),
+    log:
+        "logs/vision/samples.log",
+    params:
+        test=vis_split("test"),
+        cue_conflict=vis_cue_conflict(),
+        settings=as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"]}),
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_samples --test {params.test:q} --pooled-test {input.pooled_test:q} "
+        "--cue-conflict {params.cue_conflict:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"

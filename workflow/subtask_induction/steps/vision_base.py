@@ -1,0 +1,57 @@
+"""The base ("pretrained") model: import a local timm weight file, or, without one, train the network
+on the generated world's pretraining split (texture correlated with class). Evaluated as in Table 1."""
+
+from ..runtime import configure, resolve_device, save_json, save_torch
+from ..training import fit, remove_checkpoint
+from ..vision.models import build_classifier, load_pretrained_classifier, save_classifier
+from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, open_split,
+                            shuffled_batches)
+from .common import fingerprint, parser, provenance, require
+from .vision_common import EvaluationSets, add_evaluation_arguments
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--train", help="folder of pretraining images (when no weight file is configured)")
+    p.add_argument("--eval", help="folder of eval images (model selection while training the base)")
+    add_evaluation_arguments(p)
+    p.add_argument("--out-model", required=True)
+    p.add_argument("--out-metrics", required=True)
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "seed", "model", "data", "training", "eval_batch_size")
+    configure(args.threads, s["seed"])
+    device = resolve_device(args.device)
+    spec, data, t = s["model"]["spec"], s["data"], s["training"]
+    evaluation = EvaluationSets(args, data)
+    record = {}
+    if s["model"].get("weights"):
+        model = load_pretrained_classifier(spec, s["model"]["weights"]).to(device)
+        record["weights"] = s["model"]["weights"]
+    else:
+        if not (args.train and args.eval):
+            raise SystemExit("error: without a weight file the base is trained: give --train and --eval")
+        require(t, "epochs", "batch_size", "lr", where="base training settings")
+        train, eval_set = open_split(args.train, data, "pretraining"), open_split(args.eval, data, "eval")
+        model = build_classifier(spec, s["seed"]).to(device)
+        checkpoint = args.out_model + ".ckpt"
+        result = fit(
+            model, make_optimizer(model.parameters(), t),
+            nll_loss(class_weights(train.labels, t.get("class_weighted", False))),
+            shuffled_batches(train, t["batch_size"], s["seed"], device),
+            lambda net: {"eval_accuracy": accuracy(net, eval_set, s["eval_batch_size"], device)},
+            t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
+            checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s),
+            desc="base",
+        )
+        record.update(best_epoch=result.best_epoch, curve=result.history, eval_accuracy=result.best_metrics["eval_accuracy"])
+        remove_checkpoint(checkpoint)
+    metrics = evaluation(model, s["eval_batch_size"], device)
+    save_torch(save_classifier(model, spec), args.out_model)
+    save_json({"metrics": metrics, **record, "config": s, "provenance": provenance()}, args.out_metrics)
+    print(f"base: original {metrics['original_accuracy']:.3f} pooled {metrics['pooled_accuracy']:.3f} "
+          f"shape bias {metrics['shape_bias']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

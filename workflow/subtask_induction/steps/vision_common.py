@@ -1,0 +1,32 @@
+"""Arguments and inputs the vision steps share: the evaluation sets behind Table 1."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..vision.tasks import evaluate, open_cue_conflict, open_split
+
+
+def add_evaluation_arguments(p) -> None:
+    p.add_argument("--test", required=True, help="folder of original test images (<category>/<image>)")
+    p.add_argument("--pooled-test", nargs="+", required=True, help="folders of mean-pooled test images (shards)")
+    p.add_argument("--cue-conflict", required=True, help="folder in Geirhos' cue-conflict layout")
+
+
+def _stems(images) -> list[str]:
+    return [str(Path(item.relative).with_suffix("")) for item in images.items]
+
+
+class EvaluationSets:
+    """Original test, pooled test and cue-conflict images, opened once per step."""
+
+    def __init__(self, args, data: dict):
+        self.test = open_split(args.test, data, "test")
+        self.pooled_test = open_split(args.pooled_test, data, "pooled test")
+        self.conflict = open_cue_conflict(args.cue_conflict, data)
+        if _stems(self.test) != _stems(self.pooled_test):
+            raise SystemExit(f"error: the pooled test images ({len(self.pooled_test)}) are not the test images "
+                             f"({len(self.test)}) pooled; rerun the pooling rule")
+
+    def __call__(self, model, batch_size: int, device) -> dict:
+        return evaluate(model, self.test, self.pooled_test, self.conflict, batch_size, device)

@@ -1,0 +1,67 @@
+"""Discover the subnetwork of a vision model that classifies mean-pooled images, for one L0 weight.
+
+Masks go on every layer's weights except the classifier's. --init random runs the same discovery on a
+freshly initialised network of the base's architecture (the control of Fig 11)."""
+
+from ..method.discovery import discover_subnetwork
+from ..method.masks import find_masks, hard_masks_on, kept_fraction
+from ..runtime import configure, resolve_device, save_json, save_torch
+from ..training import remove_checkpoint
+from ..vision.models import build_classifier, load_classifier, masked_weight_names
+from ..vision.tasks import accuracy, nll_loss, open_split, shuffled_batches
+from .common import fingerprint, parser, provenance, require
+from .vision_common import EvaluationSets, add_evaluation_arguments
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--base", required=True, help="base model.pt")
+    p.add_argument("--init", choices=["pretrained", "random"], default="pretrained")
+    p.add_argument("--pooled-train", nargs="+", required=True, help="folders of pooled discovery images")
+    p.add_argument("--pooled-eval", nargs="+", required=True, help="folders of pooled eval images (selection)")
+    add_evaluation_arguments(p)
+    p.add_argument("--l0-weight", type=float, required=True, help="lambda")
+    p.add_argument("--out-subnetwork", required=True)
+    p.add_argument("--out-metrics", required=True)
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "seed", "data", "discovery", "eval_batch_size")
+    d = s["discovery"]
+    require(d, "epochs", "batch_size", "lr", "beta_final", "mask_init", where="discovery settings")
+    configure(args.threads, s["seed"])
+    device = resolve_device(args.device)
+    model, spec = load_classifier(args.base)
+    if args.init == "random":
+        model = build_classifier(spec, s["seed"] + 1)  # not the base's own initialisation
+    model.to(device)
+    train = open_split(args.pooled_train, s["data"], "pooled discovery")
+    eval_set = open_split(args.pooled_eval, s["data"], "pooled eval")
+    evaluation = EvaluationSets(args, s["data"])
+    batch = s["eval_batch_size"]
+    whole_model = evaluation(model, batch, device)
+    checkpoint = args.out_subnetwork + ".ckpt"
+    masks, result = discover_subnetwork(
+        model, masked_weight_names(model), nll_loss(), shuffled_batches(train, d["batch_size"], s["seed"], device),
+        lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device)},
+        epochs=d["epochs"], lr=d["lr"], l0_weight=args.l0_weight, beta_final=d["beta_final"],
+        mask_init=d["mask_init"], weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
+        checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
+        fingerprint=fingerprint(s, args.init, args.l0_weight), desc=f"discover {args.init} lambda={args.l0_weight:g}",
+    )
+    with hard_masks_on(find_masks(model)):
+        subnetwork = evaluation(model, batch, device)
+    kept = kept_fraction(masks)
+    save_torch({"masks": masks, "kept": kept, "l0_weight": args.l0_weight, "init": args.init,
+                "eval_accuracy": result.best_metrics["eval_accuracy"], "subtask": "mean-pooled"}, args.out_subnetwork)
+    save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
+                           **{k: v for k, v in subnetwork.items() if k != "per_class"}},
+               "whole_model": whole_model, "subnetwork": subnetwork, "kept_per_tensor": kept["per_tensor"],
+               "best_epoch": result.best_epoch, "curve": result.history, "init": args.init,
+               "l0_weight": args.l0_weight, "config": s, "provenance": provenance()}, args.out_metrics)
+    remove_checkpoint(checkpoint)
+    print(f"subnetwork ({args.init}, lambda {args.l0_weight:g}): kept {100 * kept['overall']:.2f}%, pooled test "
+          f"{whole_model['pooled_accuracy']:.3f} -> {subnetwork['pooled_accuracy']:.3f}")
+
+
+if __name__ == "__main__":
+    main()

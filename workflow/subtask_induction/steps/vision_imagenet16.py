@@ -1,0 +1,20 @@
+"""Build 16-class ImageNet image folders (discovery, eval, train, test) from a local ImageNet tree."""
+
+from ..vision.imagenet16 import build_imagenet16
+from .common import parser, require
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--root", required=True, help="ImageNet folder with train/<wnid>/ and val/<wnid>/")
+    p.add_argument("--out", required=True)
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "discovery_per_class", "eval_per_class", "seed", "link")
+    summary = build_imagenet16(args.root, args.out, discovery_per_class=s["discovery_per_class"],
+                               eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"])
+    print(f"ImageNet-16 written to {args.out}: {summary}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""Train one Table 1 model on original images: Subtask Induction (frozen subnetwork, rest re-initialised)
+or a baseline (from scratch, data mixture, linear probe), with the training loop every stage uses.
+
+Model selection uses the original eval images (the transfer task's own eval split); the pooled eval
+accuracy is only recorded, for the training-dynamics figure (Fig 5)."""
+
+import math
+
+import torch
+
+from ..method.transfer import parameter_groups, prepare_transfer_model
+from ..runtime import configure, load_torch, resolve_device, save_json
+from ..training import fit, remove_checkpoint
+from ..vision.images import concatenate
+from ..vision.models import build_classifier, head_parameter_names, load_classifier
+from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
+from .common import fingerprint, parser, provenance, require
+from .vision_common import EvaluationSets, add_evaluation_arguments
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--base", required=True)
+    p.add_argument("--subnetwork", required=True, help="selected subnetwork .pt (used by the subnetwork methods)")
+    p.add_argument("--train", required=True, help="folder of original training images")
+    p.add_argument("--eval", required=True, help="folder of original eval images (model selection)")
+    p.add_argument("--pooled-eval", nargs="+", required=True, help="pooled eval folders (recorded per epoch)")
+    p.add_argument("--pooled-discovery", nargs="+", help="pooled discovery folders (the data-mixture baseline)")
+    add_evaluation_arguments(p)
+    p.add_argument("--variant", required=True)
+    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--out", required=True, help="metrics.json")
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "data", "training", "variant", "eval_batch_size")
+    t, v, data = s["training"], s["variant"], s["data"]
+    require(t, "epochs", "batch_size", "lr", where="transfer training settings")
+    require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{args.variant}'")
+    configure(args.threads, args.seed)
+    device = resolve_device(args.device)
+    base, spec = load_classifier(args.base)
+    subnetwork = load_torch(args.subnetwork, ("masks",), "subnetwork")
+    train = open_split(args.train, data, "train")
+    if v["data"] == "mixture":
+        if not args.pooled_discovery:
+            raise SystemExit(f"error: variant '{args.variant}' trains on the mixture: give --pooled-discovery")
+        train = concatenate(train, open_split(args.pooled_discovery, data, "pooled discovery"), "mixture")
+    eval_set, pooled_eval = open_split(args.eval, data, "eval"), open_split(args.pooled_eval, data, "pooled eval")
+    evaluation = EvaluationSets(args, data)
+    model = prepare_transfer_model(
+        v["method"], base, build_classifier(spec, args.seed), subnetwork["masks"], lr_scale=v["lr_scale"],
+        inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(args.seed),
+    ).to(device)
+    if v["trainable"] == "head":  # linear probe: only the classifier learns, the rest stays as it was
+        head = set(head_parameter_names(model))
+        for name, parameter in model.named_parameters():
+            parameter.requires_grad_(name in head)
+        groups = [{"params": [p for p in model.parameters() if p.requires_grad], "lr": t["lr"]}]
+    else:
+        groups = parameter_groups(model, t["lr"], v["lr_scale"])
+    batch = s["eval_batch_size"]
+    checkpoint = args.out + ".ckpt"
+    point = {**s, "variant_name": args.variant, "seed": args.seed}
+    result = fit(
+        model, make_optimizer(groups, t), nll_loss(class_weights(train.labels, t.get("class_weighted", False))),
+        shuffled_batches(train, t["batch_size"], args.seed, device),
+        lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device),
+                     "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
+        t["epochs"], train_mode=v["trainable"] != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
+        checkpoint=checkpoint, checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
+        fingerprint=fingerprint(point), desc=f"transfer {args.variant} seed={args.seed}",
+    )
+    metrics = evaluation(model, batch, device)
+    save_json({"metrics": {k: val for k, val in metrics.items() if k != "per_class"}, "per_class": metrics["per_class"],
+               "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
+               "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "seed": args.seed,
+               "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
+    remove_checkpoint(checkpoint)
+    print(f"{args.variant} seed={args.seed}: original {metrics['original_accuracy']:.3f} pooled "
+          f"{metrics['pooled_accuracy']:.3f} shape bias {metrics['shape_bias']:.3f} (epoch {result.best_epoch})")
+
+
+if __name__ == "__main__":
+    main()

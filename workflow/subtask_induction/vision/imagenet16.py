@@ -1,0 +1,255 @@
+"""Geirhos' 16-class ImageNet (paper §5): the class table, 1000 -> 16 probabilities, and the split builder.
+
+The 16 categories cover 207 ImageNet-1k classes (`imagenet16_classes.tsv`, checked against the ILSVRC
+index order in `imagenet1k_wnids.txt`). Class index k is ALWAYS CATEGORIES[k], the sorted names: the
+authors took indices from an unsorted os.listdir, so labels depended on the file system.
+
+`build_imagenet16` turns a user's ImageNet folder into image-folder trees `out/<split>/<category>/`:
+eval (drawn from train), discovery (from train, disjoint from eval), train (all member train images
+but eval; discovery images are included, as in the paper) and test (the val split). Eval images are
+content-unique among the member train images, so no byte-identical copy of an eval image is trained on
+(ImageNet holds such duplicates; the authors also leaked eval images into training).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from subtask_induction.runtime import save_json
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_TSV = HERE / "imagenet16_classes.tsv"
+DEFAULT_WNIDS = HERE / "imagenet1k_wnids.txt"
+DEFAULT_ROWS = 207  # only checked for the shipped table, to catch a truncated copy
+CATEGORIES: tuple[str, ...] = tuple(sorted((
+    "airplane", "bear", "bicycle", "bird", "boat", "bottle", "car", "cat",
+    "chair", "clock", "dog", "elephant", "keyboard", "knife", "oven", "truck")))
+SPLITS = ("eval", "discovery", "train", "test")
+IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
+_WNID = re.compile(r"n\d{8}")
+
+
+def _read_wnids(wnids_file: Path) -> dict[str, int]:
+    """WNID -> ILSVRC index (its 0-based line). A blank or repeated line would shift every index after it."""
+    index = {}
+    for i, line in enumerate(Path(wnids_file).read_text().splitlines()):
+        wnid = line.strip()
+        if not _WNID.fullmatch(wnid):
+            raise ValueError(f"{wnids_file}, line {i + 1}: expected a WNID like n01440764, got {line!r}")
+        if wnid in index:
+            raise ValueError(f"{wnids_file}, line {i + 1}: {wnid} already on line {index[wnid] + 1}")
+        index[wnid] = i
+    return index
+
+
+def _read_rows(tsv: Path | None, wnids_file: Path | None) -> list[tuple[str, int, str]]:
+    """Validated (category, imagenet_index, wnid) rows of the class table."""
+    path, wnids_path = Path(tsv or DEFAULT_TSV), Path(wnids_file or DEFAULT_WNIDS)
+    index = _read_wnids(wnids_path)
+    rows, seen = [], {}
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        where = f"{path}, line {number}"
+        fields = line.rstrip("\r").split("\t")
+        if len(fields) != 3:
+            raise ValueError(f"{where}: expected 3 tab-separated fields (category, imagenet_index, wnid), got {line!r}")
+        category, idx, wnid = (field.strip() for field in fields)
+        if category not in CATEGORIES:
+            raise ValueError(f"{where}: unknown category {category!r}; expected one of {list(CATEGORIES)}")
+        if not idx.isdigit():
+            raise ValueError(f"{where}: imagenet_index {idx!r} is not a non-negative integer")
+        if wnid not in index:
+            raise ValueError(f"{where}: WNID {wnid!r} is not in {wnids_path}")
+        if index[wnid] != int(idx):
+            raise ValueError(f"{where}: {wnid} has index {index[wnid]} in {wnids_path}, not {idx}")
+        if wnid in seen:
+            raise ValueError(f"{where}: {wnid} already listed on line {seen[wnid]}")
+        seen[wnid] = number
+        rows.append((category, int(idx), wnid))
+    missing = sorted(set(CATEGORIES) - {row[0] for row in rows})
+    if missing:
+        raise ValueError(f"{path}: no rows for categories {missing}")
+    if tsv is None and len(rows) != DEFAULT_ROWS:
+        raise ValueError(f"{path}: {len(rows)} rows, the 16-class table has {DEFAULT_ROWS}")
+    return rows
+
+
+def read_class_table(tsv: Path | None = None, wnids_file: Path | None = None) -> dict[str, list[str]]:
+    """Category -> sorted member WNIDs, in CATEGORIES order. Raises ValueError naming file and line."""
+    rows = _read_rows(tsv, wnids_file)
+    return {c: sorted(wnid for category, _, wnid in rows if category == c) for c in CATEGORIES}
+
+
+def member_indices(tsv: Path | None = None, wnids_file: Path | None = None) -> list[list[int]]:
+    """Per category (CATEGORIES order), the sorted ImageNet-1k indices of its member classes."""
+    rows = _read_rows(tsv, wnids_file)
+    return [sorted(idx for category, idx, _ in rows if category == c) for c in CATEGORIES]
+
+
+def category_probabilities(logits_or_probs: torch.Tensor, members: list[list[int]],
+                           from_logits: bool = True) -> torch.Tensor:
+    """[N, 1000] -> [N, 16]: mean probability over each category's member classes (Geirhos' rule).
+
+    Mean rather than sum, so bird (49 members) is not favoured over oven (1 member); rows therefore do
+    not sum to 1. The 16-class decision is the argmax. A matrix product keeps it differentiable.
+    """
+    if logits_or_probs.dim() != 2:
+        raise ValueError(f"expected a [N, classes] tensor, got shape {tuple(logits_or_probs.shape)}")
+    n_classes = logits_or_probs.shape[1]
+    probs = torch.softmax(logits_or_probs, dim=1) if from_logits else logits_or_probs
+    weights = torch.zeros(len(members), n_classes, dtype=probs.dtype, device=probs.device)
+    for k, member in enumerate(members):
+        if not member or min(member) < 0 or max(member) >= n_classes:
+            raise ValueError(f"category {k}: member indices {member} must be non-empty and in [0, {n_classes})")
+        weights[k, list(member)] = 1.0 / len(member)
+    return probs @ weights.T
+
+
+def _images(folder: Path) -> list[tuple[str, int]]:
+    """(name, size) of the image files in one class folder, sorted; hidden files are skipped."""
+    with os.scandir(folder) as entries:
+        found = [(e.name, e.stat().st_size) for e in entries
+                 if e.is_file() and not e.name.startswith(".") and Path(e.name).suffix.lower() in IMAGE_SUFFIXES]
+    return sorted(found)
+
+
+def _require_wnid_folders(split_dir: Path, wnids: list[str], hint: str = "") -> None:
+    missing = [w for w in wnids if not (split_dir / w).is_dir()]
+    if missing:
+        raise FileNotFoundError(f"{len(missing)} of {len(wnids)} member WNID folders are missing under "
+                                f"{split_dir}, e.g. {', '.join(str(split_dir / w) for w in missing[:5])}{hint}")
+
+
+def _sha1(path: Path) -> str:
+    digest = hashlib.sha1()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
+                     seed: int = 0, link: str = "symlink", tsv: Path | None = None,
+                     wnids_file: Path | None = None) -> dict:
+    """Write out/{eval,discovery,train,test}/<category>/<wnid>_<name> and out/manifest.json; return the manifest.
+
+    Expects root/train/<wnid>/*.JPEG and root/val/<wnid>/*.JPEG: the val images must already be sorted
+    into WNID folders (as torchvision.datasets.ImageNet or the usual valprep.sh leave them). Only the
+    member WNIDs are read; root is never written. Existing out/<split> folders are replaced.
+    """
+    root, out = Path(root).absolute(), Path(out).absolute()
+    if link not in ("symlink", "copy"):
+        raise ValueError(f"link must be 'symlink' or 'copy', got {link!r}")
+    if eval_per_class < 0 or discovery_per_class < 0:
+        raise ValueError("eval_per_class and discovery_per_class must be >= 0")
+    table = read_class_table(tsv, wnids_file)
+    wnids = [w for c in CATEGORIES for w in table[c]]
+    if not root.is_dir():
+        raise FileNotFoundError(f"ImageNet root {root} does not exist or is not a folder")
+    if out.resolve().is_relative_to(root.resolve()) or root.resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"output {out} and ImageNet root {root} overlap; rebuilding would touch root")
+    for split in ("train", "val"):
+        if not (root / split).is_dir():
+            raise FileNotFoundError(f"{root / split} does not exist; expected {root}/{split}/<wnid>/*.JPEG")
+    if not any(_WNID.fullmatch(p.name) and p.is_dir() for p in (root / "val").iterdir()):
+        raise FileNotFoundError(f"{root / 'val'} has no WNID subfolders: the val images must be sorted into "
+                                f"class folders, {root}/val/<wnid>/*.JPEG (e.g. with valprep.sh)")
+    _require_wnid_folders(root / "train", wnids)
+    _require_wnid_folders(root / "val", wnids)
+
+    # Per category, every train image as (wnid, name) in sorted order; sizes of all member images
+    # let us hash only files that share a size with some other file (duplicates must), not ~270k JPEGs.
+    train = {c: [] for c in CATEGORIES}
+    size, by_size = {}, {}
+    for c in CATEGORIES:
+        for wnid in table[c]:
+            for name, nbytes in _images(root / "train" / wnid):
+                path = root / "train" / wnid / name
+                train[c].append((wnid, name))
+                size[path] = nbytes
+                by_size.setdefault(nbytes, []).append(path)
+    hashes = {}
+
+    def content_unique(path: Path) -> bool:
+        """No other member train image (any category) has the same bytes."""
+        group = by_size[size[path]]
+        if len(group) == 1:
+            return True
+        for p in group:
+            if p not in hashes:
+                hashes[p] = _sha1(p)
+        return sum(hashes[p] == hashes[path] for p in group) == 1
+
+    chosen = {split: {} for split in SPLITS}
+    dropped = {}
+    for k, c in enumerate(CATEGORIES):
+        # One generator per category, so a category's draw does not depend on the others' sizes.
+        rng = np.random.default_rng([seed, k])
+        order = rng.permutation(len(train[c]))
+        picked, dropped[c], position = [], 0, 0
+        while len(picked) < eval_per_class and position < len(order):
+            i = int(order[position])
+            position += 1
+            wnid, name = train[c][i]
+            if content_unique(root / "train" / wnid / name):
+                picked.append(i)
+            else:
+                dropped[c] += 1
+        if len(picked) < eval_per_class:
+            raise ValueError(f"category {c}: only {len(picked)} content-unique train images among "
+                             f"{len(train[c])}, eval_per_class={eval_per_class}")
+        in_eval = set(picked)
+        # A fresh draw over all non-eval images: dropped duplicates stay eligible, without being favoured.
+        rest = [i for i in range(len(train[c])) if i not in in_eval]
+        rest = [rest[j] for j in rng.permutation(len(rest))]
+        chosen["eval"][c] = sorted(train[c][i] for i in picked)
+        chosen["discovery"][c] = sorted(train[c][i] for i in rest[:discovery_per_class])
+        chosen["train"][c] = [item for i, item in enumerate(train[c]) if i not in in_eval]
+        chosen["test"][c] = [(w, name) for w in table[c] for name, _ in _images(root / "val" / w)]
+
+    out.mkdir(parents=True, exist_ok=True)
+    for split in SPLITS:
+        source = root / ("val" if split == "test" else "train")
+        # Build beside the target and rename, so a killed job never leaves a half-filled split.
+        partial = out / f".{split}.partial"
+        _remove(partial)
+        for c in CATEGORIES:
+            (partial / c).mkdir(parents=True)
+            for wnid, name in chosen[split][c]:
+                # Prefix the WNID: two member WNIDs of one category may hold the same file name.
+                target = partial / c / f"{wnid}_{name}"
+                if link == "symlink":
+                    target.symlink_to(source / wnid / name)
+                else:
+                    shutil.copyfile(source / wnid / name, target)
+        _remove(out / split)
+        os.replace(partial, out / split)
+
+    manifest = {
+        "class_order": list(CATEGORIES),
+        "seed": seed,
+        "eval_per_class": eval_per_class,
+        "discovery_per_class": discovery_per_class,
+        "link": link,
+        "root": str(root),
+        "counts": {split: {c: len(chosen[split][c]) for c in CATEGORIES} for split in SPLITS},
+        "eval_duplicates_dropped": sum(dropped.values()),
+        "eval_duplicates_dropped_per_class": dropped,
+    }
+    save_json(manifest, out / "manifest.json")
+    return manifest
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)

@@ -1,0 +1,107 @@
+"""The one image-folder interface every vision step reads: `<root>/<category>/<image file>`.
+
+The generated world, the ImageNet-16 builder and the mean-pooling shards all write this layout, so the
+training and evaluation steps never know where images came from. Labels follow the fixed sorted category
+list (never a directory listing order). A split may span several roots (the shards of a pooled split).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+import torch
+from PIL import Image
+
+from .imagenet16 import CATEGORIES
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
+
+
+@dataclass(frozen=True)
+class ImageItem:
+    path: Path
+    label: int
+    relative: str  # "<category>/<file>": the same image's name in every copy of a split (original, pooled)
+
+
+def list_images(roots, categories=CATEGORIES, what: str = "image folder") -> list[ImageItem]:
+    """Every image under the roots, ordered by (label, relative path). A root may lack some categories."""
+    roots = [Path(root) for root in ([roots] if isinstance(roots, (str, Path)) else roots)]
+    items = []
+    for root in roots:
+        if not root.is_dir():
+            raise FileNotFoundError(f"{what} {root} does not exist")
+        for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            if folder.name not in categories:
+                raise ValueError(f"{what} {root}: folder '{folder.name}' is not one of the categories {list(categories)}")
+            label = categories.index(folder.name)
+            items += [ImageItem(path, label, f"{folder.name}/{path.name}") for path in sorted(folder.iterdir())
+                      if path.suffix.lower() in IMAGE_SUFFIXES and not path.name.startswith(".")]
+    items.sort(key=lambda item: (item.label, item.relative))
+    return items
+
+
+def read_image(path: Path, image_size: int, resize: int | None = None) -> torch.Tensor:
+    """uint8 3xSxS. resize: scale the shorter side to it and centre-crop image_size (ImageNet style);
+    without it an image of another size is scaled to image_size x image_size."""
+    with Image.open(path) as opened:
+        image = opened.convert("RGB")
+    if resize:
+        scale = resize / min(image.size)
+        image = image.resize((max(image_size, round(image.width * scale)), max(image_size, round(image.height * scale))),
+                             Image.BILINEAR)
+        left, top = (image.width - image_size) // 2, (image.height - image_size) // 2
+        image = image.crop((left, top, left + image_size, top + image_size))
+    elif image.size != (image_size, image_size):
+        image = image.resize((image_size, image_size), Image.BILINEAR)
+    return torch.from_numpy(np.asarray(image).copy()).permute(2, 0, 1)
+
+
+class ImageSet(torch.utils.data.Dataset):
+    """Images and labels of one split. in_memory decodes everything once (small splits, the CPU default);
+    otherwise a DataLoader with `workers` processes decodes each batch (ImageNet scale)."""
+
+    def __init__(self, items: list[ImageItem], image_size: int, resize: int | None = None, *,
+                 in_memory: bool = True, workers: int = 0, name: str = "split"):
+        if not items:
+            raise ValueError(f"{name}: no images")
+        self.items, self.image_size, self.resize, self.workers, self.name = items, image_size, resize, workers, name
+        self.labels = torch.tensor([item.label for item in items])
+        self.images = torch.stack([self[i][0] for i in range(len(items))]) if in_memory else None
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int):
+        if getattr(self, "images", None) is not None:
+            return self.images[index], self.labels[index]
+        return read_image(self.items[index].path, self.image_size, self.resize), self.labels[index]
+
+    def batches(self, batch_size: int, *, seed: int = 0, epoch: int = 0, shuffle: bool = False) -> Iterator:
+        """(uint8 images, labels) batches; the order is a function of (seed, epoch) only."""
+        order = (torch.randperm(len(self), generator=torch.Generator().manual_seed(seed * 100003 + epoch))
+                 if shuffle else torch.arange(len(self)))
+        if self.images is not None:
+            for start in range(0, len(order), batch_size):
+                chosen = order[start:start + batch_size]
+                yield self.images[chosen], self.labels[chosen]
+            return
+        loader = torch.utils.data.DataLoader(self, batch_size=batch_size, sampler=order.tolist(),
+                                             num_workers=self.workers)
+        yield from loader
+
+
+def concatenate(first: ImageSet, second: ImageSet, name: str) -> ImageSet:
+    """Both splits' images in one set (the data-mixture baseline: originals + pooled images)."""
+    merged = ImageSet.__new__(ImageSet)
+    merged.items, merged.image_size, merged.resize = first.items + second.items, first.image_size, first.resize
+    merged.workers, merged.name = first.workers, name
+    merged.labels = torch.cat([first.labels, second.labels])
+    merged.images = (torch.cat([first.images, second.images])
+                     if first.images is not None and second.images is not None else None)
+    if merged.images is None and (first.images is not None or second.images is not None):
+        raise ValueError("concatenate: both sets must be in memory, or neither")
+    return merged

@@ -1,0 +1,98 @@
+"""timm image classifiers for the vision family: building, local pretrained weights, saving, loading.
+
+A `Classifier` wraps a timm network with its input normalisation and the map from the network's outputs
+to the 16 categories: the identity for a 16-way network, the mean probability of each category's member
+classes for a 1000-way ImageNet network. Its forward pass takes uint8 images and returns 16-way
+log-probabilities, so every loss, accuracy and cue-conflict decision is taken the same way.
+Pretrained weights come only from a local file; nothing is downloaded.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before timm: a missing file must not cost ~30 s of retries
+
+import timm  # noqa: E402
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from ..runtime import load_torch  # noqa: E402
+from .imagenet16 import CATEGORIES, category_probabilities, member_indices  # noqa: E402
+
+
+class Classifier(nn.Module):
+    def __init__(self, net: nn.Module, num_outputs: int):
+        super().__init__()
+        if num_outputs not in (len(CATEGORIES), 1000):
+            raise ValueError(f"a network with {num_outputs} outputs cannot be mapped to the {len(CATEGORIES)} categories "
+                             "(use 16 outputs, or 1000 ImageNet classes)")
+        self.net, self.num_outputs = net, num_outputs
+        config = net.pretrained_cfg
+        self.register_buffer("mean", torch.tensor(config.get("mean", (0.5,) * 3)).view(1, 3, 1, 1), persistent=False)
+        self.register_buffer("std", torch.tensor(config.get("std", (0.5,) * 3)).view(1, 3, 1, 1), persistent=False)
+        self.members = member_indices() if num_outputs == 1000 else None
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = (images.float() / 255.0 - self.mean) / self.std
+        logits = self.net(x)
+        if self.members is None:
+            return F.log_softmax(logits, dim=-1)
+        return category_probabilities(logits, self.members).clamp_min(1e-12).log()
+
+
+def _create(arch: str, num_outputs: int, model_kwargs: dict, weights: str | None = None) -> nn.Module:
+    try:
+        if weights:
+            return timm.create_model(arch, pretrained=True, pretrained_cfg_overlay={"file": str(weights), "num_classes": num_outputs},
+                                     num_classes=num_outputs, **model_kwargs)
+        return timm.create_model(arch, pretrained=False, num_classes=num_outputs, **model_kwargs)
+    except RuntimeError as error:
+        if weights:
+            raise ValueError(f"pretrained weights {weights} do not fit timm model '{arch}' with {num_outputs} outputs: "
+                             f"{str(error)[:400]}") from error
+        raise
+
+
+def build_classifier(spec: dict, seed: int) -> Classifier:
+    """A freshly initialised classifier (seeded) for spec = {arch, num_outputs, model_kwargs}."""
+    torch.manual_seed(seed)
+    return Classifier(_create(spec["arch"], spec["num_outputs"], spec.get("model_kwargs", {})), spec["num_outputs"])
+
+
+def load_pretrained_classifier(spec: dict, weights: str | Path) -> Classifier:
+    """timm's own loader on a local file (pretrained_cfg_overlay=dict(file=...)), read with weights_only."""
+    if not Path(weights).is_file():
+        raise FileNotFoundError(f"pretrained weight file {weights} does not exist")
+    net = _create(spec["arch"], spec["num_outputs"], spec.get("model_kwargs", {}), weights=str(weights))
+    return Classifier(net, spec["num_outputs"])
+
+
+def save_classifier(model: Classifier, spec: dict) -> dict:
+    """What a model.pt holds: the timm network's state and the spec that rebuilds it."""
+    return {"spec": spec, "state_dict": {k: v.detach().cpu() for k, v in model.net.state_dict().items()}}
+
+
+def load_classifier(path: str | Path) -> tuple[Classifier, dict]:
+    saved = load_torch(path, ("spec", "state_dict"), "vision model")
+    model = build_classifier(saved["spec"], seed=0)
+    try:
+        model.net.load_state_dict(saved["state_dict"])
+    except RuntimeError as error:
+        raise ValueError(f"{path}: the weights do not fit {saved['spec']}: {str(error)[:300]}") from error
+    return model, saved["spec"]
+
+
+def masked_weight_names(model: Classifier) -> list[str]:
+    """Every layer's weight matrix or kernel except the classifier's (paper §5: masks on all layers but the head)."""
+    head = model.net.get_classifier()
+    head_weights = {id(p) for p in head.parameters()} if isinstance(head, nn.Module) else set()
+    return [name for name, p in model.named_parameters()
+            if name.endswith("weight") and p.ndim >= 2 and id(p) not in head_weights]
+
+
+def head_parameter_names(model: Classifier) -> list[str]:
+    head = {id(p) for p in model.net.get_classifier().parameters()}
+    return [name for name, p in model.named_parameters() if id(p) in head]

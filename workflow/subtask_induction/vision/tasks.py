@@ -1,0 +1,112 @@
+"""What the vision steps share: opening splits, the loss, optimisers, and the evaluation behind Table 1.
+
+Every model is a `models.Classifier` (uint8 images in, 16-way log-probabilities out), so the loss is a
+negative log-likelihood and every decision an argmax, whatever the network's own output size.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from .cue_conflict import cue_conflict_metrics, read_cue_conflict
+from .imagenet16 import CATEGORIES
+from .images import ImageItem, ImageSet, list_images
+
+
+def open_split(roots, data: dict, name: str) -> ImageSet:
+    """A split from its image folder(s), read as data = {image_size, resize, in_memory, workers} says."""
+    items = list_images(roots, what=f"{name} images")
+    return ImageSet(items, data["image_size"], data.get("resize"), in_memory=data.get("in_memory", True),
+                    workers=data.get("workers", 0), name=name)
+
+
+def open_cue_conflict(folder, data: dict) -> tuple[ImageSet, list]:
+    conflict = read_cue_conflict(Path(folder))
+    items = [ImageItem(c.path, CATEGORIES.index(c.shape), f"{c.shape}/{c.path.name}") for c in conflict]
+    return ImageSet(items, data["image_size"], data.get("resize"), in_memory=data.get("in_memory", True),
+                    workers=data.get("workers", 0), name="cue-conflict"), conflict
+
+
+def class_weights(labels: torch.Tensor, enabled: bool) -> torch.Tensor | None:
+    """Inverse class frequency, mean 1 (ImageNet-16 is imbalanced: 'dog' has 109 member classes)."""
+    if not enabled:
+        return None
+    counts = torch.bincount(labels, minlength=len(CATEGORIES)).float()
+    weights = torch.where(counts > 0, counts.sum() / (len(CATEGORIES) * counts.clamp_min(1)), torch.zeros_like(counts))
+    return weights
+
+
+def nll_loss(weights: torch.Tensor | None = None):
+    def loss(model, batch):
+        images, labels = batch
+        log_probs = model(images)
+        return F.nll_loss(log_probs, labels, weight=None if weights is None else weights.to(log_probs.device))
+    return loss
+
+
+def shuffled_batches(images: ImageSet, batch_size: int, seed: int, device):
+    """batches(epoch) for the training loop: a seeded shuffle per epoch, moved to the device."""
+    def batches(epoch):
+        for x, y in images.batches(batch_size, seed=seed, epoch=epoch, shuffle=True):
+            yield x.to(device), y.to(device)
+    return batches
+
+
+def make_optimizer(parameters, settings: dict) -> torch.optim.Optimizer:
+    """settings: optimizer (sgd | adamw), lr, momentum, weight_decay."""
+    kind = settings.get("optimizer", "sgd")
+    if kind == "sgd":
+        return torch.optim.SGD(parameters, lr=settings["lr"], momentum=settings.get("momentum", 0.9),
+                               weight_decay=settings.get("weight_decay", 0.0))
+    if kind == "adamw":
+        return torch.optim.AdamW(parameters, lr=settings["lr"], weight_decay=settings.get("weight_decay", 0.0))
+    raise ValueError(f"optimizer '{kind}' is not sgd or adamw")
+
+
+@torch.no_grad()
+def predict(model, images: ImageSet, batch_size: int, device) -> torch.Tensor:
+    was_training = model.training
+    model.eval()
+    predictions = [model(x.to(device)).argmax(-1).cpu() for x, _ in images.batches(batch_size)]
+    model.train(was_training)
+    return torch.cat(predictions)
+
+
+def accuracy(model, images: ImageSet, batch_size: int, device) -> float:
+    return (predict(model, images, batch_size, device) == images.labels).float().mean().item()
+
+
+def per_class_accuracy(predictions: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+    return {category: (predictions[labels == k] == k).float().mean().item()
+            for k, category in enumerate(CATEGORIES) if (labels == k).any()}
+
+
+def evaluate(model, test: ImageSet, pooled_test: ImageSet, conflict: tuple[ImageSet, list], batch_size: int,
+             device) -> dict:
+    """Table 1's numbers for one model: original and pooled test accuracy, cue-conflict shape accuracy,
+    robustness and shape bias, each also per class."""
+    conflict_set, conflict_items = conflict
+    original = predict(model, test, batch_size, device)
+    pooled = predict(model, pooled_test, batch_size, device)
+    decisions = [CATEGORIES[k] for k in predict(model, conflict_set, batch_size, device).tolist()]
+    cue = cue_conflict_metrics(conflict_items, decisions)
+    per_class = {category: {"original_accuracy": None, "pooled_accuracy": None} for category in CATEGORIES}
+    for key, predictions, labels in (("original_accuracy", original, test.labels),
+                                     ("pooled_accuracy", pooled, pooled_test.labels)):
+        for category, value in per_class_accuracy(predictions, labels).items():
+            per_class[category][key] = value
+    for category, values in cue["per_class"].items():
+        per_class[category].update({f"cue_{key}": value for key, value in values.items()})
+    return {
+        "original_accuracy": (original == test.labels).float().mean().item(),
+        "pooled_accuracy": (pooled == pooled_test.labels).float().mean().item(),
+        "cue_shape_accuracy": cue["shape_accuracy"],
+        "cue_robustness": cue["robustness"],
+        "shape_bias": cue["shape_bias"],
+        "cue_texture_accuracy": cue["texture_accuracy"],
+        "n_conflict": cue["n_conflict"],
+        "per_class": per_class,
+    }

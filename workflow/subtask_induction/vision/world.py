@@ -1,0 +1,151 @@
+"""A generated shape/texture world: the vision family's embedded default, with ImageNet-16's file layout.
+
+Sixteen shape classes named after Geirhos' 16 categories (class "airplane" is a disc, "bear" a square,
+...), each drawn filled with one of 16 textures (a fine two-colour pattern) on a plain background of a
+random colour. Texture k is the "own" texture of class k. In the natural splits an image's texture is its
+class's own texture with probability `texture_match`, otherwise another one: texture is an easy but
+imperfect cue, shape a harder perfect one, so a network trained on them learns a texture bias. The two
+colours of a texture are complementary, so their mean is mid-grey: mean-pooling removes the texture and
+keeps the silhouette, as it does for real objects.
+
+Writes class folders of PNGs (`<split>/<category>/<category>_<k>.png`) and a cue-conflict folder in the
+Geirhos layout (`cue_conflict/<shape>/<shape><i>-<texture><j>.png`, same-class images included).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PIL import Image
+
+from .imagenet16 import CATEGORIES
+
+NATURAL_SPLITS = ("pretrain", "discovery", "train", "eval", "test")
+
+
+def _rotated_grid(size: int, rng: np.random.Generator, max_rotation_deg: float,
+                  min_scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Pixel centres in the shape's own frame: [-1, 1] spans up to 85% of the image, placed at random."""
+    relative_scale = rng.uniform(min_scale, 1.0)
+    scale = relative_scale * 0.85 * size / 2
+    shift = rng.uniform(-0.5, 0.5, size=2) * (1.0 - relative_scale * 0.85) * size
+    angle = np.deg2rad(rng.uniform(-max_rotation_deg, max_rotation_deg))
+    coords = np.arange(size) + 0.5 - size / 2
+    y, x = np.meshgrid(coords - shift[1], coords - shift[0], indexing="ij")
+    c, s = np.cos(angle), np.sin(angle)
+    return (c * x + s * y) / scale, (-s * x + c * y) / scale
+
+
+def _box(x, y, x0, x1, y0, y1):
+    return (x >= x0) & (x <= x1) & (y >= y0) & (y <= y1)
+
+
+def _silhouette(index: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The 16 shapes, y pointing down. Chosen to stay distinct under small rotations and blur."""
+    r, theta = np.hypot(x, y), np.arctan2(y, x)
+    shapes = [
+        lambda: r < 0.8,                                                              # disc
+        lambda: _box(x, y, -0.7, 0.7, -0.7, 0.7),                                     # square
+        lambda: (y < 0.7) & (np.abs(x) < 0.55 * (y + 0.9)),                           # triangle
+        lambda: _box(x, y, -0.25, 0.25, -0.9, 0.9) | _box(x, y, -0.9, 0.9, -0.25, 0.25),  # plus
+        lambda: (r > 0.5) & (r < 0.9),                                                # ring
+        lambda: r < 0.35 + 0.6 * ((1 + np.cos(5 * theta + np.pi / 2)) / 2) ** 2,     # star
+        lambda: np.abs(x) + np.abs(y) < 0.9,                                          # diamond
+        lambda: _box(x, y, -0.9, -0.4, -0.9, 0.9) | _box(x, y, -0.9, 0.8, 0.4, 0.9),  # L
+        lambda: _box(x, y, -0.9, 0.9, -0.9, -0.45) | _box(x, y, -0.22, 0.22, -0.9, 0.9),  # T
+        lambda: (r < 0.85) & (np.hypot(x - 0.45, y) > 0.6),                           # crescent
+        lambda: _box(x, y, -0.9, -0.5, -0.9, 0.9) | _box(x, y, 0.5, 0.9, -0.9, 0.9) | _box(x, y, -0.9, 0.9, -0.2, 0.2),  # H
+        lambda: (x / 0.95) ** 2 + (y / 0.4) ** 2 < 1,                                 # flat ellipse
+        lambda: _box(x, y, -0.9, 0.1, -0.22, 0.22) | ((x > 0.1) & (x < 0.9) & (np.abs(y) < 0.75 * (0.9 - x))),  # arrow
+        lambda: _box(x, y, -0.8, 0.8, -0.8, 0.8) & ~_box(x, y, -0.35, 0.35, -0.9, 0.35),  # U
+        lambda: (r < 0.9) & (y > 0.0) | _box(x, y, -0.9, 0.9, -0.15, 0.0),           # half disc
+        lambda: _box(x, y, -0.9, 0.9, -0.9, -0.5) | _box(x, y, -0.9, 0.9, 0.5, 0.9) | _box(x, y, -0.2, 0.2, -0.9, 0.9),  # I-beam
+    ]
+    return shapes[index]()
+
+
+def _pattern(index: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Boolean two-colour pattern of texture `index` (period 2-4 px), randomly phased.
+
+    Every pattern covers half the pixels, so a texture's mean colour is mid-grey.
+    """
+    y, x = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
+    x, y = x + rng.integers(0, 4), y + rng.integers(0, 4)
+    kind, period = index % 8, 2 + (index // 8) * 2   # textures 0-7 fine, 8-15 coarser
+    patterns = [
+        (y // (period // 2)) % 2,                                 # horizontal stripes
+        (x // (period // 2)) % 2,                                 # vertical stripes
+        ((x + y) // (period // 2)) % 2,                           # diagonal stripes
+        ((x - y) // (period // 2)) % 2,                           # anti-diagonal stripes
+        ((x // (period // 2)) + (y // (period // 2))) % 2,        # checkerboard
+        (((x + y) // period) + ((x - y) // period)) % 2,          # diagonal checkerboard
+        ((y // (period // 2)) + (x // period)) % 2,               # bricks
+        ((y + (x // 2) % 2) // (period // 2)) % 2,                # zigzag stripes
+    ]
+    return patterns[kind].astype(bool)
+
+
+def texture_colours(index: int) -> tuple[np.ndarray, np.ndarray]:
+    """Complementary colour pair of texture `index`: distinct hues, the same mid-grey mean."""
+    hue = (index * 7 % 16) / 16
+    rgb = 0.5 + 0.45 * np.cos(2 * np.pi * (hue + np.array([0.0, 1 / 3, 2 / 3])))
+    return rgb, 1.0 - rgb
+
+
+def draw(shape: int, texture: int, size: int, rng: np.random.Generator, max_rotation_deg: float = 15.0,
+         min_scale: float = 0.75) -> np.ndarray:
+    """One uint8 HxWx3 image: `shape` filled with `texture` on a plain background of a random colour."""
+    x, y = _rotated_grid(size, rng, max_rotation_deg, min_scale)
+    inside = _silhouette(shape, x, y)
+    first, second = texture_colours(texture)
+    fill = np.where(_pattern(texture, size, rng)[..., None], first, second)
+    background = rng.uniform(0.0, 1.0, size=3)
+    background = background + (rng.uniform(0.25, 0.5) * np.sign(background - 0.5))   # keep off mid-grey
+    image = np.where(inside[..., None], fill, np.clip(background, 0.0, 1.0))
+    image = image + rng.normal(0.0, 0.02, size=image.shape)
+    return (np.clip(image, 0.0, 1.0) * 255).round().astype(np.uint8)
+
+
+def _save_png(image: np.ndarray, path) -> None:
+    Image.fromarray(image).save(path, format="PNG")
+
+
+def generate_world(out, *, image_size: int, per_class: dict, texture_match: float | dict, conflict_per_texture: int,
+                   seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75) -> dict:
+    """Write every split and the cue-conflict folder under `out`; returns the counts.
+
+    texture_match: one probability for every natural split, or one per split.
+    """
+    from pathlib import Path
+
+    out = Path(out)
+    unknown = sorted(set(per_class) - set(NATURAL_SPLITS))
+    if unknown:
+        raise ValueError(f"per_class has unknown splits {unknown}; the world's splits are {list(NATURAL_SPLITS)}")
+    if not isinstance(texture_match, dict):
+        texture_match = {split: texture_match for split in NATURAL_SPLITS}
+    for split, value in texture_match.items():
+        if split not in NATURAL_SPLITS or not 0.0 <= value <= 1.0:
+            raise ValueError(f"texture_match[{split!r}] = {value}: splits are {list(NATURAL_SPLITS)}, values in [0, 1]")
+    counts = {}
+    for split_number, split in enumerate(NATURAL_SPLITS):
+        rng = np.random.default_rng([seed, split_number])   # a split does not change when another's size does
+        n = per_class.get(split, 0)
+        for label, category in enumerate(CATEGORIES):
+            folder = out / split / category
+            folder.mkdir(parents=True, exist_ok=True)
+            for k in range(n):
+                texture = label
+                if rng.random() >= texture_match.get(split, 1.0):
+                    texture = (label + rng.integers(1, len(CATEGORIES))) % len(CATEGORIES)
+                _save_png(draw(label, int(texture), image_size, rng, max_rotation_deg, min_scale), folder / f"{category}_{k:05d}.png")
+        counts[split] = n * len(CATEGORIES)
+    rng = np.random.default_rng([seed, len(NATURAL_SPLITS)])
+    for shape, shape_name in enumerate(CATEGORIES):
+        folder = out / "cue_conflict" / shape_name
+        folder.mkdir(parents=True, exist_ok=True)
+        for texture, texture_name in enumerate(CATEGORIES):
+            for i in range(1, conflict_per_texture + 1):
+                image = draw(shape, texture, image_size, rng, max_rotation_deg, min_scale)
+                _save_png(image, folder / f"{shape_name}{i}-{texture_name}{i}.png")
+    counts["cue_conflict"] = len(CATEGORIES) ** 2 * conflict_per_texture
+    return counts
