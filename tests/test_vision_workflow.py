@@ -62,9 +62,9 @@ def test_vision_runs_use_their_inputs(vision_run):
         (lambda v, tmp: v["data"].update(source="imagenet", cue_conflict=str(tmp),
                                          imagenet={**v["data"]["imagenet"], "root": str(tmp / "no-imagenet")}),
          "vision.data.imagenet.root"),
-        (lambda v, tmp: v["pooling"].update(segmenter={"kind": "sam", "model_type": "vit_b",
-                                                       "checkpoint": str(tmp / "sam_vit_b.pth")}),
-         "vision.pooling.segmenter.checkpoint"),
+        (lambda v, tmp: v["pooling"].update(segmenter="sam", sam={"model_type": "vit_b",
+                                                                   "checkpoint": str(tmp / "sam_vit_b.pth")}),
+         "vision.pooling.sam.checkpoint"),
         (lambda v, tmp: v["model"].update(weights=str(tmp / "resnet18.safetensors")), "vision.model.weights"),
     ],
 )
@@ -95,7 +95,7 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
     (tmp_path / "resnet18.bin").touch()
     vision["data"]["imagenet"]["root"] = str(tmp_path / "imagenet")
     vision["data"]["cue_conflict"] = str(tmp_path / "stimuli")
-    vision["pooling"]["segmenter"]["checkpoint"] = str(tmp_path / "sam.pth")
+    vision["pooling"]["sam"]["checkpoint"] = str(tmp_path / "sam.pth")
     vision["model"]["weights"] = str(tmp_path / "resnet18.bin")
     (tmp_path / "wf").mkdir()
     workdir = copy_workflow(tmp_path / "wf", config)

@@ -141,8 +141,8 @@ def vis_check_paths():
         require_path("data.cue_conflict", VIS["data"]["cue_conflict"], "cue-conflict folder")
     if VIS["model"].get("weights"):
         require_path("model.weights", VIS["model"]["weights"], "pretrained weight file")
-    if VIS["pooling"]["segmenter"]["kind"] == "sam":
-        require_path("pooling.segmenter.checkpoint", VIS["pooling"]["segmenter"].get("checkpoint"), "SAM checkpoint")
+    if VIS["pooling"]["segmenter"] == "sam":
+        require_path("pooling.sam.checkpoint", VIS["pooling"]["sam"].get("checkpoint"), "SAM checkpoint")
     if problems:
         raise ValueError("\n".join(problems))
 
@@ -165,6 +165,13 @@ def vis_cue_conflict():
 
 def vis_pooled(split):
     return expand(f"{VIS_DIR}/pooled/{split}/shard{{shard}}", shard=range(VIS["pooling"]["shards"][split]))
+
+
+def vis_pooling_settings():
+    """Only the chosen segmenter's settings: changing the other one's must not rerun the pooling."""
+    pooling = VIS["pooling"]
+    kind = pooling["segmenter"]
+    return as_json({"seed": VIS["seed"], "min_area": pooling["min_area"], "segmenter": {"kind": kind, **pooling[kind]}})
 
 
 def vis_model_spec():

@@ -52,7 +52,7 @@ rule vision_mean_pool:
     params:
         images=lambda wildcards: vis_split(wildcards.split),
         shards=lambda wildcards: VIS["pooling"]["shards"][wildcards.split],
-        settings=as_json({"seed": VIS["seed"], **VIS["pooling"]}),
+        settings=vis_pooling_settings(),
         device=config["device"],
     threads: 1
     resources:

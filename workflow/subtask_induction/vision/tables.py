@@ -6,6 +6,7 @@ import json
 
 import pandas as pd
 
+MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "linear"]  # Table 1's rows, others after
 TABLE1_METRICS = ["original_accuracy", "pooled_accuracy", "cue_shape_accuracy", "cue_robustness", "shape_bias"]
 
 
@@ -49,7 +50,8 @@ def collect(base_path, discovery_paths, selected: dict[str, float], transfer_pat
                     "step": point["epoch"] * record["steps_per_epoch"], "eval_accuracy": point["eval_accuracy"],
                     "eval_pooled_accuracy": point["eval_pooled_accuracy"]} for point in record["curve"]]
     runs = pd.DataFrame(rows)
-    order = list(dict.fromkeys(runs["model"]))
+    known = [m for m in MODEL_ORDER if m in set(runs["model"])]
+    order = known + sorted(set(runs["model"]) - set(known))
     table1 = (runs.groupby("model", sort=False)[TABLE1_METRICS].agg(["mean", "std", "count"]))
     table1.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table1.columns]
     table1 = table1.loc[order].reset_index()
