@@ -70,13 +70,15 @@ class ImageSet(torch.utils.data.Dataset):
             raise ValueError(f"{name}: no images")
         self.items, self.image_size, self.resize, self.workers, self.name = items, image_size, resize, workers, name
         self.labels = torch.tensor([item.label for item in items])
-        self.images = torch.stack([self[i][0] for i in range(len(items))]) if in_memory else None
+        self.images = None
+        if in_memory:
+            self.images = torch.stack([self[i][0] for i in range(len(items))])
 
     def __len__(self) -> int:
         return len(self.items)
 
     def __getitem__(self, index: int):
-        if getattr(self, "images", None) is not None:
+        if self.images is not None:
             return self.images[index], self.labels[index]
         return read_image(self.items[index].path, self.image_size, self.resize), self.labels[index]
 
@@ -96,12 +98,10 @@ class ImageSet(torch.utils.data.Dataset):
 
 def concatenate(first: ImageSet, second: ImageSet, name: str) -> ImageSet:
     """Both splits' images in one set (the data-mixture baseline: originals + pooled images)."""
-    merged = ImageSet.__new__(ImageSet)
-    merged.items, merged.image_size, merged.resize = first.items + second.items, first.image_size, first.resize
-    merged.workers, merged.name = first.workers, name
-    merged.labels = torch.cat([first.labels, second.labels])
-    merged.images = (torch.cat([first.images, second.images])
-                     if first.images is not None and second.images is not None else None)
-    if merged.images is None and (first.images is not None or second.images is not None):
+    if (first.images is None) != (second.images is None):
         raise ValueError("concatenate: both sets must be in memory, or neither")
+    merged = ImageSet(first.items + second.items, first.image_size, first.resize, in_memory=False,
+                      workers=first.workers, name=name)
+    if first.images is not None:
+        merged.images = torch.cat([first.images, second.images])
     return merged

@@ -14,6 +14,8 @@ Geirhos layout (`cue_conflict/<shape>/<shape><i>-<texture><j>.png`, same-class i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from PIL import Image
 
@@ -115,8 +117,6 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
 
     texture_match: one probability for every natural split, or one per split.
     """
-    from pathlib import Path
-
     out = Path(out)
     unknown = sorted(set(per_class) - set(NATURAL_SPLITS))
     if unknown:
