@@ -81,3 +81,31 @@ def test_world_images_differ_by_shape_and_texture():
     c = draw(0, 1, 32, np.random.default_rng(0))
     assert a.shape == (32, 32, 3) and a.dtype == np.uint8
     assert not np.array_equal(a, b) and not np.array_equal(a, c)
+
+
+def test_world_texture_periods_set_the_pattern_scale(tmp_path):
+    from subtask_induction.vision.world import _pattern
+    for texture in (1, 9):  # vertical stripes: fine (0-7) and coarse (8-15) variants
+        for periods in ((2, 4), (2, 2), (4, 6)):
+            row = _pattern(texture, 24, np.random.default_rng(0), periods)[0].astype(int)
+            run_lengths = np.diff(np.flatnonzero(np.diff(row)))
+            assert set(run_lengths) == {periods[texture // 8] // 2}, (texture, periods)
+    with pytest.raises(ValueError, match="texture_periods"):
+        generate_world(tmp_path, image_size=16, per_class={"test": 1}, texture_match=1.0,
+                       conflict_per_texture=1, seed=0, texture_periods=(2, 3))
+
+
+def test_world_texture_contrast_keeps_the_grey_mean(tmp_path):
+    for contrast in (0.1, 0.45):
+        for texture in range(16):
+            first, second = texture_colours(texture, contrast)
+            assert np.allclose((first + second) / 2, 0.5)
+            assert np.abs(first - 0.5).max() <= contrast + 1e-12 and np.abs(first - 0.5).max() > 0.8 * contrast
+    faint = draw(0, 3, 32, np.random.default_rng(0), texture_contrast=0.1).astype(float) / 255
+    vivid = draw(0, 3, 32, np.random.default_rng(0), texture_contrast=0.45).astype(float) / 255
+    inside = np.abs(faint - vivid).max(axis=2) > 0.05      # same draw but for the texture: the object's pixels
+    assert inside.sum() > 50 and np.abs(faint[inside] - 0.5).max() < 0.1 + 0.08   # + pixel noise
+    assert np.abs(vivid[inside] - 0.5).max() > 0.3
+    with pytest.raises(ValueError, match="texture_contrast"):
+        generate_world(tmp_path, image_size=16, per_class={"test": 1}, texture_match=1.0,
+                       conflict_per_texture=1, seed=0, texture_contrast=0.0)

@@ -65,14 +65,15 @@ def _silhouette(index: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return shapes[index]()
 
 
-def _pattern(index: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """Boolean two-colour pattern of texture `index` (period 2-4 px), randomly phased.
+def _pattern(index: int, size: int, rng: np.random.Generator, periods: tuple[int, int] = (2, 4)) -> np.ndarray:
+    """Boolean two-colour pattern of texture `index`, randomly phased.
 
-    Every pattern covers half the pixels, so a texture's mean colour is mid-grey.
+    Textures 0-7 repeat every periods[0] px, 8-15 every periods[1] px (even numbers). Every pattern covers
+    half the pixels, so a texture's mean colour is mid-grey.
     """
     y, x = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
     x, y = x + rng.integers(0, 4), y + rng.integers(0, 4)
-    kind, period = index % 8, 2 + (index // 8) * 2   # textures 0-7 fine, 8-15 coarser
+    kind, period = index % 8, periods[index // 8]
     patterns = [
         (y // (period // 2)) % 2,                                 # horizontal stripes
         (x // (period // 2)) % 2,                                 # vertical stripes
@@ -86,20 +87,22 @@ def _pattern(index: int, size: int, rng: np.random.Generator) -> np.ndarray:
     return patterns[kind].astype(bool)
 
 
-def texture_colours(index: int) -> tuple[np.ndarray, np.ndarray]:
-    """Complementary colour pair of texture `index`: distinct hues, the same mid-grey mean."""
+def texture_colours(index: int, contrast: float = 0.45) -> tuple[np.ndarray, np.ndarray]:
+    """Complementary colour pair of texture `index`: distinct hues, the same mid-grey mean.
+
+    contrast: each channel's largest distance from mid-grey (0.45 = vivid; small = a faint texture)."""
     hue = (index * 7 % 16) / 16
-    rgb = 0.5 + 0.45 * np.cos(2 * np.pi * (hue + np.array([0.0, 1 / 3, 2 / 3])))
+    rgb = 0.5 + contrast * np.cos(2 * np.pi * (hue + np.array([0.0, 1 / 3, 2 / 3])))
     return rgb, 1.0 - rgb
 
 
 def draw(shape: int, texture: int, size: int, rng: np.random.Generator, max_rotation_deg: float = 15.0,
-         min_scale: float = 0.75) -> np.ndarray:
+         min_scale: float = 0.75, texture_periods: tuple[int, int] = (2, 4), texture_contrast: float = 0.45) -> np.ndarray:
     """One uint8 HxWx3 image: `shape` filled with `texture` on a plain background of a random colour."""
     x, y = _rotated_grid(size, rng, max_rotation_deg, min_scale)
     inside = _silhouette(shape, x, y)
-    first, second = texture_colours(texture)
-    fill = np.where(_pattern(texture, size, rng)[..., None], first, second)
+    first, second = texture_colours(texture, texture_contrast)
+    fill = np.where(_pattern(texture, size, rng, texture_periods)[..., None], first, second)
     background = rng.uniform(0.0, 1.0, size=3)
     background = background + (rng.uniform(0.25, 0.5) * np.sign(background - 0.5))   # keep off mid-grey
     image = np.where(inside[..., None], fill, np.clip(background, 0.0, 1.0))
@@ -112,12 +115,20 @@ def _save_png(image: np.ndarray, path) -> None:
 
 
 def generate_world(out, *, image_size: int, per_class: dict, texture_match: float | dict, conflict_per_texture: int,
-                   seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75) -> dict:
+                   seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75,
+                   texture_periods: tuple[int, int] = (2, 4), texture_contrast: float = 0.45) -> dict:
     """Write every split and the cue-conflict folder under `out`; returns the counts.
 
     texture_match: one probability for every natural split, or one per split.
+    texture_periods: pattern period in px of textures 0-7 and of textures 8-15.
+    texture_contrast: how far a texture's two colours lie from mid-grey (0 < contrast <= 0.5).
     """
     out = Path(out)
+    texture_periods = tuple(texture_periods)
+    if len(texture_periods) != 2 or any(p < 2 or p % 2 for p in texture_periods):
+        raise ValueError(f"texture_periods = {list(texture_periods)}: give two even periods >= 2 px")
+    if not 0.0 < texture_contrast <= 0.5:
+        raise ValueError(f"texture_contrast = {texture_contrast}: give a value in (0, 0.5]")
     unknown = sorted(set(per_class) - set(NATURAL_SPLITS))
     if unknown:
         raise ValueError(f"per_class has unknown splits {unknown}; the world's splits are {list(NATURAL_SPLITS)}")
@@ -137,7 +148,7 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
                 texture = label
                 if rng.random() >= texture_match.get(split, 1.0):
                     texture = (label + rng.integers(1, len(CATEGORIES))) % len(CATEGORIES)
-                _save_png(draw(label, int(texture), image_size, rng, max_rotation_deg, min_scale), folder / f"{category}_{k:05d}.png")
+                _save_png(draw(label, int(texture), image_size, rng, max_rotation_deg, min_scale, texture_periods, texture_contrast), folder / f"{category}_{k:05d}.png")
         counts[split] = n * len(CATEGORIES)
     rng = np.random.default_rng([seed, len(NATURAL_SPLITS)])
     for shape, shape_name in enumerate(CATEGORIES):
@@ -145,7 +156,7 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
         folder.mkdir(parents=True, exist_ok=True)
         for texture, texture_name in enumerate(CATEGORIES):
             for i in range(1, conflict_per_texture + 1):
-                image = draw(shape, texture, image_size, rng, max_rotation_deg, min_scale)
+                image = draw(shape, texture, image_size, rng, max_rotation_deg, min_scale, texture_periods, texture_contrast)
                 _save_png(image, folder / f"{shape_name}{i}-{texture_name}{i}.png")
     counts["cue_conflict"] = len(CATEGORIES) ** 2 * conflict_per_texture
     return counts
