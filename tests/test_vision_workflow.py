@@ -39,6 +39,10 @@ def test_vision_dag_writes_tables_figures_and_samples(vision_run):
         for ext in ("png", "pdf"):
             assert (vision_run / f"results/vision/figures/{figure}.{ext}").stat().st_size > 1000
     assert (vision_run / "results/vision/figures/samples.png").stat().st_size > 1000
+    diagnostics = pd.read_csv(summary / "diagnostics.csv")
+    assert list(diagnostics["model"]) == ["base", "base", "subnetwork", "subnetwork", "base", "si at start", "fresh"]
+    assert diagnostics["pooled_accuracy"].between(0, 1).all()
+    assert "| linear probe | si at start |" in (summary / "diagnostics.md").read_text()
     assert not list(vision_run.glob("results/**/*.ckpt"))
 
 
@@ -107,4 +111,5 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
     assert counts["vision_imagenet16"] == 1 and counts["vision_mean_pool"] == shards
     assert counts["vision_discover"] == 2 * len(vision["discovery"]["l0_weights"])
     assert counts["vision_transfer"] == 4 * len(vision["transfer"]["seeds"])
+    assert counts["vision_diagnostics"] == 1
     assert "vision_world" not in counts

@@ -213,4 +213,6 @@ def vis_transfer_metrics():
 def vis_final_targets():
     return (expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES)
             + expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"])
-            + [f"{VIS_DIR}/figures/samples.png"])
+            + [f"{VIS_DIR}/figures/samples.png"]
+            + (expand(f"{VIS_DIR}/summary/diagnostics.{{ext}}", ext=["csv", "md"])
+               if "pretrained" in VIS["discovery"]["inits"] else []))

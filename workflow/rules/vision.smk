@@ -167,6 +167,37 @@ rule vision_transfer:
         "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
 
 
+rule vision_diagnostics:
+    input:
+        unpack(lambda wildcards: vis_inputs("discovery")),
+        base=f"{VIS_DIR}/base/model.pt",
+        subnetwork=f"{VIS_DIR}/discovery/pretrained/selected.pt",
+    output:
+        csv=f"{VIS_DIR}/summary/diagnostics.csv",
+        md=f"{VIS_DIR}/summary/diagnostics.md",
+    log:
+        "logs/vision/diagnostics.log",
+    params:
+        settings=vis_settings(
+            max_images=VIS["diagnostics"]["bn_images"],
+            variants={name: v for name, v in VIS["transfer"]["variants"].items() if v["method"] == "subnetwork"},
+        ),
+        train=vis_split("train"),
+        test=vis_split("test"),
+        outdir=lambda wildcards, output: Path(output.csv).parent,
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        "python -m subtask_induction.steps.vision_diagnostics --base {input.base:q} --subnetwork {input.subnetwork:q} "
+        "--train {params.train:q} --pooled-discovery {input.pooled_discovery:q} --test {params.test:q} "
+        "--pooled-test {input.pooled_test:q} --settings {params.settings:q} --threads {threads} "
+        "--device {params.device} --outdir {params.outdir:q} > {log:q} 2>&1"
+
+
 rule vision_aggregate:
     input:
         base=f"{VIS_DIR}/base/metrics.json",

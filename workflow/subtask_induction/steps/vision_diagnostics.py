@@ -1,0 +1,56 @@
+"""Where the selected subnetwork's pooled accuracy lives (see vision/diagnostics.py): BatchNorm statistics
+re-estimated without labels, and a linear probe of the model SI starts from. Trains no network; writes
+diagnostics.csv and diagnostics.md."""
+
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from ..method.transfer import prepare_transfer_model
+from ..runtime import configure, load_torch, resolve_device, save_text
+from ..vision.diagnostics import diagnose, diagnostics_markdown
+from ..vision.imagenet16 import CATEGORIES
+from ..vision.models import build_classifier, load_classifier
+from ..vision.tasks import open_split
+from .common import parser, require
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--base", required=True)
+    p.add_argument("--subnetwork", required=True, help="selected subnetwork .pt (pretrained init)")
+    p.add_argument("--train", required=True, help="folder of original training images (statistics only)")
+    p.add_argument("--pooled-discovery", nargs="+", required=True)
+    p.add_argument("--test", required=True)
+    p.add_argument("--pooled-test", nargs="+", required=True)
+    p.add_argument("--outdir", required=True)
+    args = p.parse_args(argv)
+    s = args.settings
+    require(s, "seed", "data", "eval_batch_size", "variants", "max_images")
+    configure(args.threads, s["seed"])
+    device = resolve_device(args.device)
+    base, spec = load_classifier(args.base)
+    masks = load_torch(args.subnetwork, ("masks",), "subnetwork")["masks"]
+    sets = {"train": open_split(args.train, s["data"], "train"),
+            "pooled_discovery": open_split(args.pooled_discovery, s["data"], "pooled discovery"),
+            "test": open_split(args.test, s["data"], "test"),
+            "pooled_test": open_split(args.pooled_test, s["data"], "pooled test")}
+    si_start = {}
+    for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
+        require(variant, "method", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
+        si_start[f"{name} at start"] = prepare_transfer_model(
+            variant["method"], base, build_classifier(spec, s["seed"]), masks, lr_scale=variant["lr_scale"],
+            inherit_unmasked=variant["inherit_unmasked"], generator=torch.Generator().manual_seed(s["seed"]),
+        ).to(device)
+    rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, s["seed"]).to(device), **sets,
+                    max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["seed"], device=device,
+                    classes=len(CATEGORIES))
+    out = Path(args.outdir)
+    save_text(pd.DataFrame(rows).to_csv(index=False), out / "diagnostics.csv")
+    save_text(diagnostics_markdown(rows), out / "diagnostics.md")
+    print(diagnostics_markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
