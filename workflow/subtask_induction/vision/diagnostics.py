@@ -68,11 +68,7 @@ def apply_masks(model: nn.Module, masks: dict[str, torch.Tensor]) -> nn.Module:
 def penultimate_features(model: nn.Module, images: ImageSet, batch_size: int, device) -> torch.Tensor:
     """The timm network's pre-logit features (what the classifier reads), in eval mode."""
     model.eval()
-    out = []
-    for x, _ in images.batches(batch_size):
-        x = (x.to(device).float() / 255.0 - model.mean) / model.std
-        out.append(model.net.forward_head(model.net.forward_features(x), pre_logits=True).flatten(1).cpu())
-    return torch.cat(out)
+    return torch.cat([model.features(x.to(device)).cpu() for x, _ in images.batches(batch_size)])
 
 
 def linear_probe_accuracy(train_x: torch.Tensor, train_y: torch.Tensor, test_x: torch.Tensor, test_y: torch.Tensor,

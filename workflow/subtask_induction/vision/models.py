@@ -35,9 +35,17 @@ class Classifier(nn.Module):
         self.register_buffer("std", torch.tensor(config.get("std", (0.5,) * 3)).view(1, 3, 1, 1), persistent=False)
         self.members = member_indices() if num_outputs == 1000 else None
 
+    def normalise(self, images: torch.Tensor) -> torch.Tensor:
+        """uint8 images -> the network's input (its pretrained_cfg mean and std)."""
+        return (images.float() / 255.0 - self.mean) / self.std
+
+    def features(self, images: torch.Tensor) -> torch.Tensor:
+        """The pre-logit features the classifier reads."""
+        net = self.net
+        return net.forward_head(net.forward_features(self.normalise(images)), pre_logits=True).flatten(1)
+
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        x = (images.float() / 255.0 - self.mean) / self.std
-        logits = self.net(x)
+        logits = self.net(self.normalise(images))
         if self.members is None:
             return F.log_softmax(logits, dim=-1)
         return category_probabilities(logits, self.members).clamp_min(1e-12).log()
