@@ -110,6 +110,6 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
     shards = sum(vision["pooling"]["shards"].values())
     assert counts["vision_imagenet16"] == 1 and counts["vision_mean_pool"] == shards
     assert counts["vision_discover"] == 2 * len(vision["discovery"]["l0_weights"])
-    assert counts["vision_transfer"] == 4 * len(vision["transfer"]["seeds"])
+    assert counts["vision_transfer"] == len(vision["transfer"]["variants"]) * len(vision["transfer"]["seeds"]) == 15
     assert counts["vision_diagnostics"] == 1
     assert "vision_world" not in counts

@@ -6,7 +6,7 @@ import json
 
 import pandas as pd
 
-MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "linear"]  # Table 1's rows, others after
+MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear"]  # Table 1's rows, others after
 TABLE1_METRICS = ["original_accuracy", "pooled_accuracy", "cue_shape_accuracy", "cue_robustness", "shape_bias"]
 
 
