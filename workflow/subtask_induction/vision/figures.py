@@ -73,7 +73,7 @@ def per_class(per_class_table: pd.DataFrame, outdir: Path) -> list[Path]:
         ax.set_ylim(0, 1.02)
         ax.grid(alpha=0.3, axis="y")
     axes[-1].set_xticks(x, categories, rotation=45, ha="right")
-    axes[0].legend(ncol=len(models), fontsize="small")
+    axes[0].legend(ncol=len(models), fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.15))  # above the panels, not over the bars
     return save_figure(figure, outdir, "per_class")
 
 
