@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from subtask_induction.arithmetic.model import lm_loss, masked_weight_names
-from subtask_induction.method.transfer import (control_masks, effective_weights, parameter_groups,
+from subtask_induction.method.transfer import (control_masks, effective_weights, insert_subnetwork, parameter_groups,
                                                prepare_transfer_model, sample_complement_mask)
 
 
@@ -96,3 +96,24 @@ def test_random_and_full_controls(tiny_gpt2):
     with pytest.raises(ValueError, match="unknown transfer method"):
         prepare_transfer_model("bogus", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
                                generator=torch.Generator())
+
+
+def test_complement_is_checked_when_the_subnetwork_is_selected(tmp_path):
+    from subtask_induction.runtime import save_torch
+    from subtask_induction.steps import select_subnetwork
+
+    dense = {"h.0.weight": torch.tensor([True, True, True, False])}
+    save_torch({"masks": dense, "kept": {"overall": 0.75}, "eval_accuracy": 1.0, "l0_weight": 1e-6}, tmp_path / "a.pt")
+    with pytest.raises(SystemExit, match=r"keep more than half.*h\.0\.weight"):
+        select_subnetwork.main(["--subnetworks", str(tmp_path / "a.pt"), "--out", str(tmp_path / "s.pt"),
+                                "--check-complement"])
+    assert not (tmp_path / "s.pt").exists()
+    select_subnetwork.main(["--subnetworks", str(tmp_path / "a.pt"), "--out", str(tmp_path / "s.pt")])
+    assert (tmp_path / "s.pt").exists()
+
+
+def test_inherit_unmasked_refuses_models_that_differ(tiny_gpt2):
+    base, other = tiny_gpt2(seed=0, layers=2), tiny_gpt2(seed=1, layers=1)
+    masks = {"transformer.h.0.mlp.c_fc.weight": torch.ones(16, 32, dtype=torch.bool)}
+    with pytest.raises(ValueError, match="differ"):
+        insert_subnetwork(base, other, masks, inherit_unmasked=True)

@@ -1,7 +1,8 @@
-"""Process set-up shared by every step: device choice, thread count, seeds, atomic output writes."""
+"""Process set-up shared by every step: device choice, thread count, seeds, input hashes, atomic writes."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -17,10 +18,12 @@ def configure(threads: int, seed: int) -> None:
     """Pin PyTorch to `threads` threads and seed every RNG.
 
     Two jobs that each use all cores run ~100x slower on a small machine (DESIGN §7), so every step
-    uses exactly the threads its rule declared. Denormal flushing removes a ~5x CPU slowdown of
-    sigmoid(beta*s) tails late in discovery.
+    uses exactly the threads its rule declared. OMP_NUM_THREADS only takes effect if set before torch is
+    imported, so the rules set it on the command line; here torch.set_num_threads is what counts.
+    Denormal flushing removes a ~5x CPU slowdown of sigmoid(beta*s) tails late in discovery.
     """
-    os.environ["OMP_NUM_THREADS"] = str(threads)
+    if threads < 1:
+        raise ValueError(f"threads must be >= 1, got {threads}")
     torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
     seed_everything(seed)
@@ -30,6 +33,31 @@ def seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % 2**32)
     torch.manual_seed(seed)
+
+
+def derive_seed(*parts) -> int:
+    """A 63-bit seed from named parts, e.g. derive_seed("batches", seed, epoch).
+
+    Each use of randomness gets its own stream: a data split and a batch order never share a seed just
+    because two integer formulas happen to coincide.
+    """
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
+def content_hash(path: str | os.PathLike) -> str:
+    """SHA-256 of a file, or of a folder's relative file names and contents (sorted walk)."""
+    path = Path(path)
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    if not path.exists():
+        raise FileNotFoundError(f"input not found: {path}")
+    for file in files:
+        digest.update(str(file.relative_to(path) if file != path else file.name).encode())
+        with open(file, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
 
 
 def resolve_device(name: str) -> torch.device:

@@ -4,11 +4,13 @@ Stages differ only by what they pass in: the parameters the optimizer sees, a lo
 evaluation function and per-epoch hooks (the beta schedule). The loop selects the best epoch on an
 evaluation metric (ties go to the later epoch), stops early on request, shows a tqdm bar, records a
 per-epoch history, and checkpoints at epoch ends so a killed job resumes where it stopped and ends
-with the same numbers as an uninterrupted run.
+with the same numbers as an uninterrupted run. A non-finite loss stops the run at once (NonFiniteLoss):
+a diverged model must not train on and be reported.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +20,17 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from .runtime import load_torch, save_torch
+from .runtime import derive_seed, load_torch, save_torch
+
+
+class NonFiniteLoss(RuntimeError):
+    """The loss became NaN or infinite; the message names the stage, epoch, step and settings."""
+
+
+def epoch_order(count: int, seed: int, epoch: int) -> torch.Tensor:
+    """The order in which a run visits its `count` training items in `epoch`: a function of (seed, epoch)
+    only, so a resumed run sees the same batches. Every family batches through this one function."""
+    return torch.randperm(count, generator=torch.Generator().manual_seed(derive_seed("epoch order", seed, epoch)))
 
 
 @dataclass
@@ -52,13 +64,15 @@ def fit(
     checkpoint_interval_s: float = 0.0,
     fingerprint: str = "",
     desc: str = "train",
+    settings: dict | None = None,
 ) -> FitResult:
     """Train for `epochs` epochs and leave the best epoch's state in `model`.
 
     batches(epoch) must be a deterministic function of the epoch (seeded shuffling) so a resumed run
     sees the same batches. on_epoch_end(epoch) runs before evaluation (e.g. to advance beta).
-    The checkpoint holds the fingerprint of the run's settings; one written for other settings is
-    ignored rather than resumed.
+    The checkpoint holds the fingerprint of the run's settings and input files; one written for other
+    settings or inputs is ignored rather than resumed. `settings` only go into error messages.
+    The model is returned in eval mode (dropout off), holding the best epoch's state.
     """
     start_epoch, history, best, best_state, stopped = 0, [], None, None, False
     checkpoint = Path(checkpoint) if checkpoint else None
@@ -68,17 +82,20 @@ def fit(
             model.load_state_dict(state["model"])
             optimizer.load_state_dict(state["optimizer"])
             torch.set_rng_state(state["rng"])
+            if state.get("cuda_rng") is not None and torch.cuda.is_available():
+                torch.cuda.set_rng_state_all(state["cuda_rng"])
             start_epoch, history, best = state["epoch"], state["history"], state["best"]
             best_state, stopped = state["best_state"], state["stopped"]
             tqdm.write(f"[{desc}] resuming from {checkpoint} after epoch {start_epoch}")
         else:
-            tqdm.write(f"[{desc}] ignoring {checkpoint}: written for other settings")
+            tqdm.write(f"[{desc}] ignoring {checkpoint}: written for other settings or inputs")
 
     def save_checkpoint(epoch: int) -> None:
         save_torch(
             {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
              "history": history, "best": best, "best_state": best_state, "stopped": stopped,
-             "rng": torch.get_rng_state(), "fingerprint": fingerprint},
+             "rng": torch.get_rng_state(), "fingerprint": fingerprint,
+             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
             checkpoint,
         )
 
@@ -95,9 +112,15 @@ def fit(
         for batch in batches(epoch):
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
+            value = loss.item()
+            if not math.isfinite(value):
+                raise NonFiniteLoss(
+                    f"[{desc}] the loss is {value} at epoch {epoch + 1}, step {steps + 1}; nothing was written. "
+                    f"Settings: {settings if settings is not None else 'not given'}"
+                )
             loss.backward()
             optimizer.step()
-            total += loss.item()
+            total += value
             steps += 1
         if on_epoch_end:
             on_epoch_end(epoch)
@@ -124,6 +147,7 @@ def fit(
     if best_state is None:
         raise RuntimeError(f"[{desc}] no epoch was trained (epochs={epochs})")
     model.load_state_dict(best_state)
+    model.eval()  # whoever scores the model next must not see dropout
     return FitResult(best_epoch=best["epoch"], best_metrics=best, history=history,
                      stopped_early=stopped, resumed_from_epoch=start_epoch)
 

@@ -46,6 +46,15 @@ def sample_matched_mask(mask: torch.Tensor, generator: torch.Generator) -> torch
     return sampled.view_as(mask)
 
 
+def check_complement_possible(masks: dict[str, torch.Tensor]) -> None:
+    """The complement control needs, per tensor, at least as many positions outside the mask as inside."""
+    too_dense = {name: round(float(mask.float().mean()), 4) for name, mask in masks.items()
+                 if 2 * int(mask.sum()) > mask.numel()}
+    if too_dense:
+        raise ValueError(f"the complement control cannot be drawn: these tensors keep more than half their "
+                         f"weights {too_dense}; drop `complement` or choose a sparser subnetwork (larger λ)")
+
+
 def sample_complement_mask(mask: torch.Tensor, generator: torch.Generator, name: str = "") -> torch.Tensor:
     """A random mask with the same kept count as `mask`, drawn only from positions outside it."""
     count = int(mask.sum())
@@ -90,7 +99,12 @@ def insert_subnetwork(
     base_state = base.state_dict()
     if inherit_unmasked:
         unmasked = {key: value for key, value in base_state.items() if key not in masks}
-        fresh.load_state_dict(unmasked, strict=False)
+        missing, unexpected = fresh.load_state_dict(unmasked, strict=False)
+        # The only tensors not copied may be the masked ones: anything else means the models differ.
+        uncopied = sorted(set(missing) - set(masks))
+        if uncopied or unexpected:
+            raise ValueError(f"inherit_unmasked: the fresh model and the base differ; not copied {uncopied}, "
+                             f"unknown to the fresh model {sorted(unexpected)}")
     for name, mask in masks.items():
         if name not in base_state:
             raise KeyError(f"mask for '{name}', which the base model does not have")

@@ -10,6 +10,7 @@ import platform
 import torch
 
 from .. import __version__
+from ..runtime import content_hash
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -27,9 +28,18 @@ def require(settings: dict, *keys: str, where: str = "settings") -> None:
         raise SystemExit(f"error: {where} lacks {missing}")
 
 
-def fingerprint(*parts) -> str:
-    """Hash of everything that defines a run: a checkpoint from other settings is not resumed."""
-    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
+# Settings that change when or how a run is saved, not what it computes: leaving them out of the
+# fingerprint keeps a resumable checkpoint when only they change.
+RESULT_NEUTRAL_KEYS = ("checkpoint_interval_s",)
+
+
+def fingerprint(settings: dict, *parts, inputs=()) -> str:
+    """Hash of everything that defines a run's numbers: its settings (less RESULT_NEUTRAL_KEYS), any
+    extra parts (λ, seed, ...) and the contents of its input files or folders. A checkpoint written
+    against other settings or other inputs (a retrained base, new data) is not resumed."""
+    kept = {key: value for key, value in settings.items() if key not in RESULT_NEUTRAL_KEYS}
+    hashes = [content_hash(path) for path in inputs]
+    return hashlib.sha256(json.dumps([kept, parts, hashes], sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def provenance() -> dict:

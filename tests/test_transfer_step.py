@@ -1,0 +1,121 @@
+"""The arithmetic transfer step as a user runs it: resume, stale inputs, dropout at scoring, NaN losses."""
+
+import json
+
+import pytest
+import torch
+
+from subtask_induction.arithmetic.data import build_dataset
+from subtask_induction.arithmetic.model import accuracy, build_gpt2, masked_weight_names, save_gpt2
+from subtask_induction.runtime import save_torch
+from subtask_induction.steps import arithmetic_transfer
+from subtask_induction.steps.common import fingerprint
+from subtask_induction.training import NonFiniteLoss
+
+MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.2}  # dropout > 0: scoring must switch it off
+
+
+class Interrupt(Exception):
+    pass
+
+
+@pytest.fixture
+def inputs(tmp_path):
+    def write_base(seed):
+        base = build_gpt2(20, 1, MODEL, seed)
+        save_gpt2(base, {"n_numbers": 20, "layers": 1, "model_settings": MODEL, "computation": "a+ab", "modulus": 7},
+                  tmp_path / "base.pt")
+        return base
+
+    base = write_base(0)
+    masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.3
+             for name in masked_weight_names(base)}
+    save_torch({"masks": masks, "subtask": "ab"}, tmp_path / "subnetwork.pt")
+    save_torch(build_dataset("transfer", "a2+ab", n_numbers=20, modulus=7, seed=0, train_rows=40, eval_rows=30,
+                             test_rows=30), tmp_path / "data.pt")
+    return tmp_path, write_base
+
+
+def run(folder, out, lr=3e-3, epochs=4):
+    settings = {"training": {"epochs": epochs, "batch_size": 8, "lr": lr, "holdout_fraction": 0.2},
+                "variant": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True},
+                "checkpoint_interval_s": 0}
+    arithmetic_transfer.main(["--base", str(folder / "base.pt"), "--subnetwork", str(folder / "subnetwork.pt"),
+                              "--data", str(folder / "data.pt"), "--variant", "si", "--n", "30", "--seed", "0",
+                              "--device", "cpu", "--settings", json.dumps(settings), "--out", str(out)])
+    return json.loads(out.read_text())
+
+
+def numbers(record):
+    """The numbers of a metrics.json, without wall-clock times."""
+    strip = lambda entry: {k: v for k, v in entry.items() if k != "seconds"}  # noqa: E731
+    return [strip(r) for r in record["curve"]], {name: strip(r) for name, r in record["metrics"].items()}
+
+
+def interrupt_at_epoch(monkeypatch, epoch):
+    real = arithmetic_transfer.shuffled_batches
+
+    def batches(rows, batch_size, seed, current):
+        if current == epoch:
+            raise Interrupt
+        return real(rows, batch_size, seed, current)
+
+    monkeypatch.setattr(arithmetic_transfer, "shuffled_batches", batches)
+
+
+def test_resumed_run_equals_uninterrupted_run_with_dropout(inputs, monkeypatch, capsys):
+    folder, _ = inputs
+    reference = run(folder, folder / "reference.json")
+    with monkeypatch.context() as patch:
+        interrupt_at_epoch(patch, 2)
+        with pytest.raises(Interrupt):
+            run(folder, folder / "resumed.json")
+    assert (folder / "resumed.json.ckpt").is_file() and not (folder / "resumed.json").exists()
+    resumed = run(folder, folder / "resumed.json")
+    assert "resuming" in "".join(capsys.readouterr())
+    assert numbers(resumed) == numbers(reference)
+    assert not (folder / "resumed.json.ckpt").exists()
+
+
+def test_checkpoint_written_against_another_base_is_not_resumed(inputs, monkeypatch, capsys):
+    folder, write_base = inputs
+    with monkeypatch.context() as patch:
+        interrupt_at_epoch(patch, 2)
+        with pytest.raises(Interrupt):
+            run(folder, folder / "point.json")
+    write_base(seed=7)  # the base is retrained while the transfer job is down
+    rerun = run(folder, folder / "point.json")
+    assert "written for other settings or inputs" in "".join(capsys.readouterr())
+    assert len(rerun["curve"]) == 4 and rerun["curve"][0]["epoch"] == 1
+    fresh = run(folder, folder / "fresh.json")
+    assert numbers(rerun) == numbers(fresh)  # the same numbers as a clean run on the new base
+
+
+def test_fingerprint_covers_input_contents_but_not_the_checkpoint_interval(inputs):
+    folder, write_base = inputs
+    settings = {"lr": 1e-3, "checkpoint_interval_s": 60}
+    first = fingerprint(settings, inputs=[folder / "base.pt"])
+    assert fingerprint({**settings, "checkpoint_interval_s": 5}, inputs=[folder / "base.pt"]) == first
+    assert fingerprint({**settings, "lr": 2e-3}, inputs=[folder / "base.pt"]) != first
+    write_base(seed=3)
+    assert fingerprint(settings, inputs=[folder / "base.pt"]) != first
+
+
+def test_nan_loss_stops_with_a_named_error_and_writes_nothing(inputs):
+    folder, _ = inputs
+    out = folder / "diverged.json"
+    with pytest.raises(NonFiniteLoss, match=r"transfer si n=30 seed=0\] the loss is nan at epoch \d+") as error:
+        run(folder, out, lr=1e30)
+    assert "'lr': 1e+30" in str(error.value)  # the settings are named
+    assert not out.exists()
+
+
+def test_accuracy_is_scored_without_dropout_and_keeps_the_mode(tiny_gpt2):
+    model = build_gpt2(20, 1, {**MODEL, "dropout": 0.5}, 0)
+    rows = build_dataset("transfer", "a2+ab", n_numbers=20, modulus=7, seed=0, train_rows=40, eval_rows=30,
+                         test_rows=30)["splits"]["test"]
+    model.eval()
+    reference = accuracy(model, rows)
+    model.train()
+    assert [accuracy(model, rows) for _ in range(3)] == [reference] * 3
+    assert model.training
