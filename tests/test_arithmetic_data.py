@@ -1,9 +1,15 @@
-"""Data invariants: coverage, disjoint eval/test, correct labels for every computation."""
+"""Data invariants: coverage, one global held-out split, correct labels, derived competing rules."""
+
+from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
-from subtask_induction.arithmetic.data import COMPUTATIONS, build_dataset, labels, transfer_training_rows
+from subtask_induction.arithmetic.data import (COMPUTATIONS, build_dataset, competing_rules, labels, split_holdout,
+                                               transfer_training_rows)
+
+REPO = Path(__file__).resolve().parents[1]
 
 REFERENCE = {  # written out independently of data.COMPUTATIONS
     "a+ab": lambda a, b: a + a * b, "a2+b2": lambda a, b: a**2 + b**2, "a2+ab": lambda a, b: a**2 + a * b,
@@ -63,3 +69,52 @@ def test_too_many_rows_is_a_clear_error():
         build_dataset("base", "a+ab", train_rows=900, **SIZES)
     with pytest.raises(KeyError, match="unknown computation"):
         build_dataset("base", "a*b", train_rows=100, **SIZES)
+
+
+def _ids(rows, n_numbers):
+    return rows[:, 0] * n_numbers + rows[:, 1]
+
+
+@pytest.mark.parametrize("config_file", ["config/config.yaml", "config/paper.yaml"])
+def test_eval_and_test_pairs_are_disjoint_from_every_stage_training_rows(config_file):
+    """One global split: the same eval/test pairs in every dataset, none of them in any training set."""
+    config = yaml.safe_load((REPO / config_file).read_text())["arithmetic"]
+    data, n = config["data"], config["n_numbers"]
+    common = dict(n_numbers=n, modulus=config["modulus"], seed=config["seed"], eval_rows=data["eval_rows"],
+                  test_rows=data["test_rows"])
+    wanted = {("base", e["base"]) for e in config["experiments"]} | {
+        ("discovery", e["subtask"]) for e in config["experiments"]} | {
+        ("transfer", t) for e in config["experiments"] for t in e["targets"]}
+    heldout, training = set(), []
+    for purpose, computation in sorted(wanted):
+        rows = (max(config["transfer"]["disambiguation_rows"]) if purpose == "transfer"
+                else data[purpose]["train_rows"])
+        splits = build_dataset(purpose, computation, train_rows=rows, **common)["splits"]
+        heldout.add((tuple(_ids(splits["eval"], n).tolist()), tuple(_ids(splits["test"], n).tolist())))
+        training += [_ids(splits[name], n) for name in ("train", "ambiguous", "disambiguation") if name in splits]
+    assert len(heldout) == 1, "every stage must use the same eval and test pairs"
+    (eval_ids, test_ids), = heldout
+    held = torch.tensor(eval_ids + test_ids)
+    assert len(set(eval_ids) & set(test_ids)) == 0
+    for ids in training:
+        assert not torch.isin(ids, held).any()
+
+
+def test_competing_rules_are_derived_for_each_target():
+    assert sorted(competing_rules("a2+ab", 30, 7)) == ["2a2", "2b2", "a2+b2"]
+    # a2-b2 is 0 and a2+ab+b2 is 3a^2 on every a=b row: none of the listed rules agrees there,
+    # so the fixed list 2a2, 2b2, a2+b2 the pipeline used to log for every target is wrong for them.
+    assert competing_rules("a2-b2", 30, 7) == []
+    assert competing_rules("a2+ab+b2", 30, 7) == []
+    same = torch.arange(30)[:, None].repeat(1, 2)
+    for rule in competing_rules("a2+ab", 30, 7):
+        assert torch.equal(labels(same, rule, 7), labels(same, "a2+ab", 7))
+
+
+def test_holdout_takes_its_share_of_both_kinds_of_rows_and_nothing_else():
+    data = build_dataset("transfer", "a2+ab", train_rows=100, **SIZES)
+    rows = transfer_training_rows(data, 50)
+    train, holdout = split_holdout(rows, 30, 0.2, seed=3)
+    assert len(holdout) == 6 + 10 and len(train) == 24 + 40
+    assert pair_set(train) | pair_set(holdout) == pair_set(rows) and not pair_set(train) & pair_set(holdout)
+    assert sum(int(a == b) for a, b in holdout[:, :2].tolist()) == 6

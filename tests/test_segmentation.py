@@ -267,6 +267,7 @@ def test_make_segmenter():
     segmenter = make_segmenter({"kind": "colour_regions", "clusters": 3, "blur_radius": 1.5})
     assert isinstance(segmenter, ColourRegionSegmenter)
     assert (segmenter.clusters, segmenter.blur_radius) == (3, 1.5)
+    assert make_segmenter({"kind": "colour_regions"}, seed=7).seed == 7  # the config's vision.seed reaches k-means
     with pytest.raises(ValueError, match=r"'kind'.*'sam'.*'colour_regions'"):
         make_segmenter({"kind": "watershed"})
     with pytest.raises(ValueError, match="'kind'"):

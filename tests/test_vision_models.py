@@ -1,5 +1,6 @@
 """timm classifiers: local pretrained weights, the 1000 -> 16 map, which weights get masks; the world."""
 
+import itertools
 import numpy as np
 import pytest
 import torch
@@ -83,16 +84,25 @@ def test_world_images_differ_by_shape_and_texture():
     assert not np.array_equal(a, b) and not np.array_equal(a, c)
 
 
-def test_world_texture_periods_set_the_pattern_scale(tmp_path):
-    from subtask_induction.vision.world import _pattern
-    for texture in (1, 9):  # vertical stripes: fine (0-7) and coarse (8-15) variants
-        for periods in ((2, 4), (2, 2), (4, 6)):
-            row = _pattern(texture, 24, np.random.default_rng(0), periods)[0].astype(int)
-            run_lengths = np.diff(np.flatnonzero(np.diff(row)))
-            assert set(run_lengths) == {periods[texture // 8] // 2}, (texture, periods)
-    with pytest.raises(ValueError, match="texture_periods"):
+def test_world_textures_are_pairwise_distinct_up_to_phase_and_inversion():
+    from subtask_induction.vision.world import TEXTURE_TILES, texture_pattern
+    patterns = [texture_pattern(k, 8) for k in range(len(TEXTURE_TILES))]
+    assert len(patterns) == 16 and all(p.mean() == 0.5 for p in patterns)
+    for i, j in itertools.combinations(range(16), 2):
+        for dy, dx in itertools.product(range(8), range(8)):
+            shifted = np.roll(patterns[j], (dy, dx), axis=(0, 1))
+            assert not np.array_equal(patterns[i], shifted), f"textures {i} and {j} differ only in phase"
+            assert not np.array_equal(patterns[i], ~shifted), f"textures {i} and {j} differ only by inversion"
+
+
+def test_world_texture_scale_sets_the_pattern_size(tmp_path):
+    from subtask_induction.vision.world import texture_pattern
+    for scale in (1, 2, 3):
+        row = texture_pattern(1, 24, scale=scale)[0].astype(int)  # vertical 1-cell stripes
+        assert set(np.diff(np.flatnonzero(np.diff(row)))) == {scale}
+    with pytest.raises(ValueError, match="texture_scale"):
         generate_world(tmp_path, image_size=16, per_class={"test": 1}, texture_match=1.0,
-                       conflict_per_texture=1, seed=0, texture_periods=(2, 3))
+                       conflict_per_texture=1, seed=0, texture_scale=0)
 
 
 def test_world_texture_contrast_keeps_the_grey_mean(tmp_path):

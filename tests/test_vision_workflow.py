@@ -13,6 +13,7 @@ from test_workflow import REPO, copy_workflow, snakemake
 def vision_config() -> dict:
     config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
     config["families"] = ["vision"]
+    config["vision"]["chains"] = [0, 1]
     return config
 
 
@@ -28,11 +29,18 @@ def test_vision_dag_writes_tables_figures_and_samples(vision_run):
     summary = vision_run / "results/vision/summary"
     table1 = pd.read_csv(summary / "table1.csv")
     assert list(table1["model"]) == ["base", "subnetwork", "si", "scratch", "mixture", "linear"]
-    assert table1[["original_accuracy", "pooled_accuracy", "cue_robustness"]].stack().between(0, 1).all()
+    assert table1[["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
+                   "cue_robustness"]].stack().between(0, 1).all()
+    assert (table1["pooled_accuracy_count"] == 2).all()  # every row, base and subnetwork too, over both chains
     table2 = pd.read_csv(summary / "table2.csv")
-    assert sorted(table2["init"]) == ["pretrained", "random"]
+    assert sorted(table2["init"]) == ["pretrained", "random"] and (table2["kept_percent_count"] == 2).all()
     assert (table2["kept_percent"] >= 0).all() and (table2["kept_percent"] <= 100).all()
     assert "| si |" in (summary / "table1.md").read_text() and "→" in (summary / "table2.md").read_text()
+    assert "original (balanced)" in (summary / "table1.md").read_text()
+    chains = pd.read_csv(summary / "chains.csv")
+    assert sorted(chains.groupby("model")["chain"].apply(tuple).unique()) == [(0, 1)]
+    comparisons = (summary / "comparisons.md").read_text()
+    assert "| si vs scratch | pooled_accuracy |" in comparisons
     curves = pd.read_csv(summary / "curves.csv")
     assert set(curves["model"]) == {"si", "scratch", "mixture", "linear"} and curves["step"].max() > 0
     for figure in ("fig5", "fig11", "per_class"):
@@ -51,13 +59,16 @@ def test_vision_runs_use_their_inputs(vision_run):
     assert len(list((world / "cue_conflict").rglob("*.png"))) == 16 * 16 * 1
     shards = [json.loads((vision_run / f"results/vision/pooled/test/shard{k}/pooling.json").read_text()) for k in (0, 1)]
     assert sum(s["images"] for s in shards) == 16 * 2  # the two shards split the test split between them
-    mixture = json.loads((vision_run / "results/vision/transfer/mixture/seed0/metrics.json").read_text())
-    si = json.loads((vision_run / "results/vision/transfer/si/seed0/metrics.json").read_text())
+    mixture = json.loads((vision_run / "results/vision/chain0/transfer/mixture/metrics.json").read_text())
+    si = json.loads((vision_run / "results/vision/chain0/transfer/si/metrics.json").read_text())
     assert mixture["train_images"] == 16 * (3 + 2)  # originals + pooled discovery images, actually included
     assert si["train_images"] == 16 * 3
     assert si["metrics"]["n_conflict"] == 16 * 15
-    base = json.loads((vision_run / "results/vision/base/metrics.json").read_text())
-    assert len(base["curve"]) == 2 and "weights" not in base
+    bases = [json.loads((vision_run / f"results/vision/chain{c}/base/metrics.json").read_text()) for c in (0, 1)]
+    assert all(len(base["curve"]) == 2 and "weights" not in base for base in bases)
+    assert [base["config"]["seed"] for base in bases] == [0, 1]
+    assert bases[0]["curve"][0]["train_loss"] != bases[1]["curve"][0]["train_loss"]  # the seed varies the base
+    assert json.loads((vision_run / "results/vision/chain1/transfer/si/metrics.json").read_text())["seed"] == 1
 
 
 @pytest.mark.parametrize(
@@ -109,7 +120,7 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
               if len(line.split()) == 2 and line.split()[1].isdigit()}
     shards = sum(vision["pooling"]["shards"].values())
     assert counts["vision_imagenet16"] == 1 and counts["vision_mean_pool"] == shards
-    assert counts["vision_discover"] == 2 * len(vision["discovery"]["l0_weights"])
-    assert counts["vision_transfer"] == len(vision["transfer"]["variants"]) * len(vision["transfer"]["seeds"]) == 15
+    assert counts["vision_discover"] == 2 * len(vision["discovery"]["l0_weights"]) * len(vision["chains"])
+    assert counts["vision_transfer"] == len(vision["transfer"]["variants"]) * len(vision["chains"]) == 15
     assert counts["vision_diagnostics"] == 1
     assert "vision_world" not in counts

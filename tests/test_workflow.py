@@ -42,17 +42,23 @@ def smoke_run(tmp_path_factory):
 def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     summary = smoke_run / "results/arithmetic/summary"
     transfer = pd.read_csv(summary / "transfer.csv")
-    assert len(transfer) == 4 * 2  # variants x sizes x seeds
+    assert len(transfer) == 4 * 2 * 3  # variants x sizes x seeds, one row per selection protocol
     assert set(transfer["variant"]) == {"si", "si_trainable", "sampled", "random"}
+    assert set(transfer["protocol"]) == {"eval", "train_holdout", "last"}
     assert transfer["test_accuracy"].between(0, 1).all()
     assert (summary / "table3.md").read_text().count("|") > 10
-    for figure in ("fig3", "fig6", "fig7", "discovery_curves"):
+    assert "protocol `train_holdout`" in (summary / "transfer.md").read_text().split("###")[1]
+    for figure in ("fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"):
         for ext in ("png", "pdf"):
             assert (smoke_run / f"results/arithmetic/figures/{figure}.{ext}").stat().st_size > 1000
     point = json.loads((smoke_run / TRANSFER_POINT).read_text())
     assert point["seed"] == 0 and point["config"]["n_disambiguation"] == 10
     assert point["config"]["variant"]["method"] == "subnetwork" and "package_version" in point["provenance"]
-    assert len(point["curve"]) == 2 and "test_agree_2a2" in point["metrics"]
+    assert len(point["curve"]) == 2 and set(point["metrics"]) == {"eval", "train_holdout", "last"}
+    assert point["metrics"]["last"]["epoch"] == 2 and "test_agree_2a2" in point["metrics"]["last"]
+    assert point["competing_rules"] == ["2a2", "2b2", "a2+b2"]
+    # 20 numbers: 20 a=b rows + 10 disambiguation rows, a fifth of each held out
+    assert point["rows"] == {"train": 16 + 8, "holdout": 4 + 2}
     assert not list(smoke_run.glob("results/**/*.ckpt")), "checkpoints are removed after success"
     assert (smoke_run / "logs/arithmetic/base/a+ab/layers1.log").stat().st_size > 0
 
@@ -67,10 +73,10 @@ def test_single_point_rerun_and_aggregate_picks_it_up(smoke_run):
     assert point.stat().st_mtime_ns > before and other.stat().st_mtime_ns == other_before
     pending = snakemake(smoke_run, "-n", "--quiet", "rules")
     assert "arithmetic_aggregate" in pending.stdout and "arithmetic_transfer" not in pending.stdout
-    rerun = json.loads(point.read_text())["metrics"]["test_accuracy"]
+    rerun = json.loads(point.read_text())["metrics"]["train_holdout"]["test_accuracy"]
     assert snakemake(smoke_run, "--cores", "1").returncode == 0
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
-    row = table[(table["variant"] == "si") & (table["n"] == 10)]
+    row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout")]
     assert row["test_accuracy"].item() == pytest.approx(rerun)
 
 
@@ -82,6 +88,9 @@ def test_single_point_rerun_and_aggregate_picks_it_up(smoke_run):
         (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(method="magic"), "magic"),
         (lambda c: c["arithmetic"]["experiments"][0].update(subtask="a*b"), "a*b"),
         (lambda c: c.update(device="gpu"), "device"),
+        (lambda c: c["arithmetic"]["model"].update(n_head=3), "n_head 3"),
+        (lambda c: c["arithmetic"]["report"].update(dial_n=7), "dial_n"),
+        (lambda c: c["arithmetic"]["transfer"].update(patience=5), "patience"),
     ],
 )
 def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, edit, message):

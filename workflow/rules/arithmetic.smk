@@ -26,7 +26,7 @@ rule arithmetic_data:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_data --purpose {wildcards.purpose} --computation {wildcards.computation:q} "
+        step("arithmetic_data") + " --purpose {wildcards.purpose} --computation {wildcards.computation:q} "
         "--settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
@@ -47,7 +47,7 @@ rule arithmetic_base:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_base --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
+        step("arithmetic_base") + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
         "--threads {threads} --device {params.device} --out-model {output.model:q} "
         "--out-metrics {output.metrics:q} > {log:q} 2>&1"
 
@@ -70,7 +70,7 @@ rule arithmetic_discover:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_discover --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
+        step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
         "--settings {params.settings:q} --threads {threads} --device {params.device} "
         "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
 
@@ -85,11 +85,13 @@ rule arithmetic_select_subnetwork:
         f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.pt",
     log:
         f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
+    params:
+        check="--check-complement" if ARITH_USES_COMPLEMENT else "",
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.select_subnetwork --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
+        step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
 
 
 rule arithmetic_transfer:
@@ -110,7 +112,7 @@ rule arithmetic_transfer:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_transfer --base {input.base:q} --subnetwork {input.subnetwork:q} --data {input.data:q} "
+        step("arithmetic_transfer") + " --base {input.base:q} --subnetwork {input.subnetwork:q} --data {input.data:q} "
         "--variant {wildcards.variant} --n {wildcards.n} --seed {wildcards.seed} --settings {params.settings:q} "
         "--threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
 
@@ -126,12 +128,13 @@ rule arithmetic_aggregate:
         "logs/arithmetic/aggregate.log",
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
+        protocol=ARITH["report"]["protocol"],
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_aggregate --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
-        "--outdir {params.outdir:q} > {log:q} 2>&1"
+        step("arithmetic_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
+        "--protocol {params.protocol} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 rule arithmetic_plots:
@@ -148,8 +151,10 @@ rule arithmetic_plots:
         "logs/arithmetic/plots.log",
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
+        report=as_json(ARITH["report"]),
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.arithmetic_plots --transfer {input.transfer:q} --curves {input.curves:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+        step("arithmetic_plots") + " --transfer {input.transfer:q} --curves {input.curves:q} --report {params.report:q} "
+        "--outdir {params.outdir:q} > {log:q} 2>&1"

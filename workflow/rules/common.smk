@@ -19,6 +19,12 @@ def one_of(values):
 
 
 
+def step(module):
+    """The shell prefix that runs a step module. OMP_NUM_THREADS must be set before torch is imported to
+    bound its thread pool, so it is set here, on the command line, from the rule's `threads:`."""
+    return f"OMP_NUM_THREADS={{threads}} MKL_NUM_THREADS={{threads}} python -m subtask_induction.steps.{module}"
+
+
 def training_resources():
     return {"gpu": config["resources"]["gpu_per_training_job"]}
 
@@ -45,15 +51,29 @@ for _experiment in ARITH["experiments"]:
     _unknown = sorted(set(_experiment.get("variants", [])) - set(ARITH["transfer"]["variants"]))
     if _unknown:
         raise ValueError(f"config arithmetic.experiments: variants {_unknown} are not defined in arithmetic.transfer.variants")
-ARITH_FIGURES = ["fig3", "fig6", "fig7", "discovery_curves"]
-ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv"]
+if ARITH["model"]["n_embd"] % ARITH["model"]["n_head"]:
+    raise ValueError(f"config arithmetic.model: n_embd {ARITH['model']['n_embd']} is not divisible by "
+                     f"n_head {ARITH['model']['n_head']}")
+if ARITH["report"]["dial_n"] not in ARITH["transfer"]["disambiguation_rows"]:
+    raise ValueError(f"config arithmetic.report.dial_n: {ARITH['report']['dial_n']} is not one of "
+                     f"arithmetic.transfer.disambiguation_rows {ARITH['transfer']['disambiguation_rows']}")
+# The complement control is checked when the subnetwork is selected, not hours later at transfer time.
+ARITH_USES_COMPLEMENT = any(
+    ARITH["transfer"]["variants"][name]["method"] == "complement"
+    for experiment in ARITH["experiments"]
+    for name in experiment.get("variants", ARITH["transfer"]["variants"])
+)
+ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"]
+ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv",
+                "transfer.md"]
 
 
 def arith_data_settings(wildcards):
-    rows = dict(ARITH["data"][wildcards.purpose])
-    if wildcards.purpose == "transfer":
-        rows["train_rows"] = max(ARITH["transfer"]["disambiguation_rows"])
-    return as_json({"n_numbers": ARITH["n_numbers"], "modulus": ARITH["modulus"], "seed": ARITH["seed"], **rows})
+    data = ARITH["data"]
+    train_rows = (max(ARITH["transfer"]["disambiguation_rows"]) if wildcards.purpose == "transfer"
+                  else data[wildcards.purpose]["train_rows"])
+    return as_json({"n_numbers": ARITH["n_numbers"], "modulus": ARITH["modulus"], "seed": ARITH["seed"],
+                    "train_rows": train_rows, "eval_rows": data["eval_rows"], "test_rows": data["test_rows"]})
 
 
 def arith_stage_settings(stage, **extra):
@@ -116,8 +136,12 @@ VIS = config["vision"]
 VIS_DIR = "results/vision"
 VIS_SOURCE = VIS["data"]["source"]
 VIS_POOLED_SPLITS = ["discovery", "eval", "test"]
-VIS_TABLES = ["table1.csv", "table1.md", "table2.csv", "table2.md", "per_class.csv", "curves.csv",
-              "discovery_curves.csv"]
+VIS_TABLES = ["table1.csv", "table1.md", "table2.csv", "table2.md", "chains.csv", "chains.md", "comparisons.md",
+              "per_class.csv", "curves.csv", "discovery_curves.csv"]
+VIS_CHAINS = VIS["chains"]
+# A chain is one seed for the whole chain base -> discovery -> transfer (the world and pooling are shared):
+# Table 1 reports mean ± std over chains, so the spread includes the base and discovery runs.
+VIS_CHAIN_DIR = f"{VIS_DIR}/chain{{chain}}"
 VIS_FIGURES = ["fig5", "fig11", "per_class"]
 
 
@@ -179,15 +203,15 @@ def vis_model_spec():
     return {"arch": model["arch"], "num_outputs": model["num_outputs"], "model_kwargs": model.get("model_kwargs", {})}
 
 
-def vis_settings(**sections):
-    """What every vision training step gets: seed, data reading, model, eval batch size, plus its own sections."""
-    return as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"], "eval_batch_size": VIS["eval_batch_size"],
+def vis_settings(seed, **sections):
+    """What every vision training step gets: its chain's seed, data reading, model, eval batch size, plus its own sections."""
+    return as_json({"seed": int(seed), "data": VIS["data"]["reading"], "eval_batch_size": VIS["eval_batch_size"],
                     "checkpoint_interval_s": config["checkpoint_interval_s"], **sections})
 
 
 def vis_transfer_settings(wildcards):
-    training = {k: v for k, v in VIS["transfer"].items() if k not in ("seeds", "variants")}
-    return vis_settings(training=training, variant=VIS["transfer"]["variants"][wildcards.model])
+    training = {k: v for k, v in VIS["transfer"].items() if k != "variants"}
+    return vis_settings(wildcards.chain, training=training, variant=VIS["transfer"]["variants"][wildcards.model])
 
 
 def vis_inputs(*extra):
@@ -201,13 +225,13 @@ def vis_inputs(*extra):
 
 
 def vis_discovery_metrics():
-    return expand(f"{VIS_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json", init=VIS["discovery"]["inits"],
-                  penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]])
+    return expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}/metrics.json", chain=VIS_CHAINS,
+                  init=VIS["discovery"]["inits"], penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]])
 
 
 def vis_transfer_metrics():
-    return expand(f"{VIS_DIR}/transfer/{{model}}/seed{{seed}}/metrics.json", model=list(VIS["transfer"]["variants"]),
-                  seed=VIS["transfer"]["seeds"])
+    return expand(f"{VIS_DIR}/chain{{chain}}/transfer/{{model}}/metrics.json", chain=VIS_CHAINS,
+                  model=list(VIS["transfer"]["variants"]))
 
 
 def vis_final_targets():

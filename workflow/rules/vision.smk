@@ -9,6 +9,7 @@ wildcard_constraints:
     init=one_of(VIS["discovery"]["inits"]),
     penalty=one_of(number_tag(x) for x in VIS["discovery"]["l0_weights"]),
     model=one_of(VIS["transfer"]["variants"]),
+    chain=one_of(VIS_CHAINS),
 
 
 rule vision_world:
@@ -22,7 +23,7 @@ rule vision_world:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_world --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
+        step("vision_world") + " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule vision_imagenet16:
@@ -38,7 +39,7 @@ rule vision_imagenet16:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_imagenet16 --root {input.root:q} --settings {params.settings:q} "
+        step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} "
         "--out {output:q} > {log:q} 2>&1"
 
 
@@ -60,7 +61,7 @@ rule vision_mean_pool:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_pool --images {params.images:q} --shard {wildcards.shard} "
+        step("vision_pool") + " --images {params.images:q} --shard {wildcards.shard} "
         "--shards {params.shards} --settings {params.settings:q} --threads {threads} --device {params.device} "
         "--out {output:q} > {log:q} 2>&1"
 
@@ -70,13 +71,14 @@ rule vision_base:
         unpack(lambda wildcards: vis_inputs()),
         weights=VIS["model"]["weights"] or [],
     output:
-        model=f"{VIS_DIR}/base/model.pt",
-        metrics=f"{VIS_DIR}/base/metrics.json",
+        model=f"{VIS_CHAIN_DIR}/base/model.pt",
+        metrics=f"{VIS_CHAIN_DIR}/base/metrics.json",
     log:
-        "logs/vision/base.log",
+        f"logs/vision/chain{{chain}}/base.log",
     params:
-        settings=vis_settings(model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]},
-                              training=VIS["base"]),
+        settings=lambda wildcards: vis_settings(
+            wildcards.chain, model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]}, training=VIS["base"]
+        ),
         train=vis_split("pretrain"),
         eval=vis_split("eval"),
         test=vis_split("test"),
@@ -88,7 +90,7 @@ rule vision_base:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_base --train {params.train:q} --eval {params.eval:q} "
+        step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
         "--test {params.test:q} --pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} "
         "--settings {params.settings:q} --threads {threads} --device {params.device} "
         "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
@@ -97,14 +99,16 @@ rule vision_base:
 rule vision_discover:
     input:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
-        base=f"{VIS_DIR}/base/model.pt",
+        base=f"{VIS_CHAIN_DIR}/base/model.pt",
     output:
-        subnetwork=f"{VIS_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
-        metrics=f"{VIS_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json",
+        subnetwork=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
+        metrics=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json",
     log:
-        f"logs/vision/discovery/{{init}}/lambda{{penalty}}.log",
+        f"logs/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.log",
     params:
-        settings=vis_settings(discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits")}),
+        settings=lambda wildcards: vis_settings(
+            wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits")}
+        ),
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
         device=config["device"],
@@ -114,7 +118,7 @@ rule vision_discover:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_discover --base {input.base:q} --init {wildcards.init} "
+        step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
         "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
         "--pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} --l0-weight {wildcards.penalty} "
         "--settings {params.settings:q} --threads {threads} --device {params.device} "
@@ -124,29 +128,29 @@ rule vision_discover:
 rule vision_select_subnetwork:
     input:
         expand(
-            f"{VIS_DIR}/discovery/{{{{init}}}}/lambda{{penalty}}/subnetwork.pt",
+            f"{VIS_DIR}/chain{{{{chain}}}}/discovery/{{{{init}}}}/lambda{{penalty}}/subnetwork.pt",
             penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]],
         ),
     output:
-        f"{VIS_DIR}/discovery/{{init}}/selected.pt",
+        f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.pt",
     log:
-        f"logs/vision/discovery/{{init}}/select.log",
+        f"logs/vision/chain{{chain}}/discovery/{{init}}/select.log",
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.select_subnetwork --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
+        step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule vision_transfer:
     input:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
-        base=f"{VIS_DIR}/base/model.pt",
-        subnetwork=f"{VIS_DIR}/discovery/pretrained/selected.pt",
+        base=f"{VIS_CHAIN_DIR}/base/model.pt",
+        subnetwork=f"{VIS_CHAIN_DIR}/discovery/pretrained/selected.pt",
     output:
-        f"{VIS_DIR}/transfer/{{model}}/seed{{seed}}/metrics.json",
+        f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
     log:
-        f"logs/vision/transfer/{{model}}/seed{{seed}}.log",
+        f"logs/vision/chain{{chain}}/transfer/{{model}}.log",
     params:
         settings=vis_transfer_settings,
         train=vis_split("train"),
@@ -160,18 +164,18 @@ rule vision_transfer:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_transfer --base {input.base:q} --subnetwork {input.subnetwork:q} "
+        step("vision_transfer") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
         "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
         "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
-        "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.seed} "
+        "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.chain} "
         "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
 
 
 rule vision_diagnostics:
     input:
         unpack(lambda wildcards: vis_inputs("discovery")),
-        base=f"{VIS_DIR}/base/model.pt",
-        subnetwork=f"{VIS_DIR}/discovery/pretrained/selected.pt",
+        base=f"{VIS_DIR}/chain{VIS_CHAINS[0]}/base/model.pt",
+        subnetwork=f"{VIS_DIR}/chain{VIS_CHAINS[0]}/discovery/pretrained/selected.pt",
     output:
         csv=f"{VIS_DIR}/summary/diagnostics.csv",
         md=f"{VIS_DIR}/summary/diagnostics.md",
@@ -179,6 +183,7 @@ rule vision_diagnostics:
         "logs/vision/diagnostics.log",
     params:
         settings=vis_settings(
+            VIS_CHAINS[0],
             max_images=VIS["diagnostics"]["bn_images"],
             variants={name: v for name, v in VIS["transfer"]["variants"].items() if v["method"] == "subnetwork"},
         ),
@@ -192,7 +197,7 @@ rule vision_diagnostics:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_diagnostics --base {input.base:q} --subnetwork {input.subnetwork:q} "
+        step("vision_diagnostics") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
         "--train {params.train:q} --pooled-discovery {input.pooled_discovery:q} --test {params.test:q} "
         "--pooled-test {input.pooled_test:q} --settings {params.settings:q} --threads {threads} "
         "--device {params.device} --outdir {params.outdir:q} > {log:q} 2>&1"
@@ -200,9 +205,10 @@ rule vision_diagnostics:
 
 rule vision_aggregate:
     input:
-        base=f"{VIS_DIR}/base/metrics.json",
+        base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_CHAINS),
         discovery=vis_discovery_metrics(),
-        selected=expand(f"{VIS_DIR}/discovery/{{init}}/selected.pt", init=VIS["discovery"]["inits"]),
+        selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.pt", chain=VIS_CHAINS,
+                        init=VIS["discovery"]["inits"]),
         transfer=vis_transfer_metrics(),
     output:
         expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
@@ -214,7 +220,7 @@ rule vision_aggregate:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_aggregate --base {input.base:q} --discovery {input.discovery:q} "
+        step("vision_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} "
         "--selected {input.selected:q} --transfer {input.transfer:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
@@ -236,7 +242,7 @@ rule vision_plots:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_plots --summary {params.summary:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+        step("vision_plots") + " --summary {params.summary:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 rule vision_samples:
@@ -254,5 +260,5 @@ rule vision_samples:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        "python -m subtask_induction.steps.vision_samples --test {params.test:q} --pooled-test {input.pooled_test:q} "
+        step("vision_samples") + " --test {params.test:q} --pooled-test {input.pooled_test:q} "
         "--cue-conflict {params.cue_conflict:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"

@@ -1,14 +1,17 @@
 """Datasets of `a b SEP c` rows, c = f(a, b) mod m, for every computation of the paper.
 
-Numbers 0..n-1 are tokens 0..n-1 and SEP is token n. A pair (a, b) has id a*n + b. Eval and test rows
-are drawn from pairs no training row uses, so accuracy measures generalisation (the authors' did not).
+Numbers 0..n-1 are tokens 0..n-1 and SEP is token n. A pair (a, b) has id a*n + b. Eval and test pairs
+are drawn once for every stage (heldout_pairs) and no stage's training rows contain them, so accuracy
+measures generalisation and no weight any stage passes on was fit on a test pair (the authors' were).
 """
 
 from __future__ import annotations
 
 import torch
 
-# App. B.4 computations, subtasks, and the competing rules an a=b-only training set cannot rule out.
+from ..runtime import derive_seed
+
+# App. B.4 computations and subtasks, plus 2a2 and 2b2: rules the a=b rows of a2+ab leave open.
 COMPUTATIONS = {
     "a+ab": lambda a, b: a + a * b,
     "a2+b2": lambda a, b: a * a + b * b,
@@ -23,8 +26,7 @@ COMPUTATIONS = {
     "2a2": lambda a, b: 2 * a * a,
     "2b2": lambda a, b: 2 * b * b,
 }
-COMPETING_RULES = ("2a2", "2b2", "a2+b2")
-PURPOSES = {"base": 0, "discovery": 1, "transfer": 2}
+PURPOSES = ("base", "discovery", "transfer")
 
 
 def labels(pairs: torch.Tensor, computation: str, modulus: int) -> torch.Tensor:
@@ -35,6 +37,18 @@ def labels(pairs: torch.Tensor, computation: str, modulus: int) -> torch.Tensor:
     return torch.remainder(COMPUTATIONS[computation](a, b), modulus)
 
 
+def competing_rules(target: str, n_numbers: int, modulus: int) -> list[str]:
+    """The rules the a=b rows leave open: every other computation in COMPUTATIONS that agrees
+    with `target` on every a=b pair but is a different function on the a!=b pairs."""
+    same = torch.arange(n_numbers)[:, None].repeat(1, 2)
+    grid = torch.cartesian_prod(torch.arange(n_numbers), torch.arange(n_numbers))
+    expected_same, expected_all = labels(same, target, modulus), labels(grid, target, modulus)
+    return [rule for rule in COMPUTATIONS
+            if rule != target
+            and torch.equal(labels(same, rule, modulus), expected_same)
+            and not torch.equal(labels(grid, rule, modulus), expected_all)]
+
+
 def encode(pairs: torch.Tensor, computation: str, n_numbers: int, modulus: int) -> torch.Tensor:
     """Rows [a, b, SEP, c] as a LongTensor of shape (N, 4)."""
     sep = torch.full((len(pairs), 1), n_numbers, dtype=torch.long)
@@ -43,6 +57,35 @@ def encode(pairs: torch.Tensor, computation: str, n_numbers: int, modulus: int) 
 
 def _pairs(ids: torch.Tensor, n_numbers: int) -> torch.Tensor:
     return torch.stack([ids // n_numbers, ids % n_numbers], dim=1)
+
+
+def heldout_pairs(n_numbers: int, seed: int, eval_rows: int, test_rows: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The eval and test pair ids, drawn once for every stage and computation: uniform over a!=b pairs
+    (every a=b pair is a transfer training row). No stage trains on them."""
+    generator = torch.Generator().manual_seed(derive_seed("arithmetic held-out pairs", seed))
+    order = torch.randperm(n_numbers * n_numbers, generator=generator)
+    order = order[order // n_numbers != order % n_numbers]
+    if eval_rows + test_rows > len(order):
+        raise ValueError(f"{eval_rows} eval + {test_rows} test rows exceed the {len(order)} a!=b pairs of "
+                         f"{n_numbers} numbers")
+    return order[:eval_rows], order[eval_rows:eval_rows + test_rows]
+
+
+def _covering_lead(n_numbers: int, held: set[int], generator: torch.Generator) -> torch.Tensor:
+    """Pairs (i, pi(i)) for a random permutation pi, so every number appears as a and as b, repaired by
+    swaps so that no lead pair is a held-out pair."""
+    pi = torch.randperm(n_numbers, generator=generator).tolist()
+    candidates = torch.randperm(n_numbers, generator=generator).tolist()
+    for i in range(n_numbers):
+        if i * n_numbers + pi[i] not in held:
+            continue
+        for j in candidates:
+            if i * n_numbers + pi[j] not in held and j * n_numbers + pi[i] not in held:
+                pi[i], pi[j] = pi[j], pi[i]
+                break
+        else:
+            raise ValueError(f"no lead row for number {i} avoids the held-out pairs")
+    return torch.tensor([i * n_numbers + pi[i] for i in range(n_numbers)])
 
 
 def build_dataset(
@@ -56,36 +99,37 @@ def build_dataset(
     eval_rows: int,
     test_rows: int,
 ) -> dict:
-    """Splits of rows for one purpose.
+    """Splits of rows for one purpose, around the one global held-out split (heldout_pairs).
 
+    eval and test are the global held-out pairs labelled by `computation`: the same pairs for every
+    stage, so no stage's training rows contain any stage's eval or test pair.
     base / discovery: `train` starts with n rows (i, pi(i)) so every number appears as a and as b,
     then uniform pairs up to train_rows. transfer: `ambiguous` holds every a=b pair; `disambiguation`
     is an ordered pool of a!=b pairs of which a sweep point takes the first n (nested sizes).
-    eval and test are uniform over the pairs, disjoint from each other and from every training row.
     """
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose '{purpose}'; choose from {sorted(PURPOSES)}")
     if modulus > n_numbers:
         raise ValueError(f"modulus {modulus} exceeds n_numbers {n_numbers}: answers must be number tokens")
-    generator = torch.Generator().manual_seed(seed * 1_000_003 + PURPOSES[purpose])
+    eval_ids, test_ids = heldout_pairs(n_numbers, seed, eval_rows, test_rows)
+    held = torch.cat([eval_ids, test_ids])
+    generator = torch.Generator().manual_seed(derive_seed("arithmetic training pairs", seed, purpose))
     numbers = torch.arange(n_numbers)
     if purpose == "transfer":
         lead = numbers * n_numbers + numbers
     else:
-        lead = numbers * n_numbers + torch.randperm(n_numbers, generator=generator)
+        lead = _covering_lead(n_numbers, set(held.tolist()), generator)
     order = torch.randperm(n_numbers * n_numbers, generator=generator)
-    rest = order[~torch.isin(order, lead)]
+    rest = order[~torch.isin(order, torch.cat([lead, held]))]
     if purpose == "transfer":
         rest = rest[rest // n_numbers != rest % n_numbers]
     pool_rows = train_rows if purpose == "transfer" else train_rows - len(lead)
-    needed = eval_rows + test_rows + pool_rows
-    if pool_rows < 0 or needed > len(rest):
+    if pool_rows < 0 or pool_rows > len(rest):
         raise ValueError(
-            f"{purpose} data: {train_rows} training + {eval_rows} eval + {test_rows} test rows do not fit in "
-            f"{n_numbers}x{n_numbers} pairs with {len(lead)} reserved rows; lower the row counts or raise n_numbers"
+            f"{purpose} data: {train_rows} training rows do not fit in {n_numbers}x{n_numbers} pairs besides "
+            f"{len(held)} held-out and {len(lead)} reserved rows; lower the row counts or raise n_numbers"
         )
-    eval_ids, test_ids = rest[:eval_rows], rest[eval_rows:eval_rows + test_rows]
-    pool = rest[eval_rows + test_rows:needed]
+    pool = rest[:pool_rows]
     rows = lambda ids: encode(_pairs(ids, n_numbers), computation, n_numbers, modulus)  # noqa: E731
     splits = {"eval": rows(eval_ids), "test": rows(test_ids)}
     if purpose == "transfer":
@@ -102,3 +146,19 @@ def transfer_training_rows(dataset: dict, n_disambiguation: int) -> torch.Tensor
     if n_disambiguation > len(pool):
         raise ValueError(f"{n_disambiguation} disambiguation rows asked for, the dataset holds {len(pool)}")
     return torch.cat([dataset["splits"]["ambiguous"], pool[:n_disambiguation]])
+
+
+def split_holdout(rows: torch.Tensor, n_ambiguous: int, fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train, holdout) from a transfer point's own rows: `fraction` of the ambiguous rows and of the
+    disambiguation rows each (rounded down), so the holdout is labelled by nothing beyond the point's n.
+    It is the leak-free model-selection signal (protocol `train_holdout`)."""
+    if not 0.0 <= fraction < 1.0:
+        raise ValueError(f"holdout fraction must lie in [0, 1), got {fraction}")
+    generator = torch.Generator().manual_seed(derive_seed("transfer holdout", seed))
+    train, holdout = [], []
+    for part in (rows[:n_ambiguous], rows[n_ambiguous:]):
+        order = torch.randperm(len(part), generator=generator)
+        cut = int(len(part) * fraction)
+        holdout.append(part[order[:cut]])
+        train.append(part[order[cut:]])
+    return torch.cat(train), torch.cat(holdout)

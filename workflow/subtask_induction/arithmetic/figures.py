@@ -1,4 +1,9 @@
-"""Paper figures for the arithmetic family from the aggregated CSVs (matplotlib)."""
+"""Figures of the arithmetic family from the aggregated CSVs (matplotlib).
+
+Every figure has one row of panels per experiment (base, subtask, target): curves are never averaged
+over different tasks. Curves are the mean over seeds of the depth-averaged test accuracy, the band
+one standard deviation over seeds, at the epoch the chosen selection protocol picks.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,35 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
+from .tables import EXPERIMENT, seed_summary  # noqa: E402
 
 
-def _curve(ax, frame: pd.DataFrame, label: str, spread: bool) -> None:
-    stats = frame.groupby("n")["test_accuracy"].agg(["mean", "std"]).reset_index()
-    ax.plot(stats["n"], stats["mean"], marker="o", label=label)
-    if spread:
-        ax.fill_between(stats["n"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0),
-                        alpha=0.2)
+def experiments(transfer: pd.DataFrame) -> list[tuple]:
+    return sorted(transfer.groupby(EXPERIMENT).groups)
+
+
+def _title(experiment: tuple) -> str:
+    base, subtask, target = experiment
+    return f"{subtask} of {base} -> {target}"
+
+
+def _rows(transfer: pd.DataFrame, experiment: tuple) -> pd.DataFrame:
+    mask = np.ones(len(transfer), dtype=bool)
+    for column, value in zip(EXPERIMENT, experiment):
+        mask &= (transfer[column] == value).to_numpy()
+    return transfer[mask]
+
+
+def _curve(ax, frame: pd.DataFrame, label: str, **style) -> None:
+    """frame: the rows of one curve (any depths and seeds, one protocol)."""
+    stats = seed_summary(frame, ["n"])
+    line, = ax.plot(stats["n"], stats["mean"], marker="o", label=label, **style)
+    ax.fill_between(stats["n"], stats["mean"] - stats["std"], stats["mean"] + stats["std"], alpha=0.15,
+                    color=line.get_color())
 
 
 def _axes_style(ax, title: str) -> None:
@@ -27,8 +50,19 @@ def _axes_style(ax, title: str) -> None:
     ax.set_xlabel("disambiguation rows")
     ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title)
+    ax.set_title(title, fontsize=9)
     ax.grid(alpha=0.3)
+
+
+def _grid(n_rows: int, n_cols: int, width: float = 4.5, height: float = 3.6):
+    figure, axes = plt.subplots(n_rows, n_cols, figsize=(width * n_cols, height * n_rows), squeeze=False,
+                                sharey=True)
+    return figure, axes
+
+
+def _empty(ax, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=8)
+    ax.set_axis_off()
 
 
 def frozen_variants(transfer: pd.DataFrame) -> list[str]:
@@ -37,43 +71,148 @@ def frozen_variants(transfer: pd.DataFrame) -> list[str]:
     return sorted(frozen["variant"].unique())
 
 
-def fig3(transfer: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Left: mean over depths (depth means, then averaged). Right: the smallest depth, mean ± std over seeds."""
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    depth = transfer["layers"].min()
-    for variant in frozen_variants(transfer):
-        rows = transfer[transfer["variant"] == variant]
-        per_depth = rows.groupby(["layers", "n"])["test_accuracy"].mean().reset_index()
-        _curve(left, per_depth, variant, spread=False)
-        _curve(right, rows[rows["layers"] == depth], variant, spread=True)
-    _axes_style(left, f"mean over depths {sorted(int(d) for d in transfer['layers'].unique())}")
-    _axes_style(right, f"{depth} layers, mean ± std over seeds")
-    left.legend()
+def _protocol_rows(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    rows = transfer[transfer["protocol"] == protocol]
+    if rows.empty:
+        raise ValueError(f"no transfer result under protocol '{protocol}'; found {sorted(transfer['protocol'].unique())}")
+    return rows
+
+
+def fig3(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
+    """Left: mean over depths. Right: the smallest depth. One row per experiment."""
+    transfer = _protocol_rows(transfer, protocol)
+    found = experiments(transfer)
+    figure, axes = _grid(len(found), 2, width=5.5)
+    for (left, right), experiment in zip(axes, found):
+        rows = _rows(transfer, experiment)
+        depth = rows["layers"].min()
+        for variant in frozen_variants(rows):
+            chosen = rows[rows["variant"] == variant]
+            _curve(left, chosen, variant)
+            _curve(right, chosen[chosen["layers"] == depth], variant)
+        depths = sorted(int(d) for d in rows["layers"].unique())
+        _axes_style(left, f"{_title(experiment)}: mean over depths {depths} ({protocol})")
+        _axes_style(right, f"{_title(experiment)}: {depth} layers ({protocol})")
+        left.legend(fontsize=7)
     return _save(figure, outdir, "fig3")
 
 
-def fig6(transfer: pd.DataFrame, outdir: Path) -> list[Path]:
+def fig6(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
+    """Per depth, one row per experiment."""
+    transfer = _protocol_rows(transfer, protocol)
     depths = sorted(transfer["layers"].unique())
-    figure, axes = plt.subplots(1, len(depths), figsize=(4.5 * len(depths), 4), sharey=True, squeeze=False)
-    for ax, depth in zip(axes[0], depths):
-        for variant in frozen_variants(transfer):
-            rows = transfer[(transfer["variant"] == variant) & (transfer["layers"] == depth)]
-            _curve(ax, rows, variant, spread=True)
-        _axes_style(ax, f"{depth} layers")
-    axes[0][0].legend()
+    found = experiments(transfer)
+    figure, axes = _grid(len(found), len(depths))
+    for row_axes, experiment in zip(axes, found):
+        rows = _rows(transfer, experiment)
+        for ax, depth in zip(row_axes, depths):
+            for variant in frozen_variants(rows):
+                _curve(ax, rows[(rows["variant"] == variant) & (rows["layers"] == depth)], variant)
+            _axes_style(ax, f"{_title(experiment)}: {depth} layers ({protocol})")
+        row_axes[0].legend(fontsize=7)
     return _save(figure, outdir, "fig6")
 
 
-def fig7(transfer: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Frozen vs trainable subnetworks (and full-model transfer), mean over depths."""
-    figure, ax = plt.subplots(figsize=(5.5, 4))
-    chosen = transfer[transfer["method"].isin(["subnetwork", "sampled", "full"])]
-    for variant, rows in chosen.groupby("variant"):
-        per_depth = rows.groupby(["layers", "n"])["test_accuracy"].mean().reset_index()
-        _curve(ax, per_depth, variant, spread=False)
-    _axes_style(ax, "frozen vs trainable subnetworks")
-    ax.legend()
+def fig7(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
+    """Frozen vs trainable subnetworks (and full-model transfer), one panel per experiment."""
+    transfer = _protocol_rows(transfer, protocol)
+    found = experiments(transfer)
+    figure, axes = _grid(1, len(found), width=5.5)
+    for ax, experiment in zip(axes[0], found):
+        rows = _rows(transfer, experiment)
+        chosen = rows[rows["method"].isin(["subnetwork", "sampled", "full"]) & rows["lr_scale"].isin([0.0, 1.0])]
+        for variant, curve in chosen.groupby("variant"):
+            _curve(ax, curve, variant)
+        _axes_style(ax, f"{_title(experiment)}: frozen vs trainable ({protocol})")
+        ax.legend(fontsize=7)
     return _save(figure, outdir, "fig7")
+
+
+def protocols_figure(transfer: pd.DataFrame, outdir: Path, protocols: list[str]) -> list[Path]:
+    """Each frozen variant under every selection protocol: how much selecting on target labels moves it."""
+    found = experiments(transfer)
+    variants = frozen_variants(transfer)
+    figure, axes = _grid(len(found), len(variants), width=3.8)
+    styles = {"eval": {"linestyle": "--"}, "train_holdout": {}, "last": {"linestyle": ":"}}
+    for row_axes, experiment in zip(axes, found):
+        rows = _rows(transfer, experiment)
+        for ax, variant in zip(row_axes, variants):
+            chosen = rows[rows["variant"] == variant]
+            if chosen.empty:
+                _empty(ax, f"{variant}: not run for this experiment")
+                continue
+            for protocol in protocols:
+                _curve(ax, chosen[chosen["protocol"] == protocol], protocol, **styles.get(protocol, {}))
+            _axes_style(ax, f"{_title(experiment)}: {variant}")
+        row_axes[0].legend(fontsize=7, title="selected on")
+    return _save(figure, outdir, "protocols")
+
+
+def inheritance_variants(rows: pd.DataFrame) -> pd.DataFrame:
+    """The 2x2 {subnetwork, sampled} x {inherited, fresh unmasked tensors} (frozen), plus random and full."""
+    frozen_masks = rows["method"].isin(["subnetwork", "sampled"]) & (rows["lr_scale"] == 0)
+    return rows[frozen_masks | rows["method"].isin(["random", "full"])]
+
+
+def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> list[Path]:
+    """Where the effect comes from: curves of the 2x2 plus random/full, and bars at n = dial_n."""
+    transfer = _protocol_rows(transfer, protocol)
+    found = experiments(transfer)
+    figure, axes = _grid(len(found), 2, width=5.5)
+    for (curves_ax, bars_ax), experiment in zip(axes, found):
+        rows = inheritance_variants(_rows(transfer, experiment))
+        if rows.empty:
+            _empty(curves_ax, "no inheritance variants run")
+            _empty(bars_ax, "")
+            continue
+        labels, means, stds = [], [], []
+        for variant, curve in rows.groupby("variant"):
+            first = curve.iloc[0]
+            label = (f"{variant} ({first['method']}, {'inherited' if first['inherit_unmasked'] else 'fresh'} unmasked)"
+                     if first["method"] in ("subnetwork", "sampled") else f"{variant} ({first['method']})")
+            _curve(curves_ax, curve, label)
+            at_n = seed_summary(curve[curve["n"] == dial_n], ["variant"])
+            if not at_n.empty:
+                labels.append(variant)
+                means.append(at_n["mean"].item())
+                stds.append(at_n["std"].item())
+        _axes_style(curves_ax, f"{_title(experiment)}: unmasked tensors inherited or fresh ({protocol})")
+        curves_ax.legend(fontsize=6)
+        bars_ax.bar(range(len(labels)), means, yerr=stds, capsize=3)
+        bars_ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=7)
+        bars_ax.set(ylim=(0, 1.02), ylabel="test accuracy", title=f"n = {dial_n}, mean ± std over seeds")
+        bars_ax.grid(alpha=0.3, axis="y")
+    figure.tight_layout()
+    return _save(figure, outdir, "inheritance")
+
+
+def dial_variants(rows: pd.DataFrame) -> pd.DataFrame:
+    """SI with inherited unmasked tensors at every lr_scale of the subnetwork (0 = frozen ... 1 = trainable)."""
+    return rows[(rows["method"] == "subnetwork") & rows["inherit_unmasked"].astype(bool)]
+
+
+def dial(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> list[Path]:
+    """Bias strength: accuracy vs n per lr_scale, and accuracy at n = dial_n vs lr_scale."""
+    transfer = _protocol_rows(transfer, protocol)
+    found = experiments(transfer)
+    figure, axes = _grid(len(found), 2, width=5.5)
+    for (curves_ax, dial_ax), experiment in zip(axes, found):
+        rows = dial_variants(_rows(transfer, experiment))
+        if rows["lr_scale"].nunique() < 2:
+            _empty(curves_ax, "fewer than two lr_scale values run")
+            _empty(dial_ax, "")
+            continue
+        for scale, curve in rows.groupby("lr_scale"):
+            _curve(curves_ax, curve, f"lr_scale {scale:g}")
+        _axes_style(curves_ax, f"{_title(experiment)}: SI, subnetwork lr scaled ({protocol})")
+        curves_ax.legend(fontsize=7)
+        at_n = seed_summary(rows[rows["n"] == dial_n], ["lr_scale"])
+        dial_ax.errorbar(at_n["lr_scale"], at_n["mean"], yerr=at_n["std"], marker="o", capsize=3)
+        dial_ax.set_xscale("symlog", linthresh=0.01)
+        dial_ax.set(xlabel="lr_scale of the subnetwork (0 = frozen)", ylabel="test accuracy", ylim=(0, 1.02),
+                    title=f"n = {dial_n}, mean ± std over seeds")
+        dial_ax.grid(alpha=0.3)
+    return _save(figure, outdir, "dial")
 
 
 def discovery_curves(curves: pd.DataFrame, outdir: Path) -> list[Path]:

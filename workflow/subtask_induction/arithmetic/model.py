@@ -7,6 +7,7 @@ from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from ..runtime import load_torch, save_torch
+from ..training import epoch_order
 from .data import labels
 
 MASKED_MODULES = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
@@ -15,6 +16,8 @@ MASKED_MODULES = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
 def build_gpt2(n_numbers: int, layers: int, model_settings: dict, seed: int) -> GPT2LMHeadModel:
     """A freshly initialised GPT-2 with vocab n_numbers + 1 (SEP) and 4 positions, seeded."""
     dropout = model_settings.get("dropout", 0.0)
+    if model_settings["n_embd"] % model_settings["n_head"]:
+        raise ValueError(f"model n_embd {model_settings['n_embd']} is not divisible by n_head {model_settings['n_head']}")
     config = GPT2Config(
         vocab_size=n_numbers + 1, n_positions=4, n_layer=layers, n_embd=model_settings["n_embd"],
         n_head=model_settings["n_head"], n_inner=model_settings["n_inner"],
@@ -38,9 +41,27 @@ def lm_loss(model: nn.Module, rows: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def predict_answers(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000) -> torch.Tensor:
-    """Argmax at the SEP position (which predicts c), in batches."""
-    return torch.cat([model(input_ids=rows[i:i + batch_size]).logits[:, 2].argmax(-1)
-                      for i in range(0, len(rows), batch_size)])
+    """Argmax at the SEP position (which predicts c), in batches, always in eval mode (no dropout)."""
+    was_training = model.training
+    model.eval()
+    try:
+        return torch.cat([model(input_ids=rows[i:i + batch_size]).logits[:, 2].argmax(-1)
+                          for i in range(0, len(rows), batch_size)])
+    finally:
+        model.train(was_training)
+
+
+@torch.no_grad()
+def mean_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000) -> float:
+    """lm_loss over `rows` in eval mode, weighted by batch size."""
+    was_training = model.training
+    model.eval()
+    try:
+        total = sum(float(lm_loss(model, rows[i:i + batch_size])) * len(rows[i:i + batch_size])
+                    for i in range(0, len(rows), batch_size))
+    finally:
+        model.train(was_training)
+    return total / max(len(rows), 1)
 
 
 def accuracy(model: nn.Module, rows: torch.Tensor, rules: dict[str, str] | None = None, modulus: int = 7) -> dict:
@@ -54,9 +75,8 @@ def accuracy(model: nn.Module, rows: torch.Tensor, rules: dict[str, str] | None 
 
 
 def shuffled_batches(rows: torch.Tensor, batch_size: int, seed: int, epoch: int):
-    """Batches in an order fixed by (seed, epoch), so a resumed run sees the same ones."""
-    generator = torch.Generator().manual_seed(seed * 1_000_003 + epoch)
-    order = torch.randperm(len(rows), generator=generator).to(rows.device)
+    """Batches in the order training.epoch_order fixes for (seed, epoch)."""
+    order = epoch_order(len(rows), seed, epoch).to(rows.device)
     return [rows[order[i:i + batch_size]] for i in range(0, len(rows), batch_size)]
 
 

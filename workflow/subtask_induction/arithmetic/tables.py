@@ -51,16 +51,51 @@ def table3(discovery: pd.DataFrame) -> pd.DataFrame:
     return chosen[columns].reset_index(drop=True)
 
 
+EXPERIMENT = ["base", "subtask", "target"]
+
+
 def transfer_table(paths) -> pd.DataFrame:
+    """One row per (sweep point, selection protocol): the test metrics at the epoch that protocol picks."""
     rows = []
     for path in paths:
         record = _read(path)
         config = record["config"]
         variant = config["variant"]
-        rows.append({"base": config["base"]["computation"], "subtask": config["subtask"],
-                     "target": config["target"], "layers": config["base"]["layers"],
-                     "variant": config["variant_name"], "method": variant["method"],
-                     "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
-                     "n": config["n_disambiguation"], "seed": record["seed"], **record["metrics"],
-                     "best_epoch": record["best_epoch"], "path": str(Path(path))})
-    return pd.DataFrame(rows).sort_values(["base", "subtask", "target", "layers", "variant", "n", "seed"])
+        point = {"base": config["base"]["computation"], "subtask": config["subtask"], "target": config["target"],
+                 "layers": config["base"]["layers"], "variant": config["variant_name"], "method": variant["method"],
+                 "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
+                 "n": config["n_disambiguation"], "seed": record["seed"], "path": str(Path(path))}
+        for protocol, chosen in record["metrics"].items():
+            rows.append({**point, "protocol": protocol, **chosen})
+    columns = EXPERIMENT + ["layers", "variant", "n", "seed", "protocol"]
+    return pd.DataFrame(rows).sort_values(columns).reset_index(drop=True)
+
+
+def seed_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accuracy") -> pd.DataFrame:
+    """mean and std over seeds of the depth-averaged metric, per `by` group (std 0 for one seed)."""
+    per_seed = transfer.groupby(by + ["seed"])[metric].mean().reset_index()
+    summary = per_seed.groupby(by)[metric].agg(["mean", "std", "count"]).reset_index()
+    summary["std"] = summary["std"].fillna(0.0)
+    return summary
+
+
+def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
+    """Per experiment and protocol: variant x n, test accuracy mean ± std over seeds (depths averaged)."""
+    lines = []
+    summary = seed_summary(transfer, EXPERIMENT + ["protocol", "variant", "n"])
+    depths = sorted(int(d) for d in transfer["layers"].unique())
+    for (base, subtask, target), experiment in summary.groupby(EXPERIMENT):
+        for protocol in protocols:
+            rows = experiment[experiment["protocol"] == protocol]
+            if rows.empty:
+                continue
+            sizes = sorted(rows["n"].unique())
+            lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}` "
+                      f"(test accuracy, mean ± std over seeds of the mean over depths {depths})", "",
+                      "| variant | " + " | ".join(f"n={n}" for n in sizes) + " |",
+                      "|---|" + "---|" * len(sizes)]
+            for variant, by_variant in rows.groupby("variant", sort=False):
+                cells = {row["n"]: f"{row['mean']:.3f} ± {row['std']:.3f}" for _, row in by_variant.iterrows()}
+                lines.append(f"| {variant} | " + " | ".join(cells.get(n, "") for n in sizes) + " |")
+            lines.append("")
+    return "\n".join(lines)

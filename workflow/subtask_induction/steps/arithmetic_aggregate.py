@@ -3,7 +3,8 @@
 import argparse
 from pathlib import Path
 
-from ..arithmetic.tables import base_table, discovery_tables, table3, transfer_table
+from ..arithmetic.tables import base_table, discovery_tables, table3, transfer_markdown, transfer_table
+from ..selection import PROTOCOLS
 from ..runtime import save_text
 
 
@@ -12,16 +13,21 @@ def main(argv=None):
     p.add_argument("--base", nargs="+", required=True, help="base metrics.json files")
     p.add_argument("--discovery", nargs="+", required=True, help="discovery metrics.json files")
     p.add_argument("--transfer", nargs="+", required=True, help="transfer metrics.json files")
+    p.add_argument("--protocol", default="train_holdout", choices=sorted(PROTOCOLS),
+                   help="the protocol listed first in transfer.md (the main figures' protocol)")
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     out = Path(args.outdir)
     discovery, curves = discovery_tables(args.discovery)
     kept = table3(discovery)
+    transfer = transfer_table(args.transfer)
     tables = {"base.csv": base_table(args.base), "discovery.csv": discovery, "discovery_curves.csv": curves,
-              "transfer.csv": transfer_table(args.transfer), "table3.csv": kept}
+              "transfer.csv": transfer, "table3.csv": kept}
     for name, table in tables.items():
         save_text(table.to_csv(index=False), out / name)
     save_text(kept.to_markdown(index=False, floatfmt=".4g") + "\n", out / "table3.md")
+    order = [args.protocol] + [name for name in PROTOCOLS if name != args.protocol]
+    save_text(transfer_markdown(transfer, order), out / "transfer.md")
     print(kept.to_markdown(index=False, floatfmt=".4g"))
 
 

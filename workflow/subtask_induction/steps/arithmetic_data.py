@@ -1,7 +1,7 @@
 """Write one arithmetic dataset (base, discovery or transfer splits) for one computation."""
 
 from ..arithmetic.data import PURPOSES, build_dataset
-from ..runtime import save_torch
+from ..runtime import configure, save_torch
 from .common import parser, require
 
 
@@ -13,6 +13,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     s = args.settings
     require(s, "n_numbers", "modulus", "seed", "train_rows", "eval_rows", "test_rows")
+    configure(args.threads, s["seed"])
     dataset = build_dataset(args.purpose, args.computation, n_numbers=s["n_numbers"], modulus=s["modulus"],
                             seed=s["seed"], train_rows=s["train_rows"], eval_rows=s["eval_rows"],
                             test_rows=s["test_rows"])

@@ -1,36 +1,41 @@
-"""Collect the vision family's per-run metrics into Table 1 and Table 2 (CSV + Markdown) and long-form
-per-class and training-curve tables for the figures."""
+"""Collect the vision family's per-run metrics of every chain into Table 1 and Table 2 (CSV + Markdown),
+per-chain tables, the comparisons that hold in every chain, and long-form per-class and training-curve
+tables for the figures."""
 
 import argparse
 from pathlib import Path
 
 from ..runtime import load_torch, save_text
-from ..vision.tables import collect, table1_markdown, table2_markdown
+from ..vision.tables import chains_markdown, collect, comparisons_markdown, table1_markdown, table2_markdown
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--base", required=True)
+    p.add_argument("--base", nargs="+", required=True, help="base metrics.json of every chain")
     p.add_argument("--discovery", nargs="+", required=True)
-    p.add_argument("--selected", nargs="+", required=True, help="selected.pt of each init")
+    p.add_argument("--selected", nargs="+", required=True, help="selected.pt of each chain and init")
     p.add_argument("--transfer", nargs="+", required=True)
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     selected = {}
     for path in args.selected:
-        chosen = load_torch(path, ("init", "l0_weight"), "selected subnetwork")
-        selected[chosen["init"]] = chosen["l0_weight"]
+        chosen = load_torch(path, ("init", "l0_weight", "chain"), "selected subnetwork")
+        selected[(chosen["chain"], chosen["init"])] = chosen["l0_weight"]
     tables = collect(args.base, args.discovery, selected, args.transfer)
     out = Path(args.outdir)
     for name in ("table1", "table2"):
         save_text(tables[name].to_csv(index=False), out / f"{name}.csv")
     save_text(table1_markdown(tables["table1"]), out / "table1.md")
     save_text(table2_markdown(tables["table2"]), out / "table2.md")
+    save_text(tables["runs"].to_csv(index=False), out / "chains.csv")
+    save_text(chains_markdown(tables["runs"]), out / "chains.md")
+    save_text(comparisons_markdown(tables["runs"]), out / "comparisons.md")
     save_text(tables["per_class"].to_csv(index=False), out / "per_class.csv")
     save_text(tables["curves"].to_csv(index=False), out / "curves.csv")
     save_text(tables["discovery_curves"].to_csv(index=False), out / "discovery_curves.csv")
     print(table1_markdown(tables["table1"]))
     print(table2_markdown(tables["table2"]))
+    print(comparisons_markdown(tables["runs"]))
 
 
 if __name__ == "__main__":

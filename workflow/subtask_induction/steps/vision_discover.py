@@ -46,12 +46,13 @@ def main(argv=None):
         epochs=d["epochs"], lr=d["lr"], l0_weight=args.l0_weight, beta_final=d["beta_final"],
         mask_init=d["mask_init"], weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
         checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
-        fingerprint=fingerprint(s, args.init, args.l0_weight), desc=f"discover {args.init} lambda={args.l0_weight:g}",
+        fingerprint=fingerprint(s, args.init, args.l0_weight, inputs=[args.base, *args.pooled_train, *args.pooled_eval]),
+        desc=f"discover {args.init} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
     )
     with hard_masks_on(find_masks(model)):
         subnetwork = evaluation(model, batch, device)
     kept = kept_fraction(masks)
-    save_torch({"masks": masks, "kept": kept, "l0_weight": args.l0_weight, "init": args.init,
+    save_torch({"masks": masks, "kept": kept, "l0_weight": args.l0_weight, "init": args.init, "chain": s["seed"],
                 "eval_accuracy": result.best_metrics["eval_accuracy"], "subtask": "mean-pooled"}, args.out_subnetwork)
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
                            **{k: v for k, v in subnetwork.items() if k != "per_class"}},

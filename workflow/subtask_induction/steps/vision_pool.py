@@ -7,7 +7,7 @@ import numpy as np
 from PIL import Image
 
 from ..runtime import configure, resolve_device, save_json
-from ..vision.images import list_images
+from ..vision.images import list_images, read_rgb
 from ..vision.segmentation import make_segmenter, pool_image
 from .common import parser, provenance, require
 
@@ -25,13 +25,12 @@ def main(argv=None):
         raise SystemExit(f"error: shard {args.shard} is not in 0..{args.shards - 1}")
     configure(args.threads, s.get("seed", 0))
     device = resolve_device(args.device)
-    segmenter = make_segmenter(s["segmenter"], device=str(device))
+    segmenter = make_segmenter(s["segmenter"], device=str(device), seed=s.get("seed", 0))
     items = list_images(args.images, what="images to pool")[args.shard::args.shards]
     out = Path(args.out)
     segments = []
     for item in items:
-        with Image.open(item.path) as opened:
-            image = np.asarray(opened.convert("RGB"))
+        image = np.asarray(read_rgb(item.path))
         pooled, segment_map = pool_image(image, segmenter, s["min_area"])
         target = out / item.relative
         target.parent.mkdir(parents=True, exist_ok=True)

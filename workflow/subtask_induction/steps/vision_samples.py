@@ -4,10 +4,9 @@ the data the vision family trains and tests on."""
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from ..vision.cue_conflict import read_cue_conflict
-from ..vision.images import list_images
+from ..vision.images import list_images, read_rgb
 from ..vision.figures import sample_grid
 from .common import parser
 
@@ -20,8 +19,7 @@ def _first_per_category(items):
 
 
 def _load(path):
-    with Image.open(path) as opened:
-        return np.asarray(opened.convert("RGB"))
+    return np.asarray(read_rgb(path))
 
 
 def main(argv=None):

@@ -68,7 +68,8 @@ def main(argv=None):
                      "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
         t["epochs"], train_mode=v["trainable"] != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
         checkpoint=checkpoint, checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
-        fingerprint=fingerprint(point), desc=f"transfer {args.variant} seed={args.seed}",
+        fingerprint=fingerprint(point, inputs=[args.base, args.subnetwork, args.train, args.eval, *(args.pooled_discovery or [])]),
+        desc=f"transfer {args.variant} seed={args.seed}", settings=point,
     )
     metrics = evaluation(model, batch, device)
     save_json({"metrics": {k: val for k, val in metrics.items() if k != "per_class"}, "per_class": metrics["per_class"],

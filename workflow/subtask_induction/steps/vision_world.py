@@ -15,7 +15,7 @@ def main(argv=None):
     counts = generate_world(args.out, image_size=s["image_size"], per_class=s["per_class"],
                             texture_match=s["texture_match"], conflict_per_texture=s["conflict_per_texture"],
                             seed=s["seed"], max_rotation_deg=s.get("max_rotation_deg", 15.0), min_scale=s.get("min_scale", 0.75),
-                            texture_periods=s.get("texture_periods", (2, 4)),
+                            texture_scale=s.get("texture_scale", 1),
                             texture_contrast=s.get("texture_contrast", 0.45))
     save_json({"counts": counts, "config": s, "provenance": provenance()}, f"{args.out}/manifest.json")
     print(f"world written to {args.out}: {counts}")

@@ -40,8 +40,8 @@ def fig11(discovery_curves: pd.DataFrame, outdir: Path) -> list[Path]:
     """Discovery of the pooled-image subnetwork in a pretrained vs a randomly initialised model."""
     figure, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     chosen = discovery_curves[discovery_curves["selected"]]
-    for init, frame in chosen.groupby("init"):
-        label = f"{init} (λ={frame['l0_weight'].iloc[0]:g})"
+    for (init, chain), frame in chosen.groupby(["init", "chain"]):
+        label = f"{init}, chain {chain} (λ={frame['l0_weight'].iloc[0]:g})"
         axes[0].plot(frame["epoch"], frame["eval_pooled_accuracy"], marker=".", label=label)
         axes[1].plot(frame["epoch"], 100 * frame["kept_fraction"], marker=".", label=label)
     axes[0].set_ylabel("pooled eval accuracy (hard mask)")
@@ -56,7 +56,7 @@ def fig11(discovery_curves: pd.DataFrame, outdir: Path) -> list[Path]:
 
 
 def per_class(per_class_table: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Per-category original, pooled and cue-conflict shape accuracy of every model (mean over seeds)."""
+    """Per-category original, pooled and cue-conflict shape accuracy of every model (mean over chains)."""
     metrics = [("original_accuracy", "original"), ("pooled_accuracy", "mean-pooled"),
                ("cue_shape_accuracy", "cue-conflict shape accuracy")]
     means = per_class_table.groupby(["model", "category"], sort=False)[[m for m, _ in metrics]].mean().reset_index()

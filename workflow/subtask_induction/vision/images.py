@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from ..training import epoch_order
 from .imagenet16 import CATEGORIES
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
@@ -44,11 +45,16 @@ def list_images(roots, categories=CATEGORIES, what: str = "image folder") -> lis
     return items
 
 
+def read_rgb(path: Path) -> Image.Image:
+    """An image file as an RGB PIL image, file closed: the one place the vision family opens images."""
+    with Image.open(path) as opened:
+        return opened.convert("RGB")
+
+
 def read_image(path: Path, image_size: int, resize: int | None = None) -> torch.Tensor:
     """uint8 3xSxS. resize: scale the shorter side to it and centre-crop image_size (ImageNet style);
     without it an image of another size is scaled to image_size x image_size."""
-    with Image.open(path) as opened:
-        image = opened.convert("RGB")
+    image = read_rgb(path)
     if resize:
         scale = resize / min(image.size)
         image = image.resize((max(image_size, round(image.width * scale)), max(image_size, round(image.height * scale))),
@@ -84,8 +90,7 @@ class ImageSet(torch.utils.data.Dataset):
 
     def batches(self, batch_size: int, *, seed: int = 0, epoch: int = 0, shuffle: bool = False) -> Iterator:
         """(uint8 images, labels) batches; the order is a function of (seed, epoch) only."""
-        order = (torch.randperm(len(self), generator=torch.Generator().manual_seed(seed * 100003 + epoch))
-                 if shuffle else torch.arange(len(self)))
+        order = epoch_order(len(self), seed, epoch) if shuffle else torch.arange(len(self))
         if self.images is not None:
             for start in range(0, len(order), batch_size):
                 chosen = order[start:start + batch_size]

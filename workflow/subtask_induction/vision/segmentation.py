@@ -217,9 +217,10 @@ def _components(labels: np.ndarray, n_clusters: int) -> tuple[np.ndarray, np.nda
 SEGMENTER_KINDS = ("sam", "colour_regions")
 
 
-def make_segmenter(settings: dict, device="cpu"):
+def make_segmenter(settings: dict, device="cpu", seed: int = 0):
     """A segmenter from config: {"kind": "sam", "model_type", "checkpoint", ...SamSegmenter options} or
-    {"kind": "colour_regions", ...ColourRegionSegmenter options}."""
+    {"kind": "colour_regions", ...ColourRegionSegmenter options}. `seed` seeds the colour-region k-means
+    (SAM's automatic masks are deterministic)."""
     options = dict(settings)
     kind = options.pop("kind", None)
     if kind == "sam":
@@ -229,7 +230,7 @@ def make_segmenter(settings: dict, device="cpu"):
         return SamSegmenter(device=device, **options)
     if kind == "colour_regions":
         try:
-            return ColourRegionSegmenter(**options)
+            return ColourRegionSegmenter(**{"seed": seed, **options})
         except TypeError as error:
             raise ValueError(f"bad colour_regions segmenter settings {sorted(options)}: {error}") from error
     raise ValueError(f"segmenter setting 'kind' is {kind!r}; valid choices: {list(SEGMENTER_KINDS)}")

@@ -1,4 +1,9 @@
-"""Collect the vision family's metrics.json files into Table 1, Table 2, per-class and curve tables."""
+"""Collect the vision family's metrics.json files into Table 1, Table 2, per-chain tables, the comparisons
+that hold in every chain, and long-form per-class and curve tables for the figures.
+
+A chain is one seed for base -> discovery -> transfer: mean ± std over chains includes the variation of
+the single base and discovery run, which a spread over transfer seeds alone hides.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,14 @@ import json
 import pandas as pd
 
 MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear"]  # Table 1's rows, others after
-TABLE1_METRICS = ["original_accuracy", "pooled_accuracy", "cue_shape_accuracy", "cue_robustness", "shape_bias"]
+TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
+                  "cue_shape_accuracy", "cue_robustness", "shape_bias"]
+TABLE1_HEADERS = ["original", "original (balanced)", "pooled", "pooled (balanced)", "cue-conflict shape acc.",
+                  "robustness", "shape bias"]
+# (model, other model) pairs whose differences comparisons.md checks chain by chain
+COMPARISONS = [("si", "scratch"), ("si", "finetune"), ("si", "mixture"), ("si", "linear"), ("si", "base"),
+               ("subnetwork", "base"), ("mixture", "base")]
+COMPARED_METRICS = ["pooled_accuracy", "shape_bias", "cue_shape_accuracy"]
 
 
 def _read(path) -> dict:
@@ -19,71 +31,114 @@ def _summary(metrics: dict) -> dict:
     return {key: metrics[key] for key in TABLE1_METRICS}
 
 
-def collect(base_path, discovery_paths, selected: dict[str, float], transfer_paths) -> dict[str, pd.DataFrame]:
-    """selected: init -> the L0 weight of its selected subnetwork."""
-    base = _read(base_path)
-    rows = [{"model": "base", "seed": None, **_summary(base["metrics"])}]
-    per_class = [{"model": "base", "category": c, **values} for c, values in base["metrics"]["per_class"].items()]
-    discovery, discovery_curves = [], []
+def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths) -> dict[str, pd.DataFrame]:
+    """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork."""
+    rows, per_class, discovery, discovery_curves, curves = [], [], [], [], []
+    for path in base_paths:
+        record = _read(path)
+        chain = record["config"]["seed"]
+        rows.append({"model": "base", "chain": chain, **_summary(record["metrics"])})
+        per_class += [{"model": "base", "chain": chain, "category": c, **values}
+                      for c, values in record["metrics"]["per_class"].items()]
     for path in discovery_paths:
         record = _read(path)
-        chosen = record["init"] in selected and record["l0_weight"] == selected[record["init"]]
-        discovery.append({"init": record["init"], "l0_weight": record["l0_weight"], "selected": chosen,
+        chain, init = record["config"]["seed"], record["init"]
+        chosen = selected.get((chain, init)) == record["l0_weight"]
+        discovery.append({"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                           "kept_percent": 100 * record["metrics"]["kept_fraction"],
                           "eval_pooled_accuracy": record["metrics"]["eval_accuracy"],
                           **{f"whole_{k}": record["whole_model"][k] for k in TABLE1_METRICS},
                           **{f"subnetwork_{k}": record["subnetwork"][k] for k in TABLE1_METRICS}})
-        discovery_curves += [{"init": record["init"], "l0_weight": record["l0_weight"], "selected": chosen,
+        discovery_curves += [{"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                               "epoch": point["epoch"], "eval_pooled_accuracy": point["eval_accuracy"],
                               "kept_fraction": point["kept_fraction"]} for point in record["curve"]]
-        if chosen and record["init"] == "pretrained":
-            rows.append({"model": "subnetwork", "seed": None, **_summary(record["subnetwork"])})
-            per_class += [{"model": "subnetwork", "category": c, **values}
+        if chosen and init == "pretrained":
+            rows.append({"model": "subnetwork", "chain": chain, **_summary(record["subnetwork"])})
+            per_class += [{"model": "subnetwork", "chain": chain, "category": c, **values}
                           for c, values in record["subnetwork"]["per_class"].items()]
-    curves = []
     for path in transfer_paths:
         record = _read(path)
-        rows.append({"model": record["variant"], "seed": record["seed"], **_summary(record["metrics"])})
-        per_class += [{"model": record["variant"], "seed": record["seed"], "category": c, **values}
+        chain = record["seed"]
+        rows.append({"model": record["variant"], "chain": chain, **_summary(record["metrics"])})
+        per_class += [{"model": record["variant"], "chain": chain, "category": c, **values}
                       for c, values in record["per_class"].items()]
-        curves += [{"model": record["variant"], "seed": record["seed"], "epoch": point["epoch"],
+        curves += [{"model": record["variant"], "chain": chain, "epoch": point["epoch"],
                     "step": point["epoch"] * record["steps_per_epoch"], "eval_accuracy": point["eval_accuracy"],
                     "eval_pooled_accuracy": point["eval_pooled_accuracy"]} for point in record["curve"]]
     runs = pd.DataFrame(rows)
     known = [m for m in MODEL_ORDER if m in set(runs["model"])]
     order = known + sorted(set(runs["model"]) - set(known))
-    table1 = (runs.groupby("model", sort=False)[TABLE1_METRICS].agg(["mean", "std", "count"]))
+    table1 = runs.groupby("model", sort=False)[TABLE1_METRICS].agg(["mean", "std", "count"])
     table1.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table1.columns]
     table1 = table1.loc[order].reset_index()
-    discovery = pd.DataFrame(discovery).sort_values(["init", "l0_weight"])
-    table2 = discovery[discovery["selected"]][["init", "l0_weight", "kept_percent", "whole_pooled_accuracy",
-                                               "subnetwork_pooled_accuracy", "whole_original_accuracy",
-                                               "subnetwork_original_accuracy", "subnetwork_shape_bias"]]
-    return {"table1": table1, "runs": runs, "table2": table2.reset_index(drop=True), "discovery": discovery,
-            "per_class": pd.DataFrame(per_class), "curves": pd.DataFrame(curves),
-            "discovery_curves": pd.DataFrame(discovery_curves)}
+    discovery = pd.DataFrame(discovery).sort_values(["chain", "init", "l0_weight"])
+    chosen = discovery[discovery["selected"]]
+    table2_columns = ["kept_percent", "whole_pooled_accuracy", "subnetwork_pooled_accuracy", "whole_original_accuracy",
+                      "subnetwork_original_accuracy", "subnetwork_shape_bias"]
+    table2 = chosen.groupby("init")[table2_columns].agg(["mean", "std", "count"])
+    table2.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table2.columns]
+    table2["l0_weights"] = chosen.groupby("init")["l0_weight"].agg(lambda v: ", ".join(f"{x:g}" for x in v))
+    return {"table1": table1, "runs": runs.assign(model=pd.Categorical(runs["model"], order)).sort_values(["model", "chain"]),
+            "table2": table2.reset_index(), "discovery": discovery, "per_class": pd.DataFrame(per_class),
+            "curves": pd.DataFrame(curves), "discovery_curves": pd.DataFrame(discovery_curves)}
+
+
+def _cell(row, metric: str) -> str:
+    cell = f"{100 * row[metric]:.1f}"
+    if row.get(f"{metric}_count", 1) > 1:
+        cell += f" ± {100 * row[f'{metric}_std']:.1f}"
+    return cell
 
 
 def table1_markdown(table1: pd.DataFrame) -> str:
-    """Table 1 as in the paper (percent), with the spread over seeds where there are several."""
-    lines = ["| model | original | pooled | cue-conflict shape acc. | robustness | shape bias |",
-             "|---|---|---|---|---|---|"]
+    """Table 1 as in the paper (percent), with the spread over chains where there are several."""
+    lines = ["| model | " + " | ".join(TABLE1_HEADERS) + " |", "|---|" + "---|" * len(TABLE1_HEADERS)]
     for _, row in table1.iterrows():
-        cells = []
-        for metric in TABLE1_METRICS:
-            cell = f"{100 * row[metric]:.1f}"
-            if row.get(f"{metric}_count", 1) > 1:
-                cell += f" ± {100 * row[f'{metric}_std']:.1f}"
-            cells.append(cell)
-        lines.append(f"| {row['model']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {row['model']} | " + " | ".join(_cell(row, metric) for metric in TABLE1_METRICS) + " |")
     return "\n".join(lines) + "\n"
 
 
 def table2_markdown(table2: pd.DataFrame) -> str:
-    lines = ["| init | λ | kept % | pooled acc. whole model → subnetwork | original acc. whole → subnetwork |",
-             "|---|---|---|---|---|"]
+    lines = ["| init | λ selected (per chain) | kept % | pooled acc. whole model → subnetwork | "
+             "original acc. whole → subnetwork |", "|---|---|---|---|---|"]
     for _, row in table2.iterrows():
-        lines.append(f"| {row['init']} | {row['l0_weight']:g} | {row['kept_percent']:.2f} | "
-                     f"{100 * row['whole_pooled_accuracy']:.1f} → {100 * row['subnetwork_pooled_accuracy']:.1f} | "
-                     f"{100 * row['whole_original_accuracy']:.1f} → {100 * row['subnetwork_original_accuracy']:.1f} |")
+        lines.append(f"| {row['init']} | {row['l0_weights']} | {row['kept_percent']:.2f} ± {row['kept_percent_std'] if row['kept_percent_count'] > 1 else 0:.2f} | "
+                     f"{_cell(row, 'whole_pooled_accuracy')} → {_cell(row, 'subnetwork_pooled_accuracy')} | "
+                     f"{_cell(row, 'whole_original_accuracy')} → {_cell(row, 'subnetwork_original_accuracy')} |")
+    return "\n".join(lines) + "\n"
+
+
+def chains_markdown(runs: pd.DataFrame) -> str:
+    """Every model's pooled accuracy and shape bias, chain by chain (percent)."""
+    chains = sorted(runs["chain"].unique())
+    lines = ["| model | " + " | ".join(f"chain {c}: pooled; shape bias" for c in chains) + " |",
+             "|---|" + "---|" * len(chains)]
+    for model, rows in runs.groupby("model", sort=False, observed=True):
+        by_chain = {row["chain"]: f"{100 * row['pooled_accuracy']:.1f}; {100 * row['shape_bias']:.1f}"
+                    for _, row in rows.iterrows()}
+        lines.append(f"| {model} | " + " | ".join(by_chain.get(c, "") for c in chains) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def comparisons_markdown(runs: pd.DataFrame) -> str:
+    """For each comparison and metric: the per-chain difference and whether it has one sign in every chain.
+    Only a comparison that holds in every chain is a claim we state."""
+    wide = {metric: runs.pivot_table(index="chain", columns="model", values=metric, observed=True)
+            for metric in COMPARED_METRICS}
+    lines = ["| comparison | metric | difference per chain (points) | verdict |", "|---|---|---|---|"]
+    for first, second in COMPARISONS:
+        for metric, table in wide.items():
+            if first not in table or second not in table:
+                continue
+            difference = (100 * (table[first] - table[second])).dropna()
+            if difference.empty:
+                continue
+            if (difference > 0).all():
+                verdict = f"{first} higher in every chain ({len(difference)})"
+            elif (difference < 0).all():
+                verdict = f"{second} higher in every chain ({len(difference)})"
+            else:
+                verdict = f"mixed: {first} higher in {(difference > 0).sum()} of {len(difference)}"
+            lines.append(f"| {first} vs {second} | {metric} | " + ", ".join(f"{d:+.1f}" for d in difference)
+                         + f" | {verdict} |")
     return "\n".join(lines) + "\n"

@@ -65,26 +65,38 @@ def _silhouette(index: int, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return shapes[index]()
 
 
-def _pattern(index: int, size: int, rng: np.random.Generator, periods: tuple[int, int] = (2, 4)) -> np.ndarray:
-    """Boolean two-colour pattern of texture `index`, randomly phased.
+# The 16 textures as 4x4 tiles ('#' = first colour). Each covers half the tile, so a texture's mean
+# colour is mid-grey, and no two are equal up to a shift (phase) or a swap of colours (tested).
+TEXTURE_TILES = (
+    ("####", "....", "####", "...."),   # horizontal stripes, 1 px
+    ("#.#.", "#.#.", "#.#.", "#.#."),   # vertical stripes, 1 px
+    ("#.#.", ".#.#", "#.#.", ".#.#"),   # checkerboard, 1 px
+    ("####", "####", "....", "...."),   # horizontal stripes, 2 px
+    ("##..", "##..", "##..", "##.."),   # vertical stripes, 2 px
+    ("##..", "##..", "..##", "..##"),   # checkerboard, 2 px
+    ("##..", ".##.", "..##", "#..#"),   # diagonal stripes
+    ("##..", "#..#", "..##", ".##."),   # anti-diagonal stripes
+    ("##..", "..##", "##..", "..##"),   # staggered dashes
+    ("#.#.", "#.#.", ".#.#", ".#.#"),   # staggered dots
+    ("..##", ".##.", "..##", ".##."),   # zigzag
+    ("....", ".#.#", "####", "#.#."),   # fringe
+    ("####", "##..", "....", "..##"),   # bricks
+    ("####", "##..", "##..", "...."),   # L blocks
+    ("###.", "#...", "...#", ".###"),   # corners
+    ("#.#.", "####", "#.#.", "...."),   # comb
+)
 
-    Textures 0-7 repeat every periods[0] px, 8-15 every periods[1] px (even numbers). Every pattern covers
-    half the pixels, so a texture's mean colour is mid-grey.
-    """
+
+def texture_pattern(index: int, size: int, phase: tuple[int, int] = (0, 0), scale: int = 1) -> np.ndarray:
+    """Boolean size x size pattern of texture `index`, shifted by `phase` (px), each tile cell scale px."""
+    tile = np.array([[cell == "#" for cell in row] for row in TEXTURE_TILES[index]])
     y, x = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
-    x, y = x + rng.integers(0, 4), y + rng.integers(0, 4)
-    kind, period = index % 8, periods[index // 8]
-    patterns = [
-        (y // (period // 2)) % 2,                                 # horizontal stripes
-        (x // (period // 2)) % 2,                                 # vertical stripes
-        ((x + y) // (period // 2)) % 2,                           # diagonal stripes
-        ((x - y) // (period // 2)) % 2,                           # anti-diagonal stripes
-        ((x // (period // 2)) + (y // (period // 2))) % 2,        # checkerboard
-        (((x + y) // period) + ((x - y) // period)) % 2,          # diagonal checkerboard
-        ((y // (period // 2)) + (x // period)) % 2,               # bricks
-        ((y + (x // 2) % 2) // (period // 2)) % 2,                # zigzag stripes
-    ]
-    return patterns[kind].astype(bool)
+    return tile[((y + phase[0]) // scale) % 4, ((x + phase[1]) // scale) % 4]
+
+
+def _pattern(index: int, size: int, rng: np.random.Generator, scale: int = 1) -> np.ndarray:
+    """Texture `index` at a random phase."""
+    return texture_pattern(index, size, (int(rng.integers(0, 4 * scale)), int(rng.integers(0, 4 * scale))), scale)
 
 
 def texture_colours(index: int, contrast: float = 0.45) -> tuple[np.ndarray, np.ndarray]:
@@ -97,12 +109,12 @@ def texture_colours(index: int, contrast: float = 0.45) -> tuple[np.ndarray, np.
 
 
 def draw(shape: int, texture: int, size: int, rng: np.random.Generator, max_rotation_deg: float = 15.0,
-         min_scale: float = 0.75, texture_periods: tuple[int, int] = (2, 4), texture_contrast: float = 0.45) -> np.ndarray:
+         min_scale: float = 0.75, texture_scale: int = 1, texture_contrast: float = 0.45) -> np.ndarray:
     """One uint8 HxWx3 image: `shape` filled with `texture` on a plain background of a random colour."""
     x, y = _rotated_grid(size, rng, max_rotation_deg, min_scale)
     inside = _silhouette(shape, x, y)
     first, second = texture_colours(texture, texture_contrast)
-    fill = np.where(_pattern(texture, size, rng, texture_periods)[..., None], first, second)
+    fill = np.where(_pattern(texture, size, rng, texture_scale)[..., None], first, second)
     background = rng.uniform(0.0, 1.0, size=3)
     background = background + (rng.uniform(0.25, 0.5) * np.sign(background - 0.5))   # keep off mid-grey
     image = np.where(inside[..., None], fill, np.clip(background, 0.0, 1.0))
@@ -116,17 +128,16 @@ def _save_png(image: np.ndarray, path) -> None:
 
 def generate_world(out, *, image_size: int, per_class: dict, texture_match: float | dict, conflict_per_texture: int,
                    seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75,
-                   texture_periods: tuple[int, int] = (2, 4), texture_contrast: float = 0.45) -> dict:
+                   texture_scale: int = 1, texture_contrast: float = 0.45) -> dict:
     """Write every split and the cue-conflict folder under `out`; returns the counts.
 
     texture_match: one probability for every natural split, or one per split.
-    texture_periods: pattern period in px of textures 0-7 and of textures 8-15.
+    texture_scale: px per cell of the textures' 4x4 tiles (1 = fine 1-2 px patterns).
     texture_contrast: how far a texture's two colours lie from mid-grey (0 < contrast <= 0.5).
     """
     out = Path(out)
-    texture_periods = tuple(texture_periods)
-    if len(texture_periods) != 2 or any(p < 2 or p % 2 for p in texture_periods):
-        raise ValueError(f"texture_periods = {list(texture_periods)}: give two even periods >= 2 px")
+    if not (isinstance(texture_scale, int) and texture_scale >= 1):
+        raise ValueError(f"texture_scale = {texture_scale!r}: give a whole number of px >= 1")
     if not 0.0 < texture_contrast <= 0.5:
         raise ValueError(f"texture_contrast = {texture_contrast}: give a value in (0, 0.5]")
     unknown = sorted(set(per_class) - set(NATURAL_SPLITS))
@@ -148,7 +159,7 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
                 texture = label
                 if rng.random() >= texture_match.get(split, 1.0):
                     texture = (label + rng.integers(1, len(CATEGORIES))) % len(CATEGORIES)
-                _save_png(draw(label, int(texture), image_size, rng, max_rotation_deg, min_scale, texture_periods, texture_contrast), folder / f"{category}_{k:05d}.png")
+                _save_png(draw(label, int(texture), image_size, rng, max_rotation_deg, min_scale, texture_scale, texture_contrast), folder / f"{category}_{k:05d}.png")
         counts[split] = n * len(CATEGORIES)
     rng = np.random.default_rng([seed, len(NATURAL_SPLITS)])
     for shape, shape_name in enumerate(CATEGORIES):
@@ -156,7 +167,7 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
         folder.mkdir(parents=True, exist_ok=True)
         for texture, texture_name in enumerate(CATEGORIES):
             for i in range(1, conflict_per_texture + 1):
-                image = draw(shape, texture, image_size, rng, max_rotation_deg, min_scale, texture_periods, texture_contrast)
+                image = draw(shape, texture, image_size, rng, max_rotation_deg, min_scale, texture_scale, texture_contrast)
                 _save_png(image, folder / f"{shape_name}{i}-{texture_name}{i}.png")
     counts["cue_conflict"] = len(CATEGORIES) ** 2 * conflict_per_texture
     return counts

@@ -1,0 +1,51 @@
+"""Arithmetic figures: curves of different experiments are never averaged together."""
+
+import itertools
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from subtask_induction.arithmetic import figures
+
+
+def synthetic_transfer():
+    """Two experiments on the same target: everything of one scores 1.0, of the other 0.0."""
+    rows = []
+    variants = {"si": ("subnetwork", 0.0, True), "si_fresh": ("subnetwork", 0.0, False), "si_lr": ("subnetwork", 0.1, True),
+                "sampled": ("sampled", 0.0, True), "random": ("random", 0.0, False), "full": ("full", 0.0, True)}
+    for (base, subtask, score), (variant, (method, scale, inherit)), layers, n, seed, protocol in itertools.product(
+            [("a+ab", "ab", 1.0), ("a2+b2", "a2", 0.0)], variants.items(), [2, 3], [0, 10], [0, 1],
+            ["eval", "train_holdout", "last"]):
+        rows.append({"base": base, "subtask": subtask, "target": "a2+ab", "layers": layers, "variant": variant,
+                     "method": method, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "seed": seed,
+                     "protocol": protocol, "test_accuracy": score})
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("draw", [
+    lambda t, out: figures.fig3(t, out, "train_holdout"),
+    lambda t, out: figures.fig6(t, out, "train_holdout"),
+    lambda t, out: figures.fig7(t, out, "train_holdout"),
+    lambda t, out: figures.protocols_figure(t, out, ["eval", "train_holdout", "last"]),
+    lambda t, out: figures.inheritance(t, out, "train_holdout", 10),
+    lambda t, out: figures.dial(t, out, "train_holdout", 10),
+])
+def test_figures_keep_experiments_apart(draw, monkeypatch, tmp_path):
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda figure, outdir, name: drawn.append(figure) or [])
+    draw(synthetic_transfer(), tmp_path)
+    figure, = drawn
+    seen = set()
+    for ax in figure.axes:
+        title = ax.get_title()
+        for line in ax.get_lines():
+            y = np.asarray(line.get_ydata(), dtype=float)
+            if len(y) == 0:
+                continue
+            assert len(set(y.tolist())) == 1, f"a curve in '{title}' mixes experiments: {y}"
+            if "->" in title:  # curve panels are titled by their experiment
+                expected = 1.0 if title.startswith("ab of a+ab") else 0.0
+                assert y[0] == expected, title
+            seen.add(float(y[0]))
+    assert seen == {0.0, 1.0}, "both experiments must be drawn"

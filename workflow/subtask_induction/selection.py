@@ -1,0 +1,43 @@
+"""Model-selection protocols: which epoch of a run's per-epoch history a reported number comes from.
+
+A run trains a fixed number of epochs and records, per epoch, every signal (eval accuracy, accuracy
+and loss on a held-out slice of its own training rows, test metrics). Each protocol picks one epoch
+from that history, so all protocols come from the same training run and differ only in what they
+select on. Only `train_holdout` and `last` are leak-free when the eval rows carry labels the
+experiment claims not to use (the arithmetic eval rows are target-labelled a!=b pairs).
+"""
+
+from __future__ import annotations
+
+PROTOCOLS = {
+    "eval": "best accuracy on the eval rows (the paper's protocol; target labels beyond the n rows)",
+    "train_holdout": "best accuracy on a held-out slice of the run's own training rows, ties -> lower loss there",
+    "last": "the final epoch",
+}
+LEAK_FREE = ("train_holdout", "last")
+
+
+def _key(protocol: str, record: dict) -> tuple:
+    if protocol == "eval":
+        return (record["eval_accuracy"],)
+    if protocol == "train_holdout":
+        return (record["holdout_accuracy"], -record["holdout_loss"])
+    return (record["epoch"],)
+
+
+def choose_epoch(history: list[dict], protocol: str) -> dict:
+    """The record of the epoch `protocol` selects; ties go to the later epoch."""
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown selection protocol '{protocol}'; choose from {sorted(PROTOCOLS)}")
+    if not history:
+        raise ValueError("no epoch to select from")
+    best = None
+    for record in history:
+        if best is None or _key(protocol, record) >= _key(protocol, best):
+            best = record
+    return best
+
+
+def select_all(history: list[dict], protocols=tuple(PROTOCOLS)) -> dict[str, dict]:
+    """protocol -> the selected epoch's record."""
+    return {protocol: dict(choose_epoch(history, protocol)) for protocol in protocols}
