@@ -48,10 +48,10 @@ def derive_seed(*parts) -> int:
 def content_hash(path: str | os.PathLike) -> str:
     """SHA-256 of a file, or of a folder's relative file names and contents (sorted walk)."""
     path = Path(path)
-    digest = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     if not path.exists():
         raise FileNotFoundError(f"input not found: {path}")
+    digest = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
     for file in files:
         digest.update(str(file.relative_to(path) if file != path else file.name).encode())
         with open(file, "rb") as handle:

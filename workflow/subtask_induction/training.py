@@ -10,6 +10,7 @@ a diverged model must not train on and be reported.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,17 @@ from .runtime import derive_seed, load_torch, save_torch
 
 class NonFiniteLoss(RuntimeError):
     """The loss became NaN or infinite; the message names the stage, epoch, step and settings."""
+
+
+@contextlib.contextmanager
+def eval_mode(model: nn.Module):
+    """Score a model with dropout off (and BatchNorm statistics fixed), then give it back its mode."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
 
 def epoch_order(count: int, seed: int, epoch: int) -> torch.Tensor:

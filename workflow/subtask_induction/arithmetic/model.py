@@ -7,7 +7,7 @@ from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from ..runtime import load_torch, save_torch
-from ..training import epoch_order
+from ..training import epoch_order, eval_mode
 from .data import labels
 
 MASKED_MODULES = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
@@ -42,25 +42,17 @@ def lm_loss(model: nn.Module, rows: torch.Tensor) -> torch.Tensor:
 @torch.no_grad()
 def predict_answers(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000) -> torch.Tensor:
     """Argmax at the SEP position (which predicts c), in batches, always in eval mode (no dropout)."""
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         return torch.cat([model(input_ids=rows[i:i + batch_size]).logits[:, 2].argmax(-1)
                           for i in range(0, len(rows), batch_size)])
-    finally:
-        model.train(was_training)
 
 
 @torch.no_grad()
 def mean_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000) -> float:
     """lm_loss over `rows` in eval mode, weighted by batch size."""
-    was_training = model.training
-    model.eval()
-    try:
+    with eval_mode(model):
         total = sum(float(lm_loss(model, rows[i:i + batch_size])) * len(rows[i:i + batch_size])
                     for i in range(0, len(rows), batch_size))
-    finally:
-        model.train(was_training)
     return total / max(len(rows), 1)
 
 

@@ -10,7 +10,7 @@ import torch
 from ..arithmetic.data import competing_rules, split_holdout, transfer_training_rows
 from ..arithmetic.model import accuracy, build_gpt2, lm_loss, load_gpt2, mean_loss, shuffled_batches
 from ..method.transfer import parameter_groups, prepare_transfer_model
-from ..runtime import configure, derive_seed, load_torch, resolve_device, save_json
+from ..runtime import configure, load_torch, resolve_device, save_json
 from ..selection import PROTOCOLS, select_all
 from ..training import fit, remove_checkpoint
 from .common import fingerprint, parser, provenance, require
@@ -38,7 +38,7 @@ def main(argv=None):
     dataset = load_torch(args.data, ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
     rows = transfer_training_rows(dataset, args.n)
     train, holdout = (part.to(device) for part in split_holdout(
-        rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], derive_seed(args.seed, args.n)))
+        rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], args.seed))
     if len(holdout) == 0:
         raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
     eval_rows, test = dataset["splits"]["eval"].to(device), dataset["splits"]["test"].to(device)

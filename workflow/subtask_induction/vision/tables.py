@@ -83,10 +83,11 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
             "curves": pd.DataFrame(curves), "discovery_curves": pd.DataFrame(discovery_curves)}
 
 
-def _cell(row, metric: str) -> str:
-    cell = f"{100 * row[metric]:.1f}"
+def _cell(row, metric: str, scale: float = 100) -> str:
+    """'mean ± std' (in percent by default), the spread only where there are several runs."""
+    cell = f"{scale * row[metric]:.1f}"
     if row.get(f"{metric}_count", 1) > 1:
-        cell += f" ± {100 * row[f'{metric}_std']:.1f}"
+        cell += f" ± {scale * row[f'{metric}_std']:.1f}"
     return cell
 
 
@@ -102,7 +103,7 @@ def table2_markdown(table2: pd.DataFrame) -> str:
     lines = ["| init | λ selected (per chain) | kept % | pooled acc. whole model → subnetwork | "
              "original acc. whole → subnetwork |", "|---|---|---|---|---|"]
     for _, row in table2.iterrows():
-        lines.append(f"| {row['init']} | {row['l0_weights']} | {row['kept_percent']:.2f} ± {row['kept_percent_std'] if row['kept_percent_count'] > 1 else 0:.2f} | "
+        lines.append(f"| {row['init']} | {row['l0_weights']} | {_cell(row, 'kept_percent', scale=1)} | "
                      f"{_cell(row, 'whole_pooled_accuracy')} → {_cell(row, 'subnetwork_pooled_accuracy')} | "
                      f"{_cell(row, 'whole_original_accuracy')} → {_cell(row, 'subnetwork_original_accuracy')} |")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..training import eval_mode
 from .cue_conflict import cue_conflict_metrics, read_cue_conflict
 from .imagenet16 import CATEGORIES
 from .images import ImageItem, ImageSet, list_images
@@ -68,11 +69,8 @@ def make_optimizer(parameters, settings: dict) -> torch.optim.Optimizer:
 
 @torch.no_grad()
 def predict(model, images: ImageSet, batch_size: int, device) -> torch.Tensor:
-    was_training = model.training
-    model.eval()
-    predictions = [model(x.to(device)).argmax(-1).cpu() for x, _ in images.batches(batch_size)]
-    model.train(was_training)
-    return torch.cat(predictions)
+    with eval_mode(model):
+        return torch.cat([model(x.to(device)).argmax(-1).cpu() for x, _ in images.batches(batch_size)])
 
 
 def accuracy(model, images: ImageSet, batch_size: int, device) -> float:
