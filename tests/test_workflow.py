@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import torch
 import pytest
 import yaml
 
@@ -78,6 +79,27 @@ def test_single_point_rerun_and_aggregate_picks_it_up(smoke_run):
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
     row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout")]
     assert row["test_accuracy"].item() == pytest.approx(rerun)
+
+
+@pytest.mark.parametrize("method,init", [("straight_through", 1.0), ("hard_concrete", 2.0)])
+def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, method, init):
+    from subtask_induction.method.masks import load_subnetwork
+
+    workdir = tmp_path / "run"
+    shutil.copytree(smoke_run, workdir, symlinks=True)
+    switch = workdir / "mask.yaml"
+    switch.write_text(yaml.safe_dump({"arithmetic": {"discovery": {"mask": {"method": method}, "mask_init": init}}}))
+    selected = "results/arithmetic/discovery/a+ab/ab/layers1/selected.pt"
+    result = snakemake(workdir, "--configfile", str(switch), "--cores", "2", selected)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "arithmetic_discover" in result.stderr and "arithmetic_transfer" not in result.stderr
+    chosen = load_subnetwork(workdir / selected, ("kept",))
+    assert chosen["mask_method"] == method
+    assert all(mask.dtype == torch.bool for mask in chosen["masks"].values())
+    for tag in ("0.0001", "0.001"):
+        metrics = json.loads((workdir / f"results/arithmetic/discovery/a+ab/ab/layers1/lambda{tag}/metrics.json")
+                             .read_text())
+        assert metrics["mask_method"] == method and metrics["config"]["mask"] == {"method": method}
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,8 @@
-"""Subnetwork discovery: train continuous-sparsification masks on a subtask with the weights frozen.
+"""Subnetwork discovery: train weight masks on a subtask with the weights frozen.
 
-loss = task loss + l0_weight * sum(sigmoid(beta * s)); beta goes 1 -> beta_final over the epochs;
-each epoch is evaluated with the hard mask s > 0 and the best epoch (ties -> later, sparser) is kept.
+loss = task loss + l0_weight * (expected kept count); with the default continuous sparsification that is
+sum(sigmoid(beta * s)) and beta goes 1 -> beta_final over the epochs. Each epoch is evaluated with the
+hard mask and the best epoch (ties -> later, sparser) is kept. `mask_method` picks the method (masks.py).
 """
 
 from __future__ import annotations
@@ -12,8 +13,7 @@ import torch
 from torch import nn
 
 from ..training import FitResult, fit
-from .masks import (attach_masks, beta_after, hard_masks, hard_masks_on, kept_fraction, l0_penalty,
-                    mask_parameters, set_beta)
+from .masks import attach_masks, hard_masks, hard_masks_on, kept_fraction, l0_penalty, mask_parameters, set_progress
 
 
 def discover_subnetwork(
@@ -27,35 +27,50 @@ def discover_subnetwork(
     lr: float,
     l0_weight: float,
     beta_final: float = 100.0,
-    mask_init: float = -0.1,
+    mask_init: float | None = -0.1,
+    mask_method: str = "continuous_sparsification",
+    mask_options: dict | None = None,
     weight_decay: float = 0.0,
     select: str = "eval_accuracy",
     **fit_options,
 ) -> tuple[dict[str, torch.Tensor], FitResult]:
     """Returns the boolean masks of the best epoch and the training record.
 
-    The model runs in eval mode throughout (no dropout in the frozen network); only mask logits train.
+    The model runs in eval mode throughout (no dropout in the frozen network); only mask scores train.
+    `beta_final` is continuous sparsification's; other methods take theirs from `mask_options`.
     """
-    masks = attach_masks(model, weight_names, mask_init)
+    options = dict(mask_options or {})
+    if mask_method == "continuous_sparsification":
+        options.setdefault("beta_final", beta_final)
+    masks = attach_masks(model, weight_names, mask_method, mask_init, **options)
     optimizer = torch.optim.AdamW(mask_parameters(masks), lr=lr, weight_decay=weight_decay)
 
     def loss_fn(net, batch):
-        return task_loss(net, batch) + l0_weight * l0_penalty(masks)
+        loss = task_loss(net, batch)
+        return loss + l0_weight * l0_penalty(masks) if l0_weight else loss
 
     def evaluate_hard(net):
         with hard_masks_on(masks):
             metrics = evaluate(net)
         metrics["kept_fraction"] = kept_fraction(hard_masks(masks))["overall"]
-        metrics["beta"] = next(iter(masks.values())).beta
+        first = next(iter(masks.values()))
+        if hasattr(first, "beta"):
+            metrics["beta"] = first.beta
         return metrics
 
     result = fit(
         model, optimizer, loss_fn, batches, evaluate_hard, epochs, select=select, train_mode=False,
-        on_epoch_start=lambda epoch: set_beta(masks, beta_after(epoch, epochs, beta_final)),
-        on_epoch_end=lambda epoch: set_beta(masks, beta_after(epoch + 1, epochs, beta_final)),
+        on_epoch_start=lambda epoch: set_progress(masks, epoch, epochs),
+        on_epoch_end=lambda epoch: set_progress(masks, epoch + 1, epochs),
         **fit_options,
     )
     return hard_masks(masks), result
+
+
+def mask_settings(settings: dict) -> tuple[str, dict]:
+    """(method, options) from a discovery config block's optional `mask: {method, ...options}`."""
+    mask = dict(settings.get("mask") or {})
+    return mask.pop("method", "continuous_sparsification"), mask
 
 
 def selection_key(eval_accuracy: float, kept_fraction: float) -> tuple[float, float]:

@@ -1,9 +1,9 @@
 """Discover the subnetwork of a base model that performs a subtask (e.g. ab), for one L0 weight."""
 
 from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
-from ..method.discovery import discover_subnetwork
-from ..method.masks import find_masks, hard_masks_on, kept_fraction
-from ..runtime import configure, load_torch, resolve_device, save_json, save_torch
+from ..method.discovery import discover_subnetwork, mask_settings
+from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
+from ..runtime import configure, load_torch, resolve_device, save_json
 from ..training import remove_checkpoint
 from .common import fingerprint, parser, provenance, require
 
@@ -27,23 +27,24 @@ def main(argv=None):
     model.to(device)
     train, eval_rows, test = (dataset["splits"][k].to(device) for k in ("train", "eval", "test"))
     checkpoint = args.out_subnetwork + ".ckpt"
+    method, options = mask_settings(s)
     masks, result = discover_subnetwork(
         model, masked_weight_names(model), lm_loss,
         lambda epoch: shuffled_batches(train, s["batch_size"], s["seed"], epoch),
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
         epochs=s["epochs"], lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
-        mask_init=s["mask_init"], weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
+        mask_init=s["mask_init"], mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
         checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s, args.l0_weight, inputs=[args.base, args.data]),
         desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
     )
     with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard
         test_accuracy = accuracy(model, test)["accuracy"]
     kept = kept_fraction(masks)
-    save_torch({"masks": masks, "kept": kept, "l0_weight": args.l0_weight,
-                "eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
-                "subtask": dataset["computation"]}, args.out_subnetwork)
+    save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, mask_method=method,
+                    eval_accuracy=result.best_metrics["eval_accuracy"], test_accuracy=test_accuracy,
+                    subtask=dataset["computation"])
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
-                           "kept_fraction": kept["overall"]},
+                           "kept_fraction": kept["overall"]}, "mask_method": method,
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
                "seed": s["seed"], "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)

@@ -9,6 +9,7 @@ import torch
 
 from ..arithmetic.data import competing_rules, split_holdout, transfer_training_rows
 from ..arithmetic.model import accuracy, build_gpt2, lm_loss, load_gpt2, mean_loss, shuffled_batches
+from ..method.masks import load_subnetwork
 from ..method.transfer import parameter_groups, prepare_transfer_model
 from ..runtime import configure, load_torch, resolve_device, save_json
 from ..selection import PROTOCOLS, select_all
@@ -34,7 +35,7 @@ def main(argv=None):
     configure(args.threads, args.seed)
     device = resolve_device(args.device)
     base, meta = load_gpt2(args.base)
-    subnetwork = load_torch(args.subnetwork, ("masks",), "subnetwork")
+    subnetwork = load_subnetwork(args.subnetwork)
     dataset = load_torch(args.data, ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
     rows = transfer_training_rows(dataset, args.n)
     train, holdout = (part.to(device) for part in split_holdout(

@@ -3,8 +3,8 @@
 import argparse
 
 from ..method.discovery import selection_key
+from ..method.masks import load_subnetwork, save_subnetwork
 from ..method.transfer import check_complement_possible
-from ..runtime import load_torch, save_torch
 
 
 def main(argv=None):
@@ -14,7 +14,7 @@ def main(argv=None):
     p.add_argument("--check-complement", action="store_true",
                    help="fail now if the complement control cannot be drawn from the chosen subnetwork")
     args = p.parse_args(argv)
-    candidates = [(load_torch(path, ("masks", "kept", "eval_accuracy", "l0_weight"), "subnetwork"), path)
+    candidates = [(load_subnetwork(path, ("kept", "eval_accuracy", "l0_weight")), path)
                   for path in args.subnetworks]
     chosen, path = max(candidates, key=lambda c: selection_key(c[0]["eval_accuracy"], c[0]["kept"]["overall"]))
     if args.check_complement:
@@ -24,7 +24,7 @@ def main(argv=None):
             raise SystemExit(f"error: {path}: {error}") from error
     chosen["selected_from"] = {p: {"eval_accuracy": c["eval_accuracy"], "kept": c["kept"]["overall"]}
                                for c, p in candidates}
-    save_torch(chosen, args.out)
+    save_subnetwork(args.out, chosen.pop("masks"), **chosen)
     print(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {chosen['eval_accuracy']:.4f}, "
           f"kept {100 * chosen['kept']['overall']:.2f}%")
 

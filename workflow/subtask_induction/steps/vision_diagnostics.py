@@ -7,8 +7,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..method.masks import load_subnetwork
 from ..method.transfer import prepare_transfer_model
-from ..runtime import configure, load_torch, resolve_device, save_text
+from ..runtime import configure, resolve_device, save_text
 from ..vision.diagnostics import diagnose, diagnostics_markdown
 from ..vision.imagenet16 import CATEGORIES
 from ..vision.models import build_classifier, load_classifier
@@ -31,7 +32,7 @@ def main(argv=None):
     configure(args.threads, s["seed"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
-    masks = load_torch(args.subnetwork, ("masks",), "subnetwork")["masks"]
+    masks = load_subnetwork(args.subnetwork)["masks"]
     sets = {"train": open_split(args.train, s["data"], "train"),
             "pooled_discovery": open_split(args.pooled_discovery, s["data"], "pooled discovery"),
             "test": open_split(args.test, s["data"], "test"),

@@ -3,9 +3,9 @@
 Masks go on every layer's weights except the classifier's. --init random runs the same discovery on a
 freshly initialised network of the base's architecture (the control of Fig 11)."""
 
-from ..method.discovery import discover_subnetwork
-from ..method.masks import find_masks, hard_masks_on, kept_fraction
-from ..runtime import configure, resolve_device, save_json, save_torch
+from ..method.discovery import discover_subnetwork, mask_settings
+from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
+from ..runtime import configure, resolve_device, save_json
 from ..training import remove_checkpoint
 from ..vision.models import build_classifier, load_classifier, masked_weight_names
 from ..vision.tasks import accuracy, nll_loss, open_split, shuffled_batches
@@ -40,11 +40,12 @@ def main(argv=None):
     batch = s["eval_batch_size"]
     whole_model = evaluation(model, batch, device)
     checkpoint = args.out_subnetwork + ".ckpt"
+    method, options = mask_settings(d)
     masks, result = discover_subnetwork(
         model, masked_weight_names(model), nll_loss(), shuffled_batches(train, d["batch_size"], s["seed"], device),
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device)},
         epochs=d["epochs"], lr=d["lr"], l0_weight=args.l0_weight, beta_final=d["beta_final"],
-        mask_init=d["mask_init"], weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
+        mask_init=d["mask_init"], mask_method=method, mask_options=options, weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
         checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
         fingerprint=fingerprint(s, args.init, args.l0_weight, inputs=[args.base, *args.pooled_train, *args.pooled_eval]),
         desc=f"discover {args.init} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
@@ -52,8 +53,8 @@ def main(argv=None):
     with hard_masks_on(find_masks(model)):
         subnetwork = evaluation(model, batch, device)
     kept = kept_fraction(masks)
-    save_torch({"masks": masks, "kept": kept, "l0_weight": args.l0_weight, "init": args.init, "chain": s["seed"],
-                "eval_accuracy": result.best_metrics["eval_accuracy"], "subtask": "mean-pooled"}, args.out_subnetwork)
+    save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, init=args.init, chain=s["seed"],
+                    mask_method=method, eval_accuracy=result.best_metrics["eval_accuracy"], subtask="mean-pooled")
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
                            **{k: v for k, v in subnetwork.items() if k != "per_class"}},
                "whole_model": whole_model, "subnetwork": subnetwork, "kept_per_tensor": kept["per_tensor"],

@@ -8,8 +8,9 @@ import math
 
 import torch
 
+from ..method.masks import load_subnetwork
 from ..method.transfer import parameter_groups, prepare_transfer_model
-from ..runtime import configure, load_torch, resolve_device, save_json
+from ..runtime import configure, resolve_device, save_json
 from ..training import fit, remove_checkpoint
 from ..vision.images import concatenate
 from ..vision.models import build_classifier, head_parameter_names, load_classifier
@@ -39,7 +40,7 @@ def main(argv=None):
     configure(args.threads, args.seed)
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
-    subnetwork = load_torch(args.subnetwork, ("masks",), "subnetwork")
+    subnetwork = load_subnetwork(args.subnetwork)
     train = open_split(args.train, data, "train")
     if v["data"] == "mixture":
         if not args.pooled_discovery:
