@@ -6,8 +6,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from ..images import list_images, read_rgb
 from ..runtime import configure, resolve_device, save_json
-from ..vision.images import list_images, read_rgb
+from ..vision.imagenet16 import CATEGORIES
 from ..vision.segmentation import make_segmenter, pool_image
 from .common import parser, provenance, require
 
@@ -26,7 +27,7 @@ def main(argv=None):
     configure(args.threads, s.get("seed", 0))
     device = resolve_device(args.device)
     segmenter = make_segmenter(s["segmenter"], device=str(device), seed=s.get("seed", 0))
-    items = list_images(args.images, what="images to pool")[args.shard::args.shards]
+    items = list_images(args.images, CATEGORIES, what="images to pool")[args.shard::args.shards]
     out = Path(args.out)
     segments = []
     for item in items:

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..images import list_images, read_rgb
 from ..vision.cue_conflict import read_cue_conflict
-from ..vision.images import list_images, read_rgb
 from ..vision.figures import sample_grid
+from ..vision.imagenet16 import CATEGORIES
 from .common import parser
 
 
@@ -29,8 +30,8 @@ def main(argv=None):
     p.add_argument("--cue-conflict", required=True)
     p.add_argument("--out", required=True)
     args = p.parse_args(argv)
-    originals = _first_per_category(list_images(args.test, what="test images"))
-    pooled = {Path(i.relative).with_suffix("").as_posix(): i for i in list_images(args.pooled_test, what="pooled images")}
+    originals = _first_per_category(list_images(args.test, CATEGORIES, what="test images"))
+    pooled = {Path(i.relative).with_suffix("").as_posix(): i for i in list_images(args.pooled_test, CATEGORIES, what="pooled images")}
     categories = sorted(originals)
     conflict = {}
     for image in read_cue_conflict(Path(args.cue_conflict)):

@@ -12,7 +12,7 @@ from ..method.masks import load_subnetwork
 from ..method.transfer import parameter_groups, prepare_transfer_model
 from ..runtime import configure, resolve_device, save_json
 from ..training import fit, remove_checkpoint
-from ..vision.images import concatenate
+from ..images import concatenate
 from ..vision.models import build_classifier, head_parameter_names, load_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
 from .common import fingerprint, parser, provenance, require

@@ -23,7 +23,7 @@ import copy
 import torch
 from torch import nn
 
-from .images import ImageSet
+from ..images import ImageSet
 from .tasks import accuracy
 
 

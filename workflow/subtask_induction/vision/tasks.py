@@ -11,15 +11,15 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..images import ImageItem, ImageSet, list_images
 from ..training import eval_mode
 from .cue_conflict import cue_conflict_metrics, read_cue_conflict
 from .imagenet16 import CATEGORIES
-from .images import ImageItem, ImageSet, list_images
 
 
 def open_split(roots, data: dict, name: str) -> ImageSet:
     """A split from its image folder(s), read as data = {image_size, resize, in_memory, workers} says."""
-    items = list_images(roots, what=f"{name} images")
+    items = list_images(roots, CATEGORIES, what=f"{name} images")
     return ImageSet(items, data["image_size"], data.get("resize"), in_memory=data.get("in_memory", True),
                     workers=data.get("workers", 0), name=name)
 

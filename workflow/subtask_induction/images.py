@@ -1,8 +1,9 @@
-"""The one image-folder interface every vision step reads: `<root>/<category>/<image file>`.
+"""The one image-folder interface every image-reading step uses: `<root>/<category>/<image file>`.
 
-The generated world, the ImageNet-16 builder and the mean-pooling shards all write this layout, so the
-training and evaluation steps never know where images came from. Labels follow the fixed sorted category
-list (never a directory listing order). A split may span several roots (the shards of a pooled split).
+Vision: the generated world, the ImageNet-16 builder and the mean-pooling shards all write this layout, so
+the training and evaluation steps never know where images came from. Submasking: every downstream task's
+`train/`, `test/` and `val/`. Labels follow the category list the caller gives (never a directory listing
+order). A split may span several roots (the shards of a pooled split).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from ..training import epoch_order
-from .imagenet16 import CATEGORIES
+from .training import epoch_order
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg")
 
@@ -28,7 +28,7 @@ class ImageItem:
     relative: str  # "<category>/<file>": the same image's name in every copy of a split (original, pooled)
 
 
-def list_images(roots, categories=CATEGORIES, what: str = "image folder") -> list[ImageItem]:
+def list_images(roots, categories, what: str = "image folder") -> list[ImageItem]:
     """Every image under the roots, ordered by (label, relative path). A root may lack some categories."""
     roots = [Path(root) for root in ([roots] if isinstance(roots, (str, Path)) else roots)]
     items = []
@@ -46,7 +46,7 @@ def list_images(roots, categories=CATEGORIES, what: str = "image folder") -> lis
 
 
 def read_rgb(path: Path) -> Image.Image:
-    """An image file as an RGB PIL image, file closed: the one place the vision family opens images."""
+    """An image file as an RGB PIL image, file closed: the one place the families open image files."""
     with Image.open(path) as opened:
         return opened.convert("RGB")
 
