@@ -49,3 +49,39 @@ def test_figures_keep_experiments_apart(draw, monkeypatch, tmp_path):
                 assert y[0] == expected, title
             seen.add(float(y[0]))
     assert seen == {0.0, 1.0}, "both experiments must be drawn"
+
+
+@pytest.mark.parametrize("draw", [
+    lambda t, out: figures.fig3(t, out, "train_holdout"),
+    lambda t, out: figures.fig7(t, out, "train_holdout"),
+    lambda t, out: figures.inheritance(t, out, "train_holdout", 10),
+    lambda t, out: figures.dial(t, out, "train_holdout", 10),
+])
+def test_curves_in_one_panel_average_the_same_depths(draw, monkeypatch, tmp_path):
+    """Analyses run at fewer depths (the default runs them at 2 layers only): a panel must not compare
+    si averaged over 2 and 3 layers with a variant that has only 2 layers. Depth 3 scores 0, depth 2 scores 1."""
+    transfer = synthetic_transfer()
+    transfer = transfer[transfer["base"] == "a+ab"].copy()
+    transfer["test_accuracy"] = np.where(transfer["layers"] == 2, 1.0, 0.0)
+    only_two = ~transfer["variant"].isin(["si", "sampled", "random"]) & (transfer["layers"] == 3)
+    transfer = transfer[~only_two]
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda figure, outdir, name: drawn.append(figure) or [])
+    draw(transfer, tmp_path)
+    figure, = drawn
+    for ax in figure.axes:
+        labels = [line.get_label() for line in ax.get_lines() if len(line.get_ydata())]
+        means = {float(np.mean(line.get_ydata())) for line in ax.get_lines() if len(line.get_ydata())}
+        if "mean over depths" in ax.get_title():  # fig3: only the variants that ran at every depth
+            assert not any(label.startswith(("si_fresh", "full", "si_lr")) for label in labels), labels
+            continue
+        assert len(means) <= 1, f"'{ax.get_title()}' compares curves over different depths: {means}"
+
+
+def test_transfer_table_names_each_variants_depths():
+    from subtask_induction.arithmetic.tables import transfer_markdown
+
+    transfer = synthetic_transfer()
+    transfer = transfer[~((transfer["variant"] == "full") & (transfer["layers"] == 3))]
+    text = transfer_markdown(transfer, ["train_holdout"])
+    assert "| full | 2 |" in text and "| si | 2, 3 |" in text

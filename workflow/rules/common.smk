@@ -36,6 +36,8 @@ def final_targets():
         targets += arith_final_targets()
     if "vision" in config["families"]:
         targets += vis_final_targets()
+    if "submasking" in config["families"]:
+        targets += sub_final_targets()
     return targets
 
 
@@ -51,6 +53,9 @@ for _experiment in ARITH["experiments"]:
     _unknown = sorted(set(_experiment.get("variants", [])) - set(ARITH["transfer"]["variants"]))
     if _unknown:
         raise ValueError(f"config arithmetic.experiments: variants {_unknown} are not defined in arithmetic.transfer.variants")
+    _depths = sorted(set(_experiment.get("layers", [])) - set(ARITH["layers"]))
+    if _depths:
+        raise ValueError(f"config arithmetic.experiments: layers {_depths} are not in arithmetic.layers {ARITH['layers']}")
 if ARITH["model"]["n_embd"] % ARITH["model"]["n_head"]:
     raise ValueError(f"config arithmetic.model: n_embd {ARITH['model']['n_embd']} is not divisible by "
                      f"n_head {ARITH['model']['n_head']}")
@@ -97,8 +102,8 @@ def arith_experiment_paths(pattern, **extra):
     """expand() over the experiments list, each with its own base and subtask."""
     paths = []
     for experiment in ARITH["experiments"]:
-        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"], layers=ARITH["layers"],
-                        **extra)
+        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"],
+                        layers=experiment.get("layers", ARITH["layers"]), **extra)
     return sorted(set(paths))
 
 
@@ -109,7 +114,8 @@ def arith_transfer_points():
         paths += expand(
             f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}/metrics.json",
             base=experiment["base"], subtask=experiment["subtask"], target=experiment["targets"],
-            layers=ARITH["layers"], variant=experiment.get("variants", list(ARITH["transfer"]["variants"])),
+            layers=experiment.get("layers", ARITH["layers"]),
+            variant=experiment.get("variants", list(ARITH["transfer"]["variants"])),
             n=ARITH["transfer"]["disambiguation_rows"], seed=ARITH["transfer"]["seeds"],
         )
     return sorted(set(paths))
@@ -240,3 +246,85 @@ def vis_final_targets():
             + [f"{VIS_DIR}/figures/samples.png"]
             + (expand(f"{VIS_DIR}/summary/diagnostics.{{ext}}", ext=["csv", "md"])
                if "pretrained" in VIS["discovery"]["inits"] else []))
+
+
+# ---- submasking family -------------------------------------------------------------------------------
+SUB = config.get("submasking", {})
+SUB_DIR = "results/submasking"
+SUB_EMBEDDED = ("digits", "textures", "faces")
+SUB_TABLES = ["points.csv", "accuracy.csv", "accuracy.md", "sparsity.csv", "knn.csv", "tables.md",
+              "mask_similarity.csv", "mask_stability.csv"]
+SUB_FIGURES = ["sparsity_per_layer", "label_fractions", "mask_similarity"]
+
+
+def sub_check():
+    """Tasks and backbone files named in the config must exist: fail while building the DAG, naming key and path."""
+    problems = []
+    for name, spec in SUB["tasks"].items():
+        key, source = f"config submasking.tasks.{name}", spec["source"]
+        if source in SUB_EMBEDDED or source == "vision_world":
+            continue
+        root = Path(spec.get("root") or "")
+        if not spec.get("root"):
+            problems.append(f"{key}.root: required for source '{source}'")
+        elif not root.is_dir():
+            problems.append(f"{key}.root: {root} does not exist")
+        elif source == "folder":
+            for split in ("train", "test"):
+                folder = root / split
+                if not folder.is_dir() or not any(p.is_dir() for p in folder.iterdir()):
+                    problems.append(f"{key}.root: {folder} is missing or has no class folders "
+                                    f"(expected {split}/<class>/<image>)")
+        else:  # cifar10 / cifar100 python-pickle folders as downloaded
+            files = (["data_batch_1", "test_batch", "batches.meta"] if source == "cifar10" else ["train", "test", "meta"])
+            missing = [f for f in files if not (root / f).is_file()]
+            if missing:
+                problems.append(f"{key}.root: {root} lacks {missing} (the python-pickle {source} folder)")
+    for name, spec in SUB["backbones"].items():
+        if spec["source"] != "vision_base" and not Path(spec.get("weights") or "").is_file():
+            problems.append(f"config submasking.backbones.{name}.weights: {spec.get('weights')} does not exist")
+    if problems:
+        raise ValueError("\n".join(problems))
+
+
+if "submasking" in config["families"]:
+    if not SUB:
+        raise ValueError("config: families lists submasking, but there is no submasking section")
+    sub_check()
+
+
+def sub_task_root(task):
+    spec = SUB["tasks"][task]
+    if spec["source"] in SUB_EMBEDDED:
+        return f"{SUB_DIR}/tasks/{task}"
+    if spec["source"] == "vision_world":
+        return f"{VIS_DIR}/data/world"
+    return spec["root"]
+
+
+def sub_backbone_file(backbone):
+    spec = SUB["backbones"][backbone]
+    return f"{VIS_DIR}/chain{spec['chain']}/base/model.pt" if spec["source"] == "vision_base" else spec["weights"]
+
+
+def sub_train_settings(wildcards):
+    backbone = SUB["backbones"][wildcards.backbone]
+    return as_json({"backbone": backbone, "task": {"name": wildcards.task, **SUB["tasks"][wildcards.task]},
+                    "image_size": backbone["image_size"], "training": SUB["training"],
+                    "self_supervised": SUB["self_supervised"], "knn": SUB["knn"],
+                    "checkpoint_interval_s": config["checkpoint_interval_s"]})
+
+
+SUB_POINT = f"{SUB_DIR}/points/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}"
+
+
+def sub_points(name):
+    if not SUB:
+        return []
+    return expand(f"{SUB_POINT}/{name}", backbone=list(SUB["backbones"]), task=list(SUB["tasks"]),
+                  method=SUB["methods"], fraction=[number_tag(f) for f in SUB["label_fractions"]], seed=SUB["seeds"])
+
+
+def sub_final_targets():
+    return (expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES)
+            + expand(f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]))

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
-from .tables import EXPERIMENT, seed_summary  # noqa: E402
+from .tables import EXPERIMENT, depths_of, seed_summary, shared_depths  # noqa: E402
 
 
 def experiments(transfer: pd.DataFrame) -> list[tuple]:
@@ -79,14 +79,17 @@ def _protocol_rows(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
 
 
 def fig3(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
-    """Left: mean over depths. Right: the smallest depth. One row per experiment."""
+    """Left: mean over depths. Right: the smallest depth. One row per experiment; the frozen variants
+    that ran at every depth of the experiment (the others are in fig6, inheritance and dial)."""
     transfer = _protocol_rows(transfer, protocol)
     found = experiments(transfer)
     figure, axes = _grid(len(found), 2, width=5.5)
     for (left, right), experiment in zip(axes, found):
         rows = _rows(transfer, experiment)
         depth = rows["layers"].min()
-        for variant in frozen_variants(rows):
+        every_depth = [v for v in frozen_variants(rows)
+                       if depths_of(rows[rows["variant"] == v]) == depths_of(rows)]
+        for variant in every_depth:
             chosen = rows[rows["variant"] == variant]
             _curve(left, chosen, variant)
             _curve(right, chosen[chosen["layers"] == depth], variant)
@@ -120,10 +123,11 @@ def fig7(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
     figure, axes = _grid(1, len(found), width=5.5)
     for ax, experiment in zip(axes[0], found):
         rows = _rows(transfer, experiment)
-        chosen = rows[rows["method"].isin(["subnetwork", "sampled", "full"]) & rows["lr_scale"].isin([0.0, 1.0])]
+        chosen = shared_depths(rows[rows["method"].isin(["subnetwork", "sampled", "full"])
+                                    & rows["lr_scale"].isin([0.0, 1.0])])
         for variant, curve in chosen.groupby("variant"):
             _curve(ax, curve, variant)
-        _axes_style(ax, f"{_title(experiment)}: frozen vs trainable ({protocol})")
+        _axes_style(ax, f"{_title(experiment)}: frozen vs trainable, depths {depths_of(chosen)} ({protocol})")
         ax.legend(fontsize=7)
     return _save(figure, outdir, "fig7")
 
@@ -143,7 +147,7 @@ def protocols_figure(transfer: pd.DataFrame, outdir: Path, protocols: list[str])
                 continue
             for protocol in protocols:
                 _curve(ax, chosen[chosen["protocol"] == protocol], protocol, **styles.get(protocol, {}))
-            _axes_style(ax, f"{_title(experiment)}: {variant}")
+            _axes_style(ax, f"{_title(experiment)}: {variant}, depths {depths_of(chosen)}")
         row_axes[0].legend(fontsize=7, title="selected on")
     return _save(figure, outdir, "protocols")
 
@@ -160,7 +164,7 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
     found = experiments(transfer)
     figure, axes = _grid(len(found), 2, width=5.5)
     for (curves_ax, bars_ax), experiment in zip(axes, found):
-        rows = inheritance_variants(_rows(transfer, experiment))
+        rows = shared_depths(inheritance_variants(_rows(transfer, experiment)))
         if rows.empty:
             _empty(curves_ax, "no inheritance variants run")
             _empty(bars_ax, "")
@@ -176,7 +180,8 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
                 labels.append(variant)
                 means.append(at_n["mean"].item())
                 stds.append(at_n["std"].item())
-        _axes_style(curves_ax, f"{_title(experiment)}: unmasked tensors inherited or fresh ({protocol})")
+        _axes_style(curves_ax, f"{_title(experiment)}: unmasked tensors inherited or fresh, depths "
+                               f"{depths_of(rows)} ({protocol})")
         curves_ax.legend(fontsize=6)
         bars_ax.bar(range(len(labels)), means, yerr=stds, capsize=3)
         bars_ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=7)
@@ -197,14 +202,14 @@ def dial(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> li
     found = experiments(transfer)
     figure, axes = _grid(len(found), 2, width=5.5)
     for (curves_ax, dial_ax), experiment in zip(axes, found):
-        rows = dial_variants(_rows(transfer, experiment))
+        rows = shared_depths(dial_variants(_rows(transfer, experiment)))
         if rows["lr_scale"].nunique() < 2:
             _empty(curves_ax, "fewer than two lr_scale values run")
             _empty(dial_ax, "")
             continue
         for scale, curve in rows.groupby("lr_scale"):
             _curve(curves_ax, curve, f"lr_scale {scale:g}")
-        _axes_style(curves_ax, f"{_title(experiment)}: SI, subnetwork lr scaled ({protocol})")
+        _axes_style(curves_ax, f"{_title(experiment)}: SI, subnetwork lr scaled, depths {depths_of(rows)} ({protocol})")
         curves_ax.legend(fontsize=7)
         at_n = seed_summary(rows[rows["n"] == dial_n], ["lr_scale"])
         dial_ax.errorbar(at_n["lr_scale"], at_n["mean"], yerr=at_n["std"], marker="o", capsize=3)

@@ -79,11 +79,25 @@ def seed_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accu
     return summary
 
 
+def depths_of(rows: pd.DataFrame) -> list[int]:
+    return sorted(int(d) for d in rows["layers"].unique())
+
+
+def shared_depths(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` restricted to the depths at which every variant in them ran, so that curves compared in one
+    panel are means over the same depths (an experiment may run some variants at fewer depths)."""
+    if rows.empty:
+        return rows
+    common = set.intersection(*(set(d) for d in rows.groupby("variant")["layers"].unique()))
+    return rows[rows["layers"].isin(common)]
+
+
 def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
-    """Per experiment and protocol: variant x n, test accuracy mean ± std over seeds (depths averaged)."""
+    """Per experiment and protocol: variant x n, test accuracy mean ± std over seeds of the mean over the
+    depths that variant ran at (its own column)."""
     lines = []
     summary = seed_summary(transfer, EXPERIMENT + ["protocol", "variant", "n"])
-    depths = sorted(int(d) for d in transfer["layers"].unique())
+    depths = {variant: ", ".join(map(str, depths_of(rows))) for variant, rows in transfer.groupby("variant")}
     for (base, subtask, target), experiment in summary.groupby(EXPERIMENT):
         for protocol in protocols:
             rows = experiment[experiment["protocol"] == protocol]
@@ -91,11 +105,11 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
                 continue
             sizes = sorted(rows["n"].unique())
             lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}` "
-                      f"(test accuracy, mean ± std over seeds of the mean over depths {depths})", "",
-                      "| variant | " + " | ".join(f"n={n}" for n in sizes) + " |",
-                      "|---|" + "---|" * len(sizes)]
+                      f"(test accuracy, mean ± std over seeds of the mean over the variant's depths)", "",
+                      "| variant | depths | " + " | ".join(f"n={n}" for n in sizes) + " |",
+                      "|---|---|" + "---|" * len(sizes)]
             for variant, by_variant in rows.groupby("variant", sort=False):
                 cells = {row["n"]: f"{row['mean']:.3f} ± {row['std']:.3f}" for _, row in by_variant.iterrows()}
-                lines.append(f"| {variant} | " + " | ".join(cells.get(n, "") for n in sizes) + " |")
+                lines.append(f"| {variant} | {depths[variant]} | " + " | ".join(cells.get(n, "") for n in sizes) + " |")
             lines.append("")
     return "\n".join(lines)
