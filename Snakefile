@@ -13,6 +13,7 @@ validate(config, "workflow/schemas/config.schema.yaml")
 include: "workflow/rules/common.smk"
 include: "workflow/rules/arithmetic.smk"
 include: "workflow/rules/vision.smk"
+include: "workflow/rules/submasking.smk"
 
 
 rule all:

@@ -66,7 +66,7 @@ def fit(
     evaluate: Callable[[nn.Module], dict],
     epochs: int,
     *,
-    select: str = "eval_accuracy",
+    select: str | None = "eval_accuracy",
     train_mode: bool = True,
     on_epoch_start: Callable[[int], None] | None = None,
     on_epoch_end: Callable[[int], None] | None = None,
@@ -78,7 +78,7 @@ def fit(
     desc: str = "train",
     settings: dict | None = None,
 ) -> FitResult:
-    """Train for `epochs` epochs and leave the best epoch's state in `model`.
+    """Train for `epochs` epochs and leave the best epoch's state in `model` (select=None: the last epoch's).
 
     batches(epoch) must be a deterministic function of the epoch (seeded shuffling) so a resumed run
     sees the same batches. on_epoch_end(epoch) runs before evaluation (e.g. to advance beta).
@@ -139,17 +139,18 @@ def fit(
         model.eval()
         with torch.no_grad():
             metrics = evaluate(model)
-        if select not in metrics:
+        if select is not None and select not in metrics:
             raise KeyError(f"evaluate() returned {sorted(metrics)}, which lacks the selection metric '{select}'")
         record = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), **metrics,
                   "seconds": time.perf_counter() - began}
         history.append(record)
-        if best is None or metrics[select] >= best[select]:
+        if best is None or select is None or metrics[select] >= best[select]:
             best, best_state = dict(record), _state_copy(model)
         since_best = epoch + 1 - best["epoch"]
-        stopped = bool((stop_at is not None and metrics[select] >= stop_at)
-                       or (patience is not None and since_best >= patience))
-        bar.set_postfix(loss=f"{record['train_loss']:.4f}", **{select: f"{metrics[select]:.4f}"})
+        stopped = select is not None and bool((stop_at is not None and metrics[select] >= stop_at)
+                                              or (patience is not None and since_best >= patience))
+        bar.set_postfix(loss=f"{record['train_loss']:.4f}",
+                        **({select: f"{metrics[select]:.4f}"} if select is not None else {}))
         if checkpoint is not None and (
             epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpoint_interval_s
         ):

@@ -1,0 +1,114 @@
+"""The submasking family's tables: every point, accuracy method x task, sparsity, k-NN, storage, mask overlap."""
+
+from __future__ import annotations
+
+import json
+from itertools import combinations
+from pathlib import Path
+
+import pandas as pd
+
+from ..method.masks import load_subnetwork
+from ..method.overlap import mask_overlap
+
+KEYS = ["backbone", "task", "method", "fraction"]
+METHOD_ORDER = ["lp", "fs", "fft", "ss_fs", "ss_fft"]
+
+
+def point_key(path: Path) -> dict:
+    """results/submasking/points/<backbone>/<task>/<method>/fraction<f>/seed<s>/metrics.json -> the key."""
+    seed, fraction, method, task, backbone = (p.name for p in list(path.parents)[:5])
+    return {"backbone": backbone, "task": task, "method": method,
+            "fraction": float(fraction.removeprefix("fraction")), "seed": int(seed.removeprefix("seed"))}
+
+
+def collect(points: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per point, and one row per (point, masked tensor) of the off fractions."""
+    rows, layers = [], []
+    for path in sorted(Path(points).glob("*/*/*/fraction*/seed*/metrics.json")):
+        record, key = json.loads(path.read_text()), point_key(path)
+        rows.append({**key, **record["metrics"], "mask_steps": record.get("mask_steps", 0),
+                     "labelled": record["rows"]["labelled"]})
+        for name, off in (record.get("off_per_tensor") or {}).items():
+            layers.append({**key, "tensor": name, "off_fraction": off})
+    if not rows:
+        raise ValueError(f"no submasking points under {points}")
+    return pd.DataFrame(rows).sort_values(KEYS + ["seed"]), pd.DataFrame(layers)
+
+
+def summary(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
+    grouped = frame.dropna(subset=[metric]).groupby(KEYS)[metric]
+    return grouped.agg(mean="mean", std=lambda v: v.std(ddof=1) if len(v) > 1 else 0.0, seeds="count").reset_index()
+
+
+def _cell(mean: float, std: float, percent: bool = True) -> str:
+    scale = 100 if percent else 1
+    return f"{scale * mean:.1f} ± {scale * std:.1f}"
+
+
+def method_by_task(frame: pd.DataFrame, metric: str, methods: list[str] | None = None) -> str:
+    """Markdown, one table per (backbone, fraction): method rows x task columns, mean ± std over seeds (%)."""
+    table = summary(frame, metric)
+    lines = []
+    for (backbone, fraction), part in table.groupby(["backbone", "fraction"]):
+        tasks = list(dict.fromkeys(part["task"]))
+        present = [m for m in METHOD_ORDER if m in set(part["method"]) and (methods is None or m in methods)]
+        lines += [f"**{backbone}, {fraction:g} of the labels** ({metric}, %, mean ± std over seeds)", "",
+                  "| method | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
+        for method in present:
+            cells = []
+            for task in tasks:
+                hit = part[(part["method"] == method) & (part["task"] == task)]
+                cells.append(_cell(hit["mean"].item(), hit["std"].item()) if len(hit) else "—")
+            lines.append(f"| {method} | " + " | ".join(cells) + " |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def overlaps(points: Path, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Off-set overlap of FS masks: between tasks (same seed, fraction), and across seeds of one task."""
+    masks = {}
+    for row in frame[frame["method"].isin(["fs", "ss_fs"])].itertuples():
+        path = (Path(points) / row.backbone / row.task / row.method / f"fraction{row.fraction:g}"
+                / f"seed{row.seed}" / "mask.pt")
+        masks[(row.backbone, row.method, row.fraction, row.task, row.seed)] = {
+            name: ~mask for name, mask in load_subnetwork(path)["masks"].items()}  # the off sets
+    between, stability = [], []
+    groups = {}
+    for (backbone, method, fraction, task, seed), off in masks.items():
+        groups.setdefault((backbone, method, fraction), {}).setdefault(task, {})[seed] = off
+    for (backbone, method, fraction), tasks in groups.items():
+        for first, second in combinations(sorted(tasks), 2):
+            for seed in sorted(set(tasks[first]) & set(tasks[second])):
+                between.append({"backbone": backbone, "method": method, "fraction": fraction, "task": first,
+                                "other": second, "seed": seed,
+                                **mask_overlap(tasks[first][seed], tasks[second][seed])})
+        for task, seeds in tasks.items():
+            for a, b in combinations(sorted(seeds), 2):
+                stability.append({"backbone": backbone, "method": method, "fraction": fraction, "task": task,
+                                  "seed": a, "other_seed": b, **mask_overlap(seeds[a], seeds[b])})
+    return pd.DataFrame(between), pd.DataFrame(stability)
+
+
+def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.DataFrame) -> str:
+    parts = ["## Test accuracy", "", method_by_task(frame, "test_accuracy"),
+             "## Fraction of masked weights off (FS: labels; ss_fs: rotation prediction)", "",
+             method_by_task(frame, "off_fraction", ["fs", "ss_fs"]),
+             "## k-NN accuracy of the backbone's features (lp = the untouched backbone)", "",
+             method_by_task(frame, "knn_accuracy", ["lp", "fs", "fft"])]
+    storage = frame.groupby(["backbone", "task", "method"])[["task_bytes", "full_copy_bytes"]].first().reset_index()
+    parts += ["## Bytes one task costs to store (mask bits + head, against a full weight copy)", "",
+              "| backbone | task | method | task bytes | full copy | ratio |", "|---|---|---|---|---|---|"]
+    parts += [f"| {r.backbone} | {r.task} | {r.method} | {r.task_bytes:,} | {r.full_copy_bytes:,} | "
+              f"{r.task_bytes / r.full_copy_bytes:.4f} |" for r in storage.itertuples()]
+    for title, table, other in (("between tasks (same seed)", between, "other"),
+                                ("across seeds of one task", stability, "other_seed")):
+        parts += ["", f"## Overlap of the off sets {title}: Jaccard / chance", ""]
+        if table.empty:
+            parts.append("(fewer than two masks to compare)")
+            continue
+        grouped = table.groupby(["backbone", "method", "fraction", "task", other])[["jaccard", "chance", "ratio"]].mean()
+        parts += ["| backbone | method | fraction | task | vs | Jaccard | chance | ratio |", "|---" * 8 + "|"]
+        parts += [f"| {b} | {m} | {f:g} | {t} | {o} | {r.jaccard:.3f} | {r.chance:.3f} | {r.ratio:.1f} |"
+                  for (b, m, f, t, o), r in grouped.iterrows()]
+    return "\n".join(parts) + "\n"
