@@ -60,6 +60,13 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert point["competing_rules"] == ["2a2", "2b2", "a2+b2"]
     # 20 numbers: 20 a=b rows + 10 disambiguation rows, a fifth of each held out
     assert point["rows"] == {"train": 16 + 8, "holdout": 4 + 2}
+    overlap = pd.read_csv(summary / "overlap.csv")  # default, seed1, hard_concrete: three pairs
+    assert len(overlap) == 3 and overlap["jaccard"].between(0, 1).all() and (overlap["layers"] == 1).all()
+    assert set(overlap["run"]) | set(overlap["other"]) == {"default (λ=0.0001)", "seed1", "hard_concrete"}
+    assert (smoke_run / "results/arithmetic/figures/overlap.png").stat().st_size > 1000
+    hard_concrete = json.loads((smoke_run / "results/arithmetic/overlap/a+ab/ab/layers1/hard_concrete/metrics.json")
+                               .read_text())
+    assert hard_concrete["mask_method"] == "hard_concrete" and hard_concrete["config"]["mask_init"] == 2.0
     assert not list(smoke_run.glob("results/**/*.ckpt")), "checkpoints are removed after success"
     assert (smoke_run / "logs/arithmetic/base/a+ab/layers1.log").stat().st_size > 0
 

@@ -158,3 +158,56 @@ rule arithmetic_plots:
     shell:
         step("arithmetic_plots") + " --transfer {input.transfer:q} --curves {input.curves:q} --report {params.report:q} "
         "--outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+# Is "the" subnetwork unique? The default discovery repeated with one change at a time (seed, λ, mask
+# method), and the overlap of the kept sets against chance (arithmetic.overlap).
+rule arithmetic_overlap_discover:
+    input:
+        base=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
+    output:
+        subnetwork=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
+        metrics=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/metrics.json",
+    log:
+        f"logs/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.log",
+    wildcard_constraints:
+        run=one_of(ARITH_OVERLAP_RUNS) or "-",
+    params:
+        settings=arith_overlap_settings,
+        l0=arith_overlap_l0,
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
+        "--settings {params.settings:q} --threads {threads} --device {params.device} "
+        "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+
+
+rule arithmetic_overlap:
+    input:
+        default=arith_experiment_paths(
+            f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
+            l0=number_tag(ARITH["discovery"]["l0_weights"][0]), only_layers=ARITH_OVERLAP["layers"]),
+        runs=arith_experiment_paths(
+            f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
+            run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]),
+    output:
+        table=f"{ARITH_DIR}/summary/overlap.csv",
+        markdown=f"{ARITH_DIR}/summary/overlap.md",
+        png=f"{ARITH_DIR}/figures/overlap.png",
+        pdf=f"{ARITH_DIR}/figures/overlap.pdf",
+    log:
+        "logs/arithmetic/overlap.log",
+    params:
+        figures=lambda wildcards, output: Path(output.png).parent,
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("arithmetic_overlap") + " --subnetworks {input.default:q} {input.runs:q} --table {output.table:q} "
+        "--markdown {output.markdown:q} --figures {params.figures:q} > {log:q} 2>&1"

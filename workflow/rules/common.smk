@@ -92,18 +92,49 @@ def arith_stage_settings(stage, **extra):
                     **({"training": section} if stage != "discovery" else section)})
 
 
+ARITH_OVERLAP = ARITH.get("overlap") or {"layers": [], "runs": []}
+ARITH_OVERLAP_RUNS = {run["name"]: run for run in ARITH_OVERLAP["runs"]}
+_overlap_names = [run["name"] for run in ARITH_OVERLAP["runs"]]
+if len(set(_overlap_names)) != len(_overlap_names) or "default" in _overlap_names:
+    raise ValueError(f"config arithmetic.overlap.runs: names must be unique and not 'default', got {_overlap_names}")
+if set(ARITH_OVERLAP["layers"]) - set(ARITH["layers"]):
+    raise ValueError(f"config arithmetic.overlap.layers: {ARITH_OVERLAP['layers']} not all in arithmetic.layers")
+
+
+def arith_overlap_settings(wildcards):
+    """The default discovery (first λ) with one run's changes: seed, λ, mask method or mask_init."""
+    run = ARITH_OVERLAP_RUNS[wildcards.run]
+    section = {key: value for key, value in ARITH["discovery"].items() if key != "l0_weights"}
+    section.update({key: value for key, value in run.items() if key in ("mask", "mask_init", "lr", "epochs")})
+    return as_json({"seed": run.get("seed", ARITH["seed"]), "checkpoint_interval_s": config["checkpoint_interval_s"],
+                    **section})
+
+
+def arith_overlap_l0(wildcards):
+    return ARITH_OVERLAP_RUNS[wildcards.run].get("l0_weight", ARITH["discovery"]["l0_weights"][0])
+
+
+def arith_overlap_targets():
+    if not ARITH_OVERLAP["runs"]:
+        return []
+    return [f"{ARITH_DIR}/summary/overlap.csv", f"{ARITH_DIR}/summary/overlap.md",
+            f"{ARITH_DIR}/figures/overlap.png", f"{ARITH_DIR}/figures/overlap.pdf"]
+
+
 def arith_transfer_settings(wildcards):
     training = {k: v for k, v in ARITH["transfer"].items() if k not in ("disambiguation_rows", "seeds", "variants")}
     return as_json({"training": training, "variant": ARITH["transfer"]["variants"][wildcards.variant],
                     "checkpoint_interval_s": config["checkpoint_interval_s"]})
 
 
-def arith_experiment_paths(pattern, **extra):
-    """expand() over the experiments list, each with its own base and subtask."""
+def arith_experiment_paths(pattern, only_layers=None, **extra):
+    """expand() over the experiments list, each with its own base and subtask (and depths, or only_layers)."""
     paths = []
     for experiment in ARITH["experiments"]:
-        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"],
-                        layers=experiment.get("layers", ARITH["layers"]), **extra)
+        layers = experiment.get("layers", ARITH["layers"])
+        if only_layers is not None:
+            layers = [depth for depth in layers if depth in only_layers]
+        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"], layers=layers, **extra)
     return sorted(set(paths))
 
 
@@ -134,7 +165,8 @@ def arith_base_metrics():
 
 def arith_final_targets():
     return (expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES)
-            + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]))
+            + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"])
+            + arith_overlap_targets())
 
 
 # ---- vision family -----------------------------------------------------------------------------------
@@ -251,16 +283,20 @@ def vis_final_targets():
 # ---- submasking family -------------------------------------------------------------------------------
 SUB = config.get("submasking", {})
 SUB_DIR = "results/submasking"
+SUB_BACKBONES = {entry["name"]: entry for entry in SUB.get("backbones", [])}
+SUB_TASKS = {entry["name"]: entry for entry in SUB.get("tasks", [])}
 SUB_EMBEDDED = ("digits", "textures", "faces")
-SUB_TABLES = ["points.csv", "accuracy.csv", "accuracy.md", "sparsity.csv", "knn.csv", "tables.md",
+SUB_TABLES = ["points.csv", "accuracy.csv", "accuracy.md", "sparsity.csv", "sparsity_per_layer.csv", "knn.csv", "tables.md",
               "mask_similarity.csv", "mask_stability.csv"]
 SUB_FIGURES = ["sparsity_per_layer", "label_fractions", "mask_similarity"]
 
 
 def sub_check():
     """Tasks and backbone files named in the config must exist: fail while building the DAG, naming key and path."""
-    problems = []
-    for name, spec in SUB["tasks"].items():
+    problems = [f"config submasking.{key}: the name '{name}' appears more than once"
+                for key in ("backbones", "tasks") for name in {e["name"] for e in SUB[key]}
+                if [e["name"] for e in SUB[key]].count(name) > 1]
+    for name, spec in SUB_TASKS.items():
         key, source = f"config submasking.tasks.{name}", spec["source"]
         if source in SUB_EMBEDDED or source == "vision_world":
             continue
@@ -280,7 +316,7 @@ def sub_check():
             missing = [f for f in files if not (root / f).is_file()]
             if missing:
                 problems.append(f"{key}.root: {root} lacks {missing} (the python-pickle {source} folder)")
-    for name, spec in SUB["backbones"].items():
+    for name, spec in SUB_BACKBONES.items():
         if spec["source"] != "vision_base" and not Path(spec.get("weights") or "").is_file():
             problems.append(f"config submasking.backbones.{name}.weights: {spec.get('weights')} does not exist")
     if problems:
@@ -294,7 +330,7 @@ if "submasking" in config["families"]:
 
 
 def sub_task_root(task):
-    spec = SUB["tasks"][task]
+    spec = SUB_TASKS[task]
     if spec["source"] in SUB_EMBEDDED:
         return f"{SUB_DIR}/tasks/{task}"
     if spec["source"] == "vision_world":
@@ -303,13 +339,13 @@ def sub_task_root(task):
 
 
 def sub_backbone_file(backbone):
-    spec = SUB["backbones"][backbone]
+    spec = SUB_BACKBONES[backbone]
     return f"{VIS_DIR}/chain{spec['chain']}/base/model.pt" if spec["source"] == "vision_base" else spec["weights"]
 
 
 def sub_train_settings(wildcards):
-    backbone = SUB["backbones"][wildcards.backbone]
-    return as_json({"backbone": backbone, "task": {"name": wildcards.task, **SUB["tasks"][wildcards.task]},
+    backbone = SUB_BACKBONES[wildcards.backbone]
+    return as_json({"backbone": backbone, "task": SUB_TASKS[wildcards.task],
                     "image_size": backbone["image_size"], "training": SUB["training"],
                     "self_supervised": SUB["self_supervised"], "knn": SUB["knn"],
                     "checkpoint_interval_s": config["checkpoint_interval_s"]})
@@ -321,8 +357,13 @@ SUB_POINT = f"{SUB_DIR}/points/{{backbone}}/{{task}}/{{method}}/fraction{{fracti
 def sub_points(name):
     if not SUB:
         return []
-    return expand(f"{SUB_POINT}/{name}", backbone=list(SUB["backbones"]), task=list(SUB["tasks"]),
+    return expand(f"{SUB_POINT}/{name}", backbone=list(SUB_BACKBONES), task=list(SUB_TASKS),
                   method=SUB["methods"], fraction=[number_tag(f) for f in SUB["label_fractions"]], seed=SUB["seeds"])
+
+
+def sub_points_root(metrics):
+    """results/submasking/points from any point's metrics.json path (6 levels below it)."""
+    return str(Path(metrics[0]).parents[5])
 
 
 def sub_final_targets():

@@ -5,8 +5,8 @@
 
 
 wildcard_constraints:
-    backbone=one_of(SUB.get("backbones", {}) or ["-"]),
-    task=one_of(SUB.get("tasks", {}) or ["-"]),
+    backbone=one_of(SUB_BACKBONES or ["-"]),
+    task=one_of(SUB_TASKS or ["-"]),
     method=one_of(SUB.get("methods", []) or ["-"]),
     fraction=one_of(number_tag(f) for f in SUB.get("label_fractions", [])) or "-",
 
@@ -17,7 +17,7 @@ rule submasking_task:
     log:
         "logs/submasking/tasks/{task}.log",
     params:
-        source=lambda wildcards: SUB["tasks"][wildcards.task]["source"],
+        source=lambda wildcards: SUB_TASKS[wildcards.task]["source"],
         settings=lambda wildcards: as_json({"seed": SUB["seed"], "image_size": SUB["task_image_size"],
                                             **SUB.get("embedded", {})}),
     threads: 1
@@ -40,7 +40,7 @@ rule submasking_train:
     params:
         settings=sub_train_settings,
         backbone_arg=lambda wildcards, input: (f"--backbone {input.backbone}"
-                                               if SUB["backbones"][wildcards.backbone]["source"] == "vision_base" else ""),
+                                               if SUB_BACKBONES[wildcards.backbone]["source"] == "vision_base" else ""),
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
@@ -63,8 +63,8 @@ rule submasking_aggregate:
     log:
         "logs/submasking/aggregate.log",
     params:
-        points=f"{SUB_DIR}/points",
-        out=SUB_DIR,
+        points=lambda wildcards, input: sub_points_root(input.metrics),
+        out=lambda wildcards, output: str(Path(output[0]).parents[1]),
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"

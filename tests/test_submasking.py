@@ -1,0 +1,119 @@
+"""Submasking family: task readers, label fractions, methods, overlap, and the step on a tiny backbone."""
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from subtask_induction.method.masks import load_subnetwork
+from subtask_induction.method.overlap import chance_jaccard, mask_overlap
+from subtask_induction.submasking.tasks import label_subset, read_cifar, read_folder_task
+
+
+def write_folder_task(root, classes=("cat", "dog", "eel"), per_class=(4, 2), val=False, size=10):
+    rng = np.random.default_rng(0)
+    splits = {"train": per_class[0], "test": per_class[1], **({"val": 1} if val else {})}
+    for split, count in splits.items():
+        for name in classes:
+            (root / split / name).mkdir(parents=True)
+            for i in range(count):
+                Image.fromarray(rng.integers(0, 255, (size, size, 3), dtype=np.uint8)).save(root / split / name / f"{i}.png")
+    return root
+
+
+def test_folder_reader_reads_every_split_with_labels_from_sorted_train_classes(tmp_path):
+    root = write_folder_task(tmp_path / "task", classes=("zebra", "ant", "moth"), val=True)
+    splits = read_folder_task(root, image_size=8)
+    assert set(splits) == {"train", "val", "test"}
+    assert splits["train"].classes == ["ant", "moth", "zebra"]
+    assert splits["train"].images.shape == (12, 3, 8, 8) and splits["train"].images.dtype == torch.uint8
+    assert torch.equal(splits["test"].labels, torch.tensor([0, 0, 1, 1, 2, 2]))
+
+
+def test_folder_reader_names_a_test_class_that_train_lacks(tmp_path):
+    root = write_folder_task(tmp_path / "task")
+    (root / "test" / "yak").mkdir()
+    with pytest.raises(ValueError, match=r"test/ has classes \['yak'\]"):
+        read_folder_task(root, image_size=8)
+
+
+def test_cifar_pickle_reader(tmp_path):
+    rng = np.random.default_rng(0)
+
+    def batch(n, labels_key, labels):
+        return {b"data": rng.integers(0, 255, (n, 3072), dtype=np.uint8), labels_key: labels}
+
+    c10 = tmp_path / "cifar-10-batches-py"
+    c10.mkdir()
+    for i in range(1, 6):
+        (c10 / f"data_batch_{i}").write_bytes(pickle.dumps(batch(2, b"labels", [i % 3, 1])))
+    (c10 / "test_batch").write_bytes(pickle.dumps(batch(3, b"labels", [0, 1, 2])))
+    (c10 / "batches.meta").write_bytes(pickle.dumps({b"label_names": [b"airplane", b"automobile", b"bird"]}))
+    splits = read_cifar(c10, "cifar10", image_size=32)
+    assert splits["train"].images.shape == (10, 3, 32, 32) and splits["train"].classes[2] == "bird"
+    raw = pickle.loads((c10 / "test_batch").read_bytes())[b"data"][1].reshape(3, 32, 32)
+    assert torch.equal(splits["test"].images[1], torch.from_numpy(raw))  # channel-first, as CIFAR stores it
+    assert splits["test"].labels.tolist() == [0, 1, 2]
+    c100 = tmp_path / "cifar-100-python"
+    c100.mkdir()
+    (c100 / "train").write_bytes(pickle.dumps(batch(4, b"fine_labels", [0, 1, 1, 0])))
+    (c100 / "test").write_bytes(pickle.dumps(batch(2, b"fine_labels", [1, 0])))
+    (c100 / "meta").write_bytes(pickle.dumps({b"fine_label_names": [b"apple", b"bear"]}))
+    assert read_cifar(c100, "cifar100", image_size=16)["train"].images.shape == (4, 3, 16, 16)
+
+
+def test_label_fractions_are_class_balanced_nested_and_seeded():
+    labels = torch.tensor([0] * 50 + [1] * 30 + [2] * 20)
+    small, large = label_subset(labels, 0.1, seed=3), label_subset(labels, 0.5, seed=3)
+    assert torch.bincount(labels[small]).tolist() == [5, 3, 2]
+    assert torch.bincount(labels[large]).tolist() == [25, 15, 10]
+    assert set(small.tolist()) <= set(large.tolist())
+    assert torch.equal(small, label_subset(labels, 0.1, seed=3))
+    assert not torch.equal(small, label_subset(labels, 0.1, seed=4))
+    assert torch.bincount(labels[label_subset(labels, 0.01, seed=0)]).tolist() == [1, 1, 1]  # at least one per class
+    assert len(label_subset(labels, 1.0, seed=0)) == 100
+
+
+def test_mask_overlap_against_chance():
+    a = {"w": torch.tensor([True, True, False, False, False, False, False, False])}
+    b = {"w": torch.tensor([True, False, True, False, False, False, False, False])}
+    result = mask_overlap(a, b)
+    assert result["jaccard"] == pytest.approx(1 / 3)
+    assert result["chance"] == pytest.approx(chance_jaccard(0.25, 0.25)) == pytest.approx(0.0625 / 0.4375)
+    assert mask_overlap(a, a)["jaccard"] == 1.0
+
+
+def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
+    from subtask_induction.runtime import save_torch
+    from subtask_induction.steps import submasking_train
+    from subtask_induction.vision.models import build_classifier, save_classifier
+
+    spec = {"arch": "resnet18", "num_outputs": 16, "model_kwargs": {"channels": [4, 8, 8, 8]}}
+    save_torch(save_classifier(build_classifier(spec, 0), spec), tmp_path / "base.pt")
+    task = write_folder_task(tmp_path / "task", per_class=(8, 4), size=16)
+    settings = {"backbone": {"name": "b", "source": "vision_base", "chain": 0, "image_size": 16},
+                "task": {"name": "toy", "source": "folder"}, "image_size": 16, "checkpoint_interval_s": 0,
+                "training": {"epochs": 2, "batch_size": 8, "head_lr": 0.01, "mask_lr": 0.5, "mask_init": 1.0,
+                             "threshold": 0.0, "finetune_lr": 0.001},
+                "self_supervised": {"epochs": 1}, "knn": {"k": 3}}
+    results = {}
+    for method in ("lp", "fs", "fft", "ss_fs", "ss_fft"):
+        out = tmp_path / method
+        submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--method", method,
+                               "--fraction", "0.5", "--seed", "0", "--threads", "1", "--device", "cpu",
+                               "--settings", json.dumps(settings), "--out-metrics", str(out / "metrics.json"),
+                               "--out-mask", str(out / "mask.pt")])
+        results[method] = json.loads((out / "metrics.json").read_text())
+        masks = load_subnetwork(out / "mask.pt")["masks"]
+        assert bool(masks) == (method in ("fs", "ss_fs"))
+        assert not list(out.glob("*.ckpt*"))
+    assert results["lp"]["rows"] == {"train": 24, "labelled": 12, "test": 12}
+    for method, record in results.items():
+        assert 0 <= record["metrics"]["test_accuracy"] <= 1 and 0 <= record["metrics"]["knn_accuracy"] <= 1
+    bytes_ = {m: r["metrics"]["task_bytes"] for m, r in results.items()}
+    assert bytes_["lp"] < bytes_["fs"] == bytes_["ss_fs"] < bytes_["fft"] == bytes_["ss_fft"]
+    assert results["fs"]["metrics"]["off_fraction"] > 0  # mask_lr 0.5 flips some masks in 4 steps
+    assert results["fs"]["mask_steps"] == 2 * 2 and results["ss_fs"]["mask_steps"] == 1 * 3

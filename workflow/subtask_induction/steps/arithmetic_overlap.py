@@ -1,0 +1,81 @@
+"""Is "the" subnetwork unique? Pairwise overlap of the kept sets of subnetworks discovered for the same
+subtask with different seeds, λ values and mask methods, against chance: a table and a heatmap."""
+
+import argparse
+from itertools import combinations
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from ..method.masks import load_subnetwork  # noqa: E402
+from ..method.overlap import mask_overlap  # noqa: E402
+from ..plotting import save_figure  # noqa: E402
+from ..runtime import save_text  # noqa: E402
+
+
+def describe(path: Path) -> dict:
+    """.../discovery|overlap/<base>/<subtask>/layers<L>/<lambdaX | run>/subnetwork.pt -> its labels."""
+    run, layers, subtask, base = (p.name for p in list(path.parents)[:4])
+    name = f"default ({run.replace('lambda', 'λ=')})" if path.parents[4].name == "discovery" else run
+    return {"base": base, "subtask": subtask, "layers": int(layers.removeprefix("layers")), "run": name}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--subnetworks", nargs="+", required=True)
+    p.add_argument("--table", required=True)
+    p.add_argument("--markdown", required=True)
+    p.add_argument("--figures", required=True)
+    args = p.parse_args(argv)
+    found = {}
+    for path in map(Path, args.subnetworks):
+        record = load_subnetwork(path, ("kept",))
+        key = describe(path)
+        found.setdefault((key["base"], key["subtask"], key["layers"]), {})[key["run"]] = (
+            record["masks"], record["kept"]["overall"], record.get("mask_method", "continuous_sparsification"))
+    rows = []
+    for (base, subtask, layers), runs in found.items():
+        for first, second in combinations(sorted(runs), 2):
+            rows.append({"base": base, "subtask": subtask, "layers": layers, "run": first, "other": second,
+                         "kept_run": runs[first][1], "kept_other": runs[second][1],
+                         **mask_overlap(runs[first][0], runs[second][0])})
+    table = pd.DataFrame(rows)
+    save_text(table.to_csv(index=False), args.table)
+    lines = ["Overlap of the kept weights of subnetworks for the same subtask (Jaccard; chance = two random",
+             "masks of the same densities; ratio = Jaccard / chance)", ""]
+    for (base, subtask, layers), part in table.groupby(["base", "subtask", "layers"]):
+        lines += [f"### {subtask} of {base}, {layers} layers", "",
+                  "| subnetwork | other | kept | kept (other) | Jaccard | chance | ratio |", "|---|---|---|---|---|---|---|"]
+        lines += [f"| {r.run} | {r.other} | {100 * r.kept_run:.2f}% | {100 * r.kept_other:.2f}% | {r.jaccard:.3f} | "
+                  f"{r.chance:.3f} | {r.ratio:.1f} |" for r in part.itertuples()]
+        lines.append("")
+    save_text("\n".join(lines), args.markdown)
+    groups = sorted(found)
+    figure, axes = plt.subplots(1, len(groups), figsize=(5.5 * len(groups), 4.6), squeeze=False)
+    for ax, key in zip(axes[0], groups):
+        names = sorted(found[key])
+        grid = np.eye(len(names))
+        part = table[(table["base"] == key[0]) & (table["subtask"] == key[1]) & (table["layers"] == key[2])]
+        for r in part.itertuples():
+            i, j = names.index(r.run), names.index(r.other)
+            grid[i, j] = grid[j, i] = r.jaccard
+        image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis")
+        for i in range(len(names)):
+            for j in range(len(names)):
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", color="w" if grid[i, j] < 0.6 else "k",
+                        fontsize=8)
+        ax.set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=7)
+        ax.set_yticks(range(len(names)), names, fontsize=7)
+        ax.set_title(f"{key[1]} of {key[0]}, {key[2]} layers: Jaccard of kept sets", fontsize=9)
+        figure.colorbar(image, ax=ax)
+    save_figure(figure, Path(args.figures), "overlap")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
