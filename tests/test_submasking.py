@@ -117,3 +117,34 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
     assert bytes_["lp"] < bytes_["fs"] == bytes_["ss_fs"] < bytes_["fft"] == bytes_["ss_fft"]
     assert results["fs"]["metrics"]["off_fraction"] > 0  # mask_lr 0.5 flips some masks in 4 steps
     assert results["fs"]["mask_steps"] == 2 * 2 and results["ss_fs"]["mask_steps"] == 1 * 3
+
+
+def test_backbones_from_a_timm_file_and_a_swav_state_dict(tmp_path):
+    import timm
+
+    from subtask_induction.submasking.model import TaskModel, load_backbone, masked_weight_names
+
+    kwargs = {"channels": [4, 8, 8, 8]}
+    torch.manual_seed(0)
+    source = timm.create_model("resnet18", pretrained=False, num_classes=10, **kwargs)
+    torch.save(source.state_dict(), tmp_path / "timm.pth")
+    net = load_backbone({"source": "timm", "arch": "resnet18", "weights": str(tmp_path / "timm.pth"),
+                         "model_kwargs": {**kwargs, "num_classes": 10}})
+    assert torch.equal(net.conv1.weight, source.conv1.weight)
+    swav = {f"module.{k}": v for k, v in source.state_dict().items() if not k.startswith("fc.")}
+    swav["module.projection_head.0.weight"] = torch.zeros(3, 3)
+    swav["module.prototypes.weight"] = torch.zeros(3, 3)
+    torch.save({"state_dict": swav}, tmp_path / "swav.pth.tar")
+    net = load_backbone({"source": "swav", "arch": "resnet18", "weights": str(tmp_path / "swav.pth.tar"),
+                         "model_kwargs": kwargs})
+    assert torch.equal(net.layer4[1].conv2.weight, source.layer4[1].conv2.weight)
+    model = TaskModel(net, num_classes=3)
+    names = masked_weight_names(model)
+    assert "net.conv1.weight" in names and "net.layer2.0.downsample.0.weight" in names
+    assert not any(name.startswith("head") for name in names) and model(torch.zeros(2, 3, 32, 32, dtype=torch.uint8)).shape == (2, 3)
+    del swav["module.layer1.0.conv1.weight"]
+    torch.save(swav, tmp_path / "broken.pth")
+    with pytest.raises(ValueError, match="lack backbone tensors"):
+        load_backbone({"source": "swav", "arch": "resnet18", "weights": str(tmp_path / "broken.pth"), "model_kwargs": kwargs})
+    with pytest.raises(FileNotFoundError, match="nowhere.pth"):
+        load_backbone({"source": "timm", "arch": "resnet18", "weights": str(tmp_path / "nowhere.pth")})

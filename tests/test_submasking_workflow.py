@@ -4,21 +4,16 @@ import pandas as pd
 import pytest
 import yaml
 
-from test_workflow import REPO, copy_workflow, snakemake
+from test_workflow import REPO, copy_workflow, run_workflow, smoke_config, snakemake
 
 
 def submasking_config() -> dict:
-    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
-    config["families"] = ["submasking"]
-    return config
+    return smoke_config("submasking")
 
 
 @pytest.fixture(scope="module")
 def submasking_run(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("submasking"), submasking_config())
-    result = snakemake(workdir, "--cores", "2")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return workdir
+    return run_workflow(tmp_path_factory.mktemp("submasking"), submasking_config())
 
 
 def test_submasking_dag_writes_every_table_and_figure(submasking_run):

@@ -7,22 +7,18 @@ import pandas as pd
 import pytest
 import yaml
 
-from test_workflow import REPO, copy_workflow, snakemake
+from test_workflow import REPO, copy_workflow, run_workflow, smoke_config, snakemake
 
 
 def vision_config() -> dict:
-    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
-    config["families"] = ["vision"]
+    config = smoke_config("vision")
     config["vision"]["chains"] = [0, 1]
     return config
 
 
 @pytest.fixture(scope="module")
 def vision_run(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("vision"), vision_config())
-    result = snakemake(workdir, "--cores", "2")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return workdir
+    return run_workflow(tmp_path_factory.mktemp("vision"), vision_config())
 
 
 def test_vision_dag_writes_tables_figures_and_samples(vision_run):

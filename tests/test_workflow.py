@@ -32,12 +32,25 @@ def copy_workflow(destination: Path, config: dict | None = None) -> Path:
     return destination
 
 
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    workdir = copy_workflow(tmp_path_factory.mktemp("smoke"))
+def smoke_config(*families: str) -> dict:
+    """The smoke config, with `families` replaced when given."""
+    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    if families:
+        config["families"] = list(families)
+    return config
+
+
+def run_workflow(workdir: Path, config: dict | None = None) -> Path:
+    """A copy of the workflow in `workdir`, run to the end on 2 cores (the run must succeed)."""
+    copy_workflow(workdir, config)
     result = snakemake(workdir, "--cores", "2")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return workdir
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    return run_workflow(tmp_path_factory.mktemp("smoke"))
 
 
 def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
