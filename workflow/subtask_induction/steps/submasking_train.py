@@ -8,7 +8,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from ..method.masks import kept_fraction, save_subnetwork
 from ..runtime import configure, derive_seed, resolve_device, save_json
-from ..submasking.methods import (METHODS, accuracy, features, linear_probe, train_submask_or_finetune,
+from ..submasking.methods import (METHODS, features, linear_probe, train_submask_or_finetune,
                                   trained_backbone_context)
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
@@ -16,13 +16,17 @@ from ..training import remove_checkpoint
 from .common import fingerprint, parser, provenance, require
 
 
-def knn_accuracy(model, train, test, k: int, batch_size: int, device) -> float:
-    """k-NN (cosine) on the backbone's features: fit on the labelled training rows, score the test split."""
-    fit_x = features(model, train.images, batch_size, device).numpy()
-    test_x = features(model, test.images, batch_size, device).numpy()
-    knn = KNeighborsClassifier(n_neighbors=min(k, len(fit_x)), metric="cosine")
-    knn.fit(fit_x, train.labels.numpy())
-    return float(np.mean(knn.predict(test_x) == test.labels.numpy()))
+@torch.no_grad()
+def scores(model, train, test, k: int, batch_size: int, device) -> tuple[float, float]:
+    """Test accuracy of the head, and k-NN (cosine) accuracy of the backbone's features fitted on the
+    labelled training rows: one pass of the backbone over each split serves both."""
+    train_x = features(model, train.images, batch_size, device)
+    test_x = features(model, test.images, batch_size, device)
+    predictions = model.head(test_x.to(device)).argmax(-1).cpu()
+    knn = KNeighborsClassifier(n_neighbors=min(k, len(train_x)), metric="cosine")
+    knn.fit(train_x.numpy(), train.labels.numpy())
+    return (float((predictions == test.labels).float().mean()),
+            float(np.mean(knn.predict(test_x.numpy()) == test.labels.numpy())))
 
 
 def main(argv=None):
@@ -72,8 +76,7 @@ def main(argv=None):
     mask_steps = (t["epochs"] * -(-len(labelled) // batch) if args.method == "fs" else
                   s["self_supervised"]["epochs"] * -(-len(train) // batch) if args.method == "ss_fs" else 0)
     with trained_backbone_context(model):
-        test_accuracy = accuracy(model, test, batch, device)
-        knn = knn_accuracy(model, labelled, test, s["knn"]["k"], batch, device)
+        test_accuracy, knn = scores(model, labelled, test, s["knn"]["k"], batch, device)
     fractions = kept_fraction(binary) if binary else None
     save_subnetwork(args.out_mask, binary, method=args.method, task=s["task"]["name"], seed=args.seed,
                     fraction=args.fraction)

@@ -43,14 +43,6 @@ def features(model: TaskModel, images: torch.Tensor, batch_size: int, device) ->
                           for i in range(0, len(images), batch_size)])
 
 
-@torch.no_grad()
-def accuracy(model: nn.Module, split: Split, batch_size: int, device) -> float:
-    with eval_mode(model):
-        predictions = torch.cat([model(split.images[i:i + batch_size].to(device)).argmax(-1).cpu()
-                                 for i in range(0, len(split), batch_size)])
-    return float((predictions == split.labels).float().mean())
-
-
 def cross_entropy(model, batch):
     images, labels = batch
     return nn.functional.cross_entropy(model(images), labels)
