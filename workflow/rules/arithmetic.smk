@@ -94,34 +94,49 @@ rule arithmetic_select_subnetwork:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
 
 
-rule arithmetic_transfer:
-    input:
-        base=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
-        subnetwork=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.pt",
-        data=f"{ARITH_DIR}/data/transfer/{{target}}.pt",
-    output:
-        f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}/metrics.json",
-    log:
-        f"logs/arithmetic/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}.log",
-    params:
-        settings=arith_transfer_settings,
-        device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources(),
-    conda:
-        "../../envs/subtask-induction.yaml"
-    shell:
-        step("arithmetic_transfer") + " --base {input.base:q} --subnetwork {input.subnetwork:q} --data {input.data:q} "
-        "--variant {wildcards.variant} --n {wildcards.n} --seed {wildcards.seed} --settings {params.settings:q} "
-        "--threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+def arith_transfer_shell():
+    return (step("arithmetic_transfer") + " --points {params.points:q} --settings {params.settings:q} "
+            "--manifest {output.manifest:q} "
+            "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
+            "> {log:q} 2>&1 && rm -f {params.checkpoint:q}")  # the checkpoint goes once the step has returned
+
+
+# The transfer sweep, one pack of points per job (common.smk ARITH_PACKS; README, "Packs"). Each point's
+# metrics.json is an output of its pack; a pack restores finished points from their records, and trains
+# again only the points in config `retrain_points` (a single-point rerun).
+for _pack, _members in ARITH_PACKS:
+
+    rule:
+        name:
+            f"arithmetic_transfer_pack_{_pack}"
+        input:
+            sorted({path for point in _members for key, path in arith_point_args(point).items()
+                    if key in ("base", "subnetwork", "data")}),
+        output:
+            # The manifest first: a DAG lookup of it matches here and never compiles the points' patterns.
+            manifest=arith_pack_manifest(_pack),
+            points=[ARITH_TRANSFER_PATH.format(**point) for point in _members],
+        log:
+            f"logs/arithmetic/transfer/packs/{_pack}.log",
+        params:
+            points=as_json([arith_point_args(point) for point in _members]),
+            settings=as_json(arith_transfer_training()),
+            checkpoint=f"{ARITH_DIR}/transfer/packs/{_pack}.ckpt",
+            device=config["device"],
+        threads: config["threads_per_job"]
+        resources:
+            **arith_pack_resources(len(_members)),
+        conda:
+            "../../envs/subtask-induction.yaml"
+        shell:
+            arith_transfer_shell()
 
 
 rule arithmetic_aggregate:
     input:
         base=arith_base_metrics(),
         discovery=arith_discovery_metrics(),
-        transfer=arith_transfer_points(),
+        transfer=[arith_pack_manifest(pack) for pack, _ in ARITH_PACKS],  # each lists its points
     output:
         expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES),
     log:

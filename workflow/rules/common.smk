@@ -1,7 +1,12 @@
 # Helpers for the workflow: settings passed to steps, target lists, per-family constants.
 import json
 import re
+import sys
 from pathlib import Path
+
+# Torch-free helpers of the package (pack forming), importable without installing it.
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from subtask_induction.packs import form_packs
 
 
 def as_json(settings):
@@ -121,10 +126,66 @@ def arith_overlap_targets():
             f"{ARITH_DIR}/figures/overlap.png", f"{ARITH_DIR}/figures/overlap.pdf"]
 
 
-def arith_transfer_settings(wildcards):
-    training = {k: v for k, v in ARITH["transfer"].items() if k not in ("disambiguation_rows", "seeds", "variants")}
-    return as_json({"training": training, "variant": ARITH["transfer"]["variants"][wildcards.variant],
-                    "checkpoint_interval_s": config["checkpoint_interval_s"]})
+ARITH_TRANSFER_PATH = (f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/"
+                       f"seed{{seed}}/metrics.json")
+
+
+def arith_transfer_training():
+    """The transfer settings every point shares (not the sweep lists, not the pack size: neither changes
+    a point's numbers, so changing them must not retrain finished points)."""
+    training = {k: v for k, v in ARITH["transfer"].items()
+                if k not in ("disambiguation_rows", "seeds", "variants", "pack_size")}
+    return {"training": training, "checkpoint_interval_s": config["checkpoint_interval_s"]}
+
+
+# Points to train again although a finished record exists (--config retrain_points=[PATH]): their pack's
+# params change, so Snakemake reruns that pack alone, which restores the other members.
+ARITH_RETRAIN = {str(Path(path)) for path in config.get("retrain_points", [])}
+
+
+def arith_point_args(point):
+    """One point as the transfer step reads it (--points)."""
+    out = ARITH_TRANSFER_PATH.format(**point)
+    return {"variant": point["variant"], "variant_settings": ARITH["transfer"]["variants"][point["variant"]],
+            "n": int(point["n"]), "seed": int(point["seed"]),
+            "base": f"{ARITH_DIR}/base/{point['base']}/layers{point['layers']}/model.pt",
+            "subnetwork": f"{ARITH_DIR}/discovery/{point['base']}/{point['subtask']}/layers{point['layers']}/selected.pt",
+            "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
+            "out": out, **({"retrain": True} if out in ARITH_RETRAIN else {})}
+
+
+def arith_transfer_point_list():
+    """Every sweep point as a dict; an experiment may run a subset of the variants (its `variants` list)."""
+    points = {}
+    for experiment in ARITH["experiments"]:
+        for target in experiment["targets"]:
+            for layers in experiment.get("layers", ARITH["layers"]):
+                for variant in experiment.get("variants", list(ARITH["transfer"]["variants"])):
+                    for n in ARITH["transfer"]["disambiguation_rows"]:
+                        for seed in ARITH["transfer"]["seeds"]:
+                            point = {"base": experiment["base"], "subtask": experiment["subtask"], "target": target,
+                                     "layers": layers, "variant": variant, "n": n, "seed": seed}
+                            points[ARITH_TRANSFER_PATH.format(**point)] = point
+    return [points[path] for path in sorted(points)]
+
+
+ARITH_POINTS = arith_transfer_point_list()
+_unknown_points = sorted(ARITH_RETRAIN - {ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS})
+if _unknown_points:
+    raise ValueError(f"config retrain_points: {_unknown_points} are not transfer points of this config")
+# Points of one depth and one n train as one stacked model (README, "Packs"); the packs depend on the
+# config alone, so a compute node re-reading this file forms the same ones.
+ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), shape=("layers", "n"),
+                         order=("seed", "base", "subtask", "target", "variant"))
+
+
+def arith_pack_resources(size):
+    """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a
+    pack of `size` points, from config resources.transfer_pack."""
+    pack = config["resources"]["transfer_pack"]
+    return {"runtime": lambda wildcards, attempt: int(attempt * (pack["minutes"]["base"] + size * pack["minutes"]["per_point"])),
+            "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
+            "gpu": config["resources"]["gpu_per_training_job"]}
 
 
 def arith_experiment_paths(pattern, only_layers=None, **extra):
@@ -139,17 +200,12 @@ def arith_experiment_paths(pattern, only_layers=None, **extra):
 
 
 def arith_transfer_points():
-    """Every sweep point; an experiment may run a subset of the variants (its `variants` list)."""
-    paths = []
-    for experiment in ARITH["experiments"]:
-        paths += expand(
-            f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/seed{{seed}}/metrics.json",
-            base=experiment["base"], subtask=experiment["subtask"], target=experiment["targets"],
-            layers=experiment.get("layers", ARITH["layers"]),
-            variant=experiment.get("variants", list(ARITH["transfer"]["variants"])),
-            n=ARITH["transfer"]["disambiguation_rows"], seed=ARITH["transfer"]["seeds"],
-        )
-    return sorted(set(paths))
+    return [ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS]
+
+
+def arith_pack_manifest(pack):
+    """What a pack writes last: its points, and which it trained or restored."""
+    return f"{ARITH_DIR}/transfer/packs/{pack}.json"
 
 
 def arith_discovery_metrics():

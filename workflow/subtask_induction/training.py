@@ -6,6 +6,11 @@ evaluation metric (ties go to the later epoch), stops early on request, shows a 
 per-epoch history, and checkpoints at epoch ends so a killed job resumes where it stopped and ends
 with the same numbers as an uninterrupted run. A non-finite loss stops the run at once (NonFiniteLoss):
 a diverged model must not train on and be reported.
+
+A pack (M models trained as one, DESIGN §9; arithmetic.stacked) goes through the same loop: its loss_fn
+returns one loss per model, its evaluate() one metrics dict per model, and each history record holds
+them under "points". A model whose loss turns non-finite stops alone (FitResult.failed names it and why)
+while its pack mates train on; nothing mixes the models, so its NaNs reach only its own entries.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ class FitResult:
     history: list[dict] = field(default_factory=list)
     stopped_early: bool = False
     resumed_from_epoch: int = 0
+    failed: dict[int, str] = field(default_factory=dict)  # pack: model index -> why it stopped
 
 
 def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -85,8 +91,10 @@ def fit(
     The checkpoint holds the fingerprint of the run's settings and input files; one written for other
     settings or inputs is ignored rather than resumed. `settings` only go into error messages.
     The model is returned in eval mode (dropout off), holding the best epoch's state.
+    A pack (loss_fn returns a vector) takes select=None, no patience and no stop_at: its models are
+    selected afterwards from their own histories (selection.py).
     """
-    start_epoch, history, best, best_state, stopped = 0, [], None, None, False
+    start_epoch, history, best, best_state, stopped, failed = 0, [], None, None, False, {}
     checkpoint = Path(checkpoint) if checkpoint else None
     if checkpoint is not None and checkpoint.is_file():
         state = load_torch(checkpoint, ("model", "optimizer", "epoch", "fingerprint"), "training checkpoint")
@@ -98,6 +106,7 @@ def fit(
                 torch.cuda.set_rng_state_all(state["cuda_rng"])
             start_epoch, history, best = state["epoch"], state["history"], state["best"]
             best_state, stopped = state["best_state"], state["stopped"]
+            failed = {int(index): why for index, why in state.get("failed", {}).items()}
             tqdm.write(f"[{desc}] resuming from {checkpoint} after epoch {start_epoch}")
         else:
             tqdm.write(f"[{desc}] ignoring {checkpoint}: written for other settings or inputs")
@@ -105,7 +114,7 @@ def fit(
     def save_checkpoint(epoch: int) -> None:
         save_torch(
             {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
-             "history": history, "best": best, "best_state": best_state, "stopped": stopped,
+             "history": history, "best": best, "best_state": best_state, "stopped": stopped, "failed": failed,
              "rng": torch.get_rng_state(), "fingerprint": fingerprint,
              "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
             checkpoint,
@@ -124,15 +133,35 @@ def fit(
         for batch in batches(epoch):
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
-            value = loss.item()
-            if not math.isfinite(value):
-                raise NonFiniteLoss(
-                    f"[{desc}] the loss is {value} at epoch {epoch + 1}, step {steps + 1}; nothing was written. "
-                    f"Settings: {settings if settings is not None else 'not given'}"
-                )
-            loss.backward()
+            if loss.dim() == 0:
+                value = loss.item()
+                if not math.isfinite(value):
+                    raise NonFiniteLoss(
+                        f"[{desc}] the loss is {value} at epoch {epoch + 1}, step {steps + 1}; nothing was written. "
+                        f"Settings: {settings if settings is not None else 'not given'}"
+                    )
+                loss.backward()
+                total += value
+            else:
+                if select is not None or patience is not None or stop_at is not None:
+                    raise ValueError("a pack is selected afterwards from its history: pass select=None, "
+                                     "no patience and no stop_at")
+                values = loss.detach()
+                finite = torch.isfinite(values)
+                if not bool(finite.all()):
+                    for index in (~finite).nonzero().flatten().tolist():
+                        failed.setdefault(index, f"the loss is {values[index].item()} at epoch {epoch + 1}, "
+                                                 f"step {steps + 1}")
+                    if len(failed) == len(values):
+                        raise NonFiniteLoss(f"[{desc}] every model of the pack stopped with a non-finite loss "
+                                            f"({failed}); nothing was written. "
+                                            f"Settings: {settings if settings is not None else 'not given'}")
+                alive = torch.ones(len(values), dtype=torch.bool, device=values.device)
+                alive[list(failed)] = False
+                zero = torch.zeros((), dtype=loss.dtype, device=loss.device)
+                torch.where(alive, loss, zero).sum().backward()  # each model gets its own gradients
+                total = total + torch.where(alive, values, zero).double()
             optimizer.step()
-            total += value
             steps += 1
         if on_epoch_end:
             on_epoch_end(epoch)
@@ -141,15 +170,23 @@ def fit(
             metrics = evaluate(model)
         if select is not None and select not in metrics:
             raise KeyError(f"evaluate() returned {sorted(metrics)}, which lacks the selection metric '{select}'")
-        record = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), **metrics,
-                  "seconds": time.perf_counter() - began}
+        if isinstance(metrics, list):  # a pack: one dict per model
+            losses = (total / max(steps, 1)).tolist()
+            record = {"epoch": epoch + 1, "points": [{"train_loss": losses[index], **point}
+                                                     for index, point in enumerate(metrics)],
+                      "seconds": time.perf_counter() - began}
+        else:
+            record = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), **metrics,
+                      "seconds": time.perf_counter() - began}
         history.append(record)
-        if best is None or select is None or metrics[select] >= best[select]:
+        if select is None:
+            best = record  # the last epoch, whose state the model holds: nothing to copy
+        elif best is None or metrics[select] >= best[select]:
             best, best_state = dict(record), _state_copy(model)
         since_best = epoch + 1 - best["epoch"]
         stopped = select is not None and bool((stop_at is not None and metrics[select] >= stop_at)
                                               or (patience is not None and since_best >= patience))
-        bar.set_postfix(loss=f"{record['train_loss']:.4f}",
+        bar.set_postfix(loss=f"{float(torch.as_tensor(total).mean()) / max(steps, 1):.4f}",
                         **({select: f"{metrics[select]:.4f}"} if select is not None else {}))
         if checkpoint is not None and (
             epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpoint_interval_s
@@ -157,12 +194,13 @@ def fit(
             save_checkpoint(epoch + 1)
             last_save = time.monotonic()
     bar.close()
-    if best_state is None:
+    if best is None:
         raise RuntimeError(f"[{desc}] no epoch was trained (epochs={epochs})")
-    model.load_state_dict(best_state)
+    if best_state is not None:
+        model.load_state_dict(best_state)
     model.eval()  # whoever scores the model next must not see dropout
     return FitResult(best_epoch=best["epoch"], best_metrics=best, history=history,
-                     stopped_early=stopped, resumed_from_epoch=start_epoch)
+                     stopped_early=stopped, resumed_from_epoch=start_epoch, failed=failed)
 
 
 def remove_checkpoint(checkpoint: str | Path | None) -> None:

@@ -34,31 +34,42 @@ def masked_weight_names(model: GPT2LMHeadModel) -> list[str]:
 
 
 def lm_loss(model: nn.Module, rows: torch.Tensor) -> torch.Tensor:
-    """Next-token loss over the whole row, as the paper trains (HF LM loss)."""
-    logits = model(input_ids=rows).logits[:, :-1]
-    return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1))
+    """Next-token loss over the whole row, as the paper trains (HF LM loss).
+
+    rows [B, 4] -> the mean loss; rows [M, B, 4] for a pack (arithmetic.stacked) -> each model's own
+    mean loss [M], so the pack's summed loss gives every model exactly its own gradients."""
+    logits = model(input_ids=rows).logits[..., :-1, :]
+    if rows.dim() == 2:
+        return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1))
+    losses = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[..., 1:].reshape(-1),
+                                         reduction="none")
+    return losses.view(rows.shape[0], -1).mean(1)
 
 
 @torch.no_grad()
 def predict_answers(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000) -> torch.Tensor:
-    """Argmax at the SEP position (which predicts c), in batches, always in eval mode (no dropout)."""
+    """Argmax at the SEP position (which predicts c), in batches of rows, always in eval mode (no dropout).
+    rows [R, 4] -> [R]; a pack's rows [M, R, 4] -> [M, R] (batches of batch_size rows in all)."""
+    chunk = max(1, batch_size // rows.shape[0]) if rows.dim() == 3 else batch_size
     with eval_mode(model):
-        return torch.cat([model(input_ids=rows[i:i + batch_size]).logits[:, 2].argmax(-1)
-                          for i in range(0, len(rows), batch_size)])
+        return torch.cat([model(input_ids=rows[..., i:i + chunk, :]).logits[..., 2, :].argmax(-1)
+                          for i in range(0, rows.shape[-2], chunk)], dim=-1)
 
 
 @torch.no_grad()
-def mean_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000) -> float:
-    """lm_loss over `rows` in eval mode, weighted by batch size."""
+def mean_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000):
+    """lm_loss over `rows` in eval mode, weighted by batch size: a float, or a list per model of a pack."""
+    chunk = max(1, batch_size // rows.shape[0]) if rows.dim() == 3 else batch_size
+    count = rows.shape[-2]
     with eval_mode(model):
-        total = sum(float(lm_loss(model, rows[i:i + batch_size])) * len(rows[i:i + batch_size])
-                    for i in range(0, len(rows), batch_size))
-    return total / max(len(rows), 1)
+        total = sum(lm_loss(model, rows[..., i:i + chunk, :]).double() * len(range(i, min(i + chunk, count)))
+                    for i in range(0, count, chunk))
+    return (total / max(count, 1)).tolist()
 
 
-def accuracy(model: nn.Module, rows: torch.Tensor, rules: dict[str, str] | None = None, modulus: int = 7) -> dict:
-    """Accuracy against the rows' own answers, plus agreement with other rules (name -> computation)."""
-    predictions = predict_answers(model, rows)
+def answer_metrics(predictions: torch.Tensor, rows: torch.Tensor, rules: dict[str, str] | None = None,
+                   modulus: int = 7) -> dict:
+    """Accuracy of predicted answers against the rows' own, plus agreement with other rules (name -> computation)."""
     out = {"accuracy": float((predictions == rows[:, 3]).float().mean())}
     for name, computation in (rules or {}).items():
         expected = labels(rows[:, :2], computation, modulus).to(predictions.device)
@@ -66,10 +77,21 @@ def accuracy(model: nn.Module, rows: torch.Tensor, rules: dict[str, str] | None 
     return out
 
 
+def accuracy(model: nn.Module, rows: torch.Tensor, rules: dict[str, str] | None = None, modulus: int = 7) -> dict:
+    """answer_metrics of the model's predictions on `rows` [R, 4]."""
+    return answer_metrics(predict_answers(model, rows), rows, rules, modulus)
+
+
 def shuffled_batches(rows: torch.Tensor, batch_size: int, seed: int, epoch: int):
     """Batches in the order training.epoch_order fixes for (seed, epoch)."""
     order = epoch_order(len(rows), seed, epoch).to(rows.device)
     return [rows[order[i:i + batch_size]] for i in range(0, len(rows), batch_size)]
+
+
+def stacked_batches(rows: list[torch.Tensor], batch_size: int, seeds: list[int], epoch: int):
+    """A pack's batches: batch i of every model (its own rows, in its own seed's order), stacked [M, B, 4]."""
+    per_model = [shuffled_batches(part, batch_size, seed, epoch) for part, seed in zip(rows, seeds)]
+    return [torch.stack(batch) for batch in zip(*per_model, strict=True)]
 
 
 def save_gpt2(model: GPT2LMHeadModel, meta: dict, path) -> None:

@@ -1,6 +1,7 @@
 """Collect every arithmetic metrics.json into CSV tables and paper Table 3 (CSV + Markdown)."""
 
 import argparse
+import json
 from pathlib import Path
 
 from ..arithmetic.tables import base_table, discovery_tables, table3, transfer_markdown, transfer_table
@@ -8,11 +9,23 @@ from ..selection import PROTOCOLS
 from ..runtime import save_text
 
 
+def point_files(paths: list[str]) -> list[str]:
+    """metrics.json files as given, and those a pack manifest lists."""
+    files = []
+    for path in paths:
+        if Path(path).name == "metrics.json":
+            files.append(path)
+        else:
+            files += json.loads(Path(path).read_text())["points"]
+    return files
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--base", nargs="+", required=True, help="base metrics.json files")
     p.add_argument("--discovery", nargs="+", required=True, help="discovery metrics.json files")
-    p.add_argument("--transfer", nargs="+", required=True, help="transfer metrics.json files")
+    p.add_argument("--transfer", nargs="+", required=True,
+                   help="transfer metrics.json files, or pack manifests (packs/*.json) listing them")
     p.add_argument("--protocol", default="train_holdout", choices=sorted(PROTOCOLS),
                    help="the protocol listed first in transfer.md (the main figures' protocol)")
     p.add_argument("--outdir", required=True)
@@ -20,7 +33,7 @@ def main(argv=None):
     out = Path(args.outdir)
     discovery, curves = discovery_tables(args.discovery)
     kept = table3(discovery)
-    transfer = transfer_table(args.transfer)
+    transfer = transfer_table(point_files(args.transfer))
     tables = {"base.csv": base_table(args.base), "discovery.csv": discovery, "discovery_curves.csv": curves,
               "transfer.csv": transfer, "table3.csv": kept}
     for name, table in tables.items():

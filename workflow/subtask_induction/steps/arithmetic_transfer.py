@@ -1,80 +1,207 @@
-"""One transfer sweep point: train a variant (SI or a control) on the target with n disambiguation rows.
+"""Transfer sweep points: train variants (SI or a control) on the target with n disambiguation rows.
 
-The run trains a fixed number of epochs and records, per epoch, the eval accuracy (target-labelled
-a!=b rows), the accuracy and loss on a held-out slice of its own training rows, and the test metrics.
-metrics.json reports the test metrics under each selection protocol (see selection.py): `eval` (the
-paper's), `train_holdout` and `last`; all three come from this one run."""
+One process trains a pack of points that share their shapes (depth and number of training rows) as one
+stacked model (arithmetic.stacked, DESIGN §9); a pack of one is a single point. Each point trains a
+fixed number of epochs and records, per epoch, the eval accuracy (target-labelled a!=b rows), the
+accuracy and loss on a held-out slice of its own training rows, and the test metrics. Its metrics.json
+reports the test metrics under each selection protocol (see selection.py): `eval` (the paper's),
+`train_holdout` and `last`; all three come from this one run.
+
+Records: next to each metrics.json, `record.json` (a hard link to it) survives Snakemake deleting the
+job's outputs. A pack restores every point whose record was written for the same settings, inputs and
+code (its fingerprint) instead of training it again, so adding a seed trains only the new points and a
+failed or killed pack does not retrain its finished members. --retrain ignores records; so does a point
+with "retrain": true (a single-point rerun).
+"""
+
+import json
+import os
+import shutil
+from pathlib import Path
 
 import torch
 
 from ..arithmetic.data import competing_rules, split_holdout, transfer_training_rows
-from ..arithmetic.model import accuracy, build_gpt2, lm_loss, load_gpt2, mean_loss, shuffled_batches
+from ..arithmetic.model import answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_loss, predict_answers, stacked_batches
+from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..method.masks import load_subnetwork
-from ..method.transfer import parameter_groups, prepare_transfer_model
-from ..runtime import configure, load_torch, resolve_device, save_json
+from ..method.transfer import prepare_transfer_model
+from ..runtime import configure, content_hash, load_torch, resolve_device, save_json
 from ..selection import PROTOCOLS, select_all
-from ..training import fit, remove_checkpoint
-from .common import fingerprint, parser, provenance, require
+from ..stacked import StackedAdamW
+from ..training import fit
+from .common import fingerprint, parser, provenance, require, source_hash
+
+POINT_KEYS = ("variant", "variant_settings", "n", "seed", "base", "subnetwork", "data", "out")
+# The code a point's numbers depend on: a record written by other code is not restored.
+CODE = ("arithmetic/data.py", "arithmetic/model.py", "arithmetic/stacked.py", "method/masks.py",
+        "method/transfer.py", "selection.py", "stacked.py", "training.py", "steps/arithmetic_transfer.py")
+
+
+def record_path(out: str | Path) -> Path:
+    return Path(out).with_name("record.json")
+
+
+def restore(out: str, point_fingerprint: str) -> bool:
+    """Put a finished point's record back as its metrics.json, if it was written for this fingerprint."""
+    record = record_path(out)
+    try:
+        finished = json.loads(record.read_text())
+    except (OSError, ValueError):
+        return False
+    if finished.get("fingerprint") != point_fingerprint:
+        return False
+    tmp = Path(out).with_name(f".{Path(out).name}.restore")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(record, tmp)
+    except OSError:  # a file system without hard links
+        shutil.copyfile(record, tmp)
+    os.replace(tmp, out)
+    return True
+
+
+def keep_record(out: str) -> None:
+    """record.json: a hard link to the final metrics.json (a copy where links are not possible)."""
+    record, tmp = record_path(out), Path(out).with_name(".record.json.tmp")
+    tmp.unlink(missing_ok=True)
+    try:
+        os.link(out, tmp)
+    except OSError:
+        shutil.copyfile(out, tmp)
+    os.replace(tmp, record)
 
 
 def main(argv=None):
     p = parser(__doc__)
-    p.add_argument("--base", required=True)
-    p.add_argument("--subnetwork", required=True)
-    p.add_argument("--data", required=True, help="transfer dataset .pt of the target computation")
-    p.add_argument("--variant", required=True, help="name of the variant (for the record)")
-    p.add_argument("--n", type=int, required=True, help="disambiguation rows")
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--out", required=True, help="metrics.json")
+    p.add_argument("--points", type=json.loads, required=True,
+                   help=f"JSON list of points, each with {list(POINT_KEYS)}; all with the same n")
+    p.add_argument("--checkpoint", required=True, help="the pack's resume checkpoint")
+    p.add_argument("--manifest", help="written last: the pack's points, and which were trained or restored")
+    p.add_argument("--retrain", action="store_true", help="train every point, ignoring finished records")
     args = p.parse_args(argv)
-    s = args.settings
-    require(s, "training", "variant")
-    t, v = s["training"], s["variant"]
+    s, points = args.settings, args.points
+    require(s, "training")
+    t = s["training"]
     require(t, "epochs", "batch_size", "lr", "holdout_fraction", where="transfer training settings")
-    require(v, "method", "lr_scale", "inherit_unmasked", where=f"variant '{args.variant}'")
-    configure(args.threads, args.seed)
+    if not points:
+        raise SystemExit("error: --points lists no point")
+    for point in points:
+        require(point, *POINT_KEYS, where=f"point {point.get('out', point)}")
+        require(point["variant_settings"], "method", "lr_scale", "inherit_unmasked", where=f"variant '{point['variant']}'")
+    if len({point["n"] for point in points}) != 1:
+        raise SystemExit(f"error: a pack shares its number of training rows; got n = {sorted({q['n'] for q in points})}")
+    if len({point["out"] for point in points}) != len(points):
+        raise SystemExit("error: two points of the pack write the same file")
+    configure(args.threads, points[0]["seed"])
+    hashes = {path: content_hash(path) for path in sorted({q[key] for q in points for key in ("base", "subnetwork", "data")})}
+    code = source_hash(*CODE)
+
+    def point_config(point, meta, dataset, subnetwork):
+        return {**s, "variant": point["variant_settings"], "variant_name": point["variant"],
+                "n_disambiguation": point["n"], "seed": point["seed"], "target": dataset["computation"],
+                "subtask": subnetwork.get("subtask"), "base": meta}
+
+    def point_fingerprint(point):
+        return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point["seed"], code,
+                           [hashes[point[key]] for key in ("base", "subnetwork", "data")])
+
+    restored = [] if args.retrain else [q for q in points
+                                        if not q.get("retrain") and restore(q["out"], point_fingerprint(q))]
+    todo = [q for q in points if q not in restored]
+    print(f"pack of {len(points)}: {len(restored)} restored from their records, {len(todo)} to train", flush=True)
+
+    def write_manifest(failed=()):
+        if args.manifest:
+            save_json({"points": [q["out"] for q in points], "restored": [q["out"] for q in restored],
+                       "trained": [q["out"] for index, q in enumerate(todo) if index not in failed],
+                       "failed": [todo[index]["out"] for index in failed]}, args.manifest)
+
+    if not todo:
+        write_manifest()
+        return
     device = resolve_device(args.device)
-    base, meta = load_gpt2(args.base)
-    subnetwork = load_subnetwork(args.subnetwork)
-    dataset = load_torch(args.data, ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
-    rows = transfer_training_rows(dataset, args.n)
-    train, holdout = (part.to(device) for part in split_holdout(
-        rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], args.seed))
-    if len(holdout) == 0:
-        raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
-    eval_rows, test = dataset["splits"]["eval"].to(device), dataset["splits"]["test"].to(device)
-    fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=args.seed)
-    model = prepare_transfer_model(
-        v["method"], base, fresh, subnetwork["masks"], lr_scale=v["lr_scale"],
-        inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(args.seed),
-    ).to(device)
-    optimizer = torch.optim.AdamW(parameter_groups(model, t["lr"], v["lr_scale"]),
-                                  weight_decay=t.get("weight_decay", 0.01))
-    rules = {rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])}
+    bases, subnetworks, datasets = {}, {}, {}
+    for point in todo:
+        if point["base"] not in bases:
+            bases[point["base"]] = load_gpt2(point["base"])
+        if point["subnetwork"] not in subnetworks:
+            subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
+        if point["data"] not in datasets:
+            datasets[point["data"]] = load_torch(point["data"], ("splits", "n_numbers", "modulus", "computation"),
+                                                 "arithmetic dataset")
+    models, trains, holdouts, evals, tests, rules, configs = [], [], [], [], [], [], []
+    for point in todo:
+        (base, meta), subnetwork, dataset = bases[point["base"]], subnetworks[point["subnetwork"]], datasets[point["data"]]
+        v = point["variant_settings"]
+        rows = transfer_training_rows(dataset, point["n"])
+        train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], point["seed"])
+        if len(holdout) == 0:
+            raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
+        fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=point["seed"])
+        models.append(prepare_transfer_model(
+            v["method"], base, fresh, subnetwork["masks"], lr_scale=v["lr_scale"],
+            inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(point["seed"])))
+        trains.append(train.to(device))
+        holdouts.append(holdout)
+        evals.append(dataset["splits"]["eval"])
+        tests.append(dataset["splits"]["test"])
+        rules.append({rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])})
+        configs.append(point_config(point, meta, dataset, subnetwork))
+    for name, parts in (("training", trains), ("held-out", holdouts), ("eval", evals), ("test", tests)):
+        if len({len(part) for part in parts}) != 1:
+            raise SystemExit(f"error: the pack's points have different numbers of {name} rows "
+                             f"{[len(part) for part in parts]}; only points of one shape train together")
+    seeds = [point["seed"] for point in todo]
+    model = StackedGPT2.from_models(models, seeds).to(device)
+    del models
+    optimizer = StackedAdamW(optimizer_groups(model, t["lr"], [q["variant_settings"]["lr_scale"] for q in todo]),
+                             weight_decay=t.get("weight_decay", 0.01))
+    holdout_rows, eval_rows, test_rows = (torch.stack(parts).to(device) for parts in (holdouts, evals, tests))
+    modulus = datasets[todo[0]["data"]]["modulus"]
 
     def evaluate(net):
-        tested = accuracy(net, test, rules, dataset["modulus"])
-        return {"eval_accuracy": accuracy(net, eval_rows)["accuracy"],
-                "holdout_accuracy": accuracy(net, holdout)["accuracy"], "holdout_loss": mean_loss(net, holdout),
-                "test_accuracy": tested.pop("accuracy"), **{f"test_{key}": value for key, value in tested.items()}}
+        held = predict_answers(net, holdout_rows)
+        held_loss = mean_loss(net, holdout_rows)
+        evaluated = predict_answers(net, eval_rows)
+        tested = predict_answers(net, test_rows)
+        out = []
+        for index in range(len(todo)):
+            test = answer_metrics(tested[index], test_rows[index], rules[index], modulus)
+            out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
+                        "holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
+                        "holdout_loss": held_loss[index], "test_accuracy": test.pop("accuracy"),
+                        **{f"test_{key}": value for key, value in test.items()}})
+        return out
 
-    checkpoint = args.out + ".ckpt"
-    point = {**s, "variant_name": args.variant, "n_disambiguation": args.n, "seed": args.seed,
-             "target": dataset["computation"], "subtask": subnetwork.get("subtask"), "base": meta}
+    names = [f"{q['variant']} n={q['n']} seed={q['seed']}" for q in todo]
     result = fit(
-        model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], args.seed, epoch),
-        evaluate, t["epochs"], select="holdout_accuracy", checkpoint=checkpoint,
+        model, optimizer, lm_loss, lambda epoch: stacked_batches(trains, t["batch_size"], seeds, epoch),
+        evaluate, t["epochs"], select=None, checkpoint=args.checkpoint,
         checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
-        fingerprint=fingerprint(point, inputs=[args.base, args.subnetwork, args.data]),
-        desc=f"transfer {args.variant} n={args.n} seed={args.seed}", settings=point,
+        fingerprint=fingerprint({"points": [point_fingerprint(q) for q in todo]}),
+        desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
+        settings={"points": names, **s},
     )
-    protocols = select_all(result.history)
-    save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules),
-               "rows": {"train": len(train), "holdout": len(holdout)}, "curve": result.history,
-               "seed": args.seed, "config": point, "provenance": provenance()}, args.out)
-    remove_checkpoint(checkpoint)
-    print(f"{args.variant} n={args.n} seed={args.seed}: test accuracy "
-          + ", ".join(f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
+    for index, point in enumerate(todo):
+        if index in result.failed:
+            continue
+        history = [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
+                   for record in result.history]
+        protocols = select_all(history)
+        save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules[index]),
+                   "rows": {"train": len(trains[index]), "holdout": len(holdouts[index])}, "curve": history,
+                   "seed": point["seed"], "config": configs[index], "fingerprint": point_fingerprint(point),
+                   "pack_size": len(todo), "provenance": provenance()}, point["out"])
+        keep_record(point["out"])
+        print(f"{names[index]}: test accuracy " + ", ".join(
+            f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
+    write_manifest(failed=sorted(result.failed))
+    if result.failed:
+        raise SystemExit("error: the loss became non-finite, so these points wrote nothing (their pack mates "
+                         "finished and are kept; a rerun trains only these): "
+                         + "; ".join(f"{names[index]} ({todo[index]['out']}): {why}"
+                                     for index, why in sorted(result.failed.items())))
 
 
 if __name__ == "__main__":

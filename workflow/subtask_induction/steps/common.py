@@ -9,8 +9,12 @@ import platform
 
 import torch
 
+from pathlib import Path
+
 from .. import __version__
 from ..runtime import content_hash
+
+PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -40,6 +44,16 @@ def fingerprint(settings: dict, *parts, inputs=()) -> str:
     kept = {key: value for key, value in settings.items() if key not in RESULT_NEUTRAL_KEYS}
     hashes = [content_hash(path) for path in inputs]
     return hashlib.sha256(json.dumps([kept, parts, hashes], sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def source_hash(*modules: str) -> str:
+    """Hash of package source files (paths relative to the package): part of a fingerprint when a result
+    is kept across runs, so that one computed by other code is not reused."""
+    digest = hashlib.sha256()
+    for module in modules:
+        digest.update(module.encode())
+        digest.update((PACKAGE / module).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def provenance() -> dict:

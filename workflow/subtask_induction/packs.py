@@ -1,0 +1,34 @@
+"""Which sweep points train together in one process (a pack; DESIGN §9).
+
+Torch-free: the Snakefile imports this to build the DAG. Packs are a function of the config alone (the
+list of points and the pack size), never of which results already exist, so a compute node that re-reads
+the Snakefile forms the same packs as the head node that submitted them.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def form_packs(points: list[dict], size: int, shape: tuple[str, ...], order: tuple[str, ...]) -> list[tuple[str, list[dict]]]:
+    """Group `points` by their `shape` keys (points that can train as one stacked model), sort each group
+    by `order`, and cut it into the fewest packs of at most `size` points, of near-equal sizes.
+
+    Returns [(name, members)], sorted by name; a name reads like `layers2_n250_1of2`.
+    """
+    if size < 1:
+        raise ValueError(f"pack size must be >= 1, got {size}")
+    groups: dict[tuple, list[dict]] = {}
+    for point in points:
+        groups.setdefault(tuple(point[key] for key in shape), []).append(point)
+    packs = []
+    for key in sorted(groups):
+        members = sorted(groups[key], key=lambda point: tuple(point[name] for name in order))
+        if len({tuple(point[name] for name in order) for point in members}) != len(members):
+            raise ValueError(f"two sweep points share {order} within {dict(zip(shape, key))}")
+        count = math.ceil(len(members) / size)
+        stem = "_".join(f"{name}{value}" for name, value in zip(shape, key))
+        for index in range(count):
+            chunk = members[index * len(members) // count:(index + 1) * len(members) // count]
+            packs.append((f"{stem}_{index + 1}of{count}", chunk))
+    return sorted(packs, key=lambda pack: pack[0])
