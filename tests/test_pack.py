@@ -25,8 +25,8 @@ VARIANTS = {
     "random": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False},
     "full": {"method": "full", "lr_scale": 0.0, "inherit_unmasked": True},
 }
-# Measured on this machine: a pack and its points alone agree to ~1e-7 in every loss and exactly in every
-# accuracy over 4 epochs; the tolerance leaves room for other CPUs' kernels.
+# Measured on this machine: a pack and its points alone are bit-identical (here, and 8 d=128 GPT-2s over 100
+# steps). The tolerance leaves room for batched kernels that round differently by batch count elsewhere.
 TOLERANCE = 1e-5
 
 

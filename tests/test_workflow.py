@@ -84,21 +84,58 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert (smoke_run / "logs/arithmetic/base/a+ab/layers1.log").stat().st_size > 0
 
 
-def test_single_point_rerun_and_aggregate_picks_it_up(smoke_run):
+def pack_logs(workdir: Path, since: float = 0.0) -> dict[str, dict]:
+    """The manifests of the packs that ran after `since` (what each trained and restored)."""
+    return {path.stem: json.loads(path.read_text())
+            for path in (workdir / "results/arithmetic/transfer/packs").glob("*.json") if path.stat().st_mtime > since}
+
+
+def curve(path: Path) -> list[dict]:
+    return [{k: v for k, v in epoch.items() if k != "seconds"} for epoch in json.loads(path.read_text())["curve"]]
+
+
+def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(smoke_run):
     point = smoke_run / TRANSFER_POINT
-    other = smoke_run / TRANSFER_POINT.replace("/si/", "/random/")
-    before, other_before = point.stat().st_mtime_ns, other.stat().st_mtime_ns
+    before = curve(point)
+    others = {path: path.read_text() for path in smoke_run.glob("results/arithmetic/transfer/a+ab/**/metrics.json")
+              if path != point}
+    started = time.time()
     time.sleep(1)
-    result = snakemake(smoke_run, TRANSFER_POINT, "--forcerun", "arithmetic_transfer", "--cores", "1")
+    result = snakemake(smoke_run, TRANSFER_POINT, "--config", f"retrain_points=[{TRANSFER_POINT}]", "--cores", "1")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert point.stat().st_mtime_ns > before and other.stat().st_mtime_ns == other_before
-    pending = snakemake(smoke_run, "-n", "--quiet", "rules")
-    assert "arithmetic_aggregate" in pending.stdout and "arithmetic_transfer" not in pending.stdout
+    ran = pack_logs(smoke_run, since=started)
+    assert len(ran) == 1  # only its pack ran
+    (pack,) = ran.values()
+    assert pack["trained"] == [TRANSFER_POINT] and len(pack["restored"]) == len(pack["points"]) - 1
+    assert curve(point) == before  # trained again, to the same numbers (same seed, same machine)
+    assert {path: path.read_text() for path in others} == others
     rerun = json.loads(point.read_text())["metrics"]["train_holdout"]["test_accuracy"]
-    assert snakemake(smoke_run, "--cores", "1").returncode == 0
+    started = time.time()
+    time.sleep(1)
+    result = snakemake(smoke_run, "--cores", "1")  # back to the plain config: the pack restores, tables rebuild
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert not [path for pack in pack_logs(smoke_run, since=started).values() for path in pack["trained"]]
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
     row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout")]
     assert row["test_accuracy"].item() == pytest.approx(rerun)
+    assert "Nothing to be done" in snakemake(smoke_run, "-n").stdout
+
+
+def test_adding_a_seed_trains_only_the_new_points(smoke_run, tmp_path):
+    workdir = tmp_path / "run"
+    shutil.copytree(smoke_run, workdir, symlinks=True)
+    old = {path: path.read_text() for path in workdir.glob("results/arithmetic/transfer/a+ab/**/metrics.json")}
+    started = time.time()
+    time.sleep(1)
+    config = yaml.safe_load((workdir / "config/config.yaml").read_text())
+    config["arithmetic"]["transfer"]["seeds"] = [0, 1]
+    (workdir / "config/config.yaml").write_text(yaml.safe_dump(config))
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    trained = sorted(path for pack in pack_logs(workdir, since=started).values() for path in pack["trained"])
+    assert len(trained) == 4 * 2 and all("/seed1/" in path for path in trained)  # variants x n, seed 1 only
+    assert {path: path.read_text() for path in old} == old
+    assert len(pd.read_csv(workdir / "results/arithmetic/summary/transfer.csv")) == 4 * 2 * 2 * 3
 
 
 @pytest.mark.parametrize("method,init", [("straight_through", 1.0), ("hard_concrete", 2.0)])
@@ -153,8 +190,10 @@ def test_paper_config_lists_the_full_grid_quickly():
     counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
               if len(line.split()) == 2 and line.split()[1].isdigit()}
     paper = yaml.safe_load((REPO / "config/paper.yaml").read_text())["arithmetic"]
-    expected = sum(len(e["targets"]) * len(e.get("variants", paper["transfer"]["variants"]))
-                   for e in paper["experiments"]) * 6 * 17 * 5
-    assert counts["arithmetic_transfer"] == expected
+    points = sum(len(e["targets"]) * len(e.get("variants", paper["transfer"]["variants"]))
+                 for e in paper["experiments"]) * 6 * 17 * 5
+    packs = {rule: count for rule, count in counts.items() if rule.startswith("arithmetic_transfer_pack_")}
+    # 145 points per (depth, n), packs of at most 128: two per (depth, n)
+    assert points == 14790 and len(packs) == 6 * 17 * 2 and set(packs.values()) == {1}
     assert counts["arithmetic_discover"] == len({(e["base"], e["subtask"]) for e in paper["experiments"]}) * 6 * 3
-    print(f"paper dry-run: {sum(counts.values())} jobs in {seconds:.1f} s")
+    print(f"paper dry-run: {sum(counts.values())} jobs ({points} transfer points in {len(packs)} packs) in {seconds:.1f} s")
