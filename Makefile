@@ -28,6 +28,7 @@ lint: $(STAMP)
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/step_costs.py
+	$(BIN)/python benchmarks/pack_throughput.py
 
 clean:
 	rm -rf results logs .snakemake

@@ -1,0 +1,191 @@
+"""Per-point throughput of the arithmetic transfer sweep: packs of M points against one process per point.
+
+    PYTHONPATH=workflow python benchmarks/pack_throughput.py                 # CPU, one thread
+    PYTHONPATH=workflow python benchmarks/pack_throughput.py --device cuda   # adds K concurrent processes
+
+Measures, at the paper's model (vocab 1001, d 128, 4 heads, inner 512) and batch 50:
+- a pack of M stacked points (M = 1, 8, 32, 128), half of them with a frozen subnetwork (the where()),
+  trained by StackedAdamW: ms per optimizer step, steps/s per point;
+- the single-point baseline: a fresh `python` process that imports torch and transformers, builds an HF
+  GPT2LMHeadModel and trains it with torch's AdamW (start-up measured, steps timed inside);
+- on CUDA, K = 4, 8, 16 such processes sharing the GPU at once.
+From these and config/paper.yaml (points, depths, steps per point) it prints sweep points per hour and an
+estimate of the paper grid's device-hours. Training steps only: per-epoch scoring adds a few percent.
+A benchmark prints figures; it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow"))
+
+from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
+from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
+from subtask_induction.method.transfer import prepare_transfer_model  # noqa: E402
+from subtask_induction.stacked import StackedAdamW  # noqa: E402
+
+MODEL = {"n_embd": 128, "n_head": 4, "n_inner": 512, "dropout": 0.0}
+VOCAB = 1000  # numbers; the model adds SEP
+
+SINGLE = r"""
+import sys, time, json
+began = time.perf_counter()
+import torch
+torch.set_num_threads({threads})
+sys.path.insert(0, {workflow!r})
+from subtask_induction.arithmetic.model import build_gpt2, lm_loss
+device = torch.device({device!r})
+model = build_gpt2({vocab}, {layers}, {model!r}, seed=0).to(device)
+optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+batch = torch.randint(0, {vocab}, (50, 4), device=device)
+def step():
+    optimizer.zero_grad(); lm_loss(model, batch).backward(); optimizer.step()
+for _ in range(3): step()
+if device.type == "cuda": torch.cuda.synchronize()
+ready = time.perf_counter()
+for _ in range({steps}): step()
+if device.type == "cuda": torch.cuda.synchronize()
+done = time.perf_counter()
+print(json.dumps({{"startup": ready - began, "step": (done - ready) / {steps}}}))
+"""
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def pack_step_ms(size: int, layers: int, device: torch.device, steps: int) -> float:
+    """ms per optimizer step of a pack of `size` points (half with a frozen subnetwork)."""
+    base = build_gpt2(VOCAB, layers, MODEL, seed=0)
+    masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.1
+             for name in masked_weight_names(base)}
+    models = [prepare_transfer_model("subnetwork" if index % 2 else "random", base,
+                                     build_gpt2(VOCAB, layers, MODEL, seed=index), masks, lr_scale=0.0,
+                                     inherit_unmasked=True, generator=torch.Generator().manual_seed(index))
+              for index in range(size)]
+    model = StackedGPT2.from_models(models, list(range(size))).to(device)
+    del models
+    optimizer = StackedAdamW(optimizer_groups(model, 1e-4, [0.0] * size), weight_decay=0.01)
+    batch = torch.randint(0, VOCAB, (size, 50, 4), device=device)
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        lm_loss(model, batch).sum().backward()
+        optimizer.step()
+
+    for _ in range(2):
+        step()
+    sync(device)
+    began = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync(device)
+    return (time.perf_counter() - began) / steps * 1000
+
+
+def single_processes(count: int, layers: int, device: str, threads: int, steps: int) -> list[dict]:
+    """`count` single-point processes started at once; each reports its start-up and step time."""
+    code = SINGLE.format(threads=threads, workflow=str(REPO / "workflow"), device=device, vocab=VOCAB,
+                         layers=layers, model=MODEL, steps=steps)
+    began = time.perf_counter()
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(count)]
+    results = [json.loads(proc.communicate()[0].strip().splitlines()[-1]) for proc in procs]
+    wall = time.perf_counter() - began
+    for result in results:
+        result["wall"] = wall
+    return results
+
+
+def paper_points(path: Path) -> list[tuple[int, int]]:
+    """(layers, optimizer steps) of every transfer point of the paper config."""
+    config = yaml.safe_load(path.read_text())["arithmetic"]
+    transfer = config["transfer"]
+    variants = transfer["variants"]
+    points = []
+    for experiment in config["experiments"]:
+        count = len(experiment["targets"]) * len(experiment.get("variants", variants)) * len(transfer["seeds"])
+        for layers in experiment.get("layers", config["layers"]):
+            for n in transfer["disambiguation_rows"]:
+                rows = config["n_numbers"] + n  # the a=b rows and n disambiguation rows
+                train = rows - int(config["n_numbers"] * transfer["holdout_fraction"]) - int(n * transfer["holdout_fraction"])
+                points += [(layers, transfer["epochs"] * math.ceil(train / transfer["batch_size"]))] * count
+    return points
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--sizes", type=int, nargs="+", default=[1, 8, 32, 128])
+    p.add_argument("--layers", type=int, default=2, help="depth of the timed packs")
+    p.add_argument("--deep", type=int, default=12, help="second depth, for the per-layer cost of the estimate")
+    p.add_argument("--steps", type=int, default=20, help="timed steps per pack (a pack of 128 on CPU uses steps // 4)")
+    p.add_argument("--concurrent", type=int, nargs="*", default=None, help="K for K processes at once (CUDA: 4 8 16)")
+    p.add_argument("--paper", default=str(REPO / "config/paper.yaml"))
+    args = p.parse_args()
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    name = torch.cuda.get_device_name(device) if device.type == "cuda" else f"CPU, {args.threads} thread(s)"
+    print(f"# pack throughput on {name}; torch {torch.__version__}; GPT-2 d128, {args.layers} layers, batch 50\n")
+
+    single = single_processes(1, args.layers, args.device, args.threads, args.steps)[0]
+    points = paper_points(Path(args.paper))
+    mean_steps = sum(steps for _, steps in points) / len(points)
+    baseline_point_s = single["startup"] + mean_steps * single["step"]
+    rows = [("1 process per point", 1, single["step"] * 1000, single["step"] * 1000, baseline_point_s)]
+    pack_ms = {}
+    for size in args.sizes:
+        steps = max(3, args.steps // 4) if device.type == "cpu" and size >= 64 else args.steps
+        pack_ms[size] = pack_step_ms(size, args.layers, device, steps)
+        per_point_ms = pack_ms[size] / size
+        # one pack process per `size` points: its start-up (as a single process) shared among them
+        rows.append((f"pack of {size}", size, pack_ms[size], per_point_ms,
+                     single["startup"] / size + mean_steps * per_point_ms / 1000))
+    print(f"single process: start-up {single['startup']:.1f} s (imports, model, 3 warm-up steps)")
+    print(f"paper grid: {len(points)} points, {mean_steps:.0f} optimizer steps per point on average\n")
+    print("| run | points/process | ms per step | ms per step per point | steps/s per point | points/hour | vs 1 process per point |")
+    print("|---|---|---|---|---|---|---|")
+    for label, size, step_ms, per_point_ms, point_s in rows:
+        print(f"| {label} | {size} | {step_ms:.1f} | {per_point_ms:.2f} | {1000 / per_point_ms:.1f} | "
+              f"{3600 / point_s:.1f} | {baseline_point_s / point_s:.2f}x |")
+
+    if args.concurrent is None and device.type == "cuda":
+        args.concurrent = [4, 8, 16]
+    for count in args.concurrent or []:
+        results = single_processes(count, args.layers, args.device, args.threads, args.steps)
+        step = sum(r["step"] for r in results) / count
+        print(f"\n{count} single-point processes at once: {step * 1000:.1f} ms per step each, "
+              f"{count / step:.0f} steps/s together (start-up {max(r['startup'] for r in results):.1f} s); "
+              f"points/hour {3600 * count / (max(r['startup'] for r in results) + mean_steps * step):.1f}")
+
+    # Estimate: step cost per point grows linearly with depth; measured at two depths for the largest pack.
+    largest = max(args.sizes)
+    steps = max(3, args.steps // 4) if device.type == "cpu" and largest >= 64 else args.steps
+    deep_ms = pack_step_ms(largest, args.deep, device, max(2, steps // 2)) / largest
+    shallow_ms = pack_ms[largest] / largest
+    per_layer = (deep_ms - shallow_ms) / (args.deep - args.layers)
+    seconds = sum(steps * (shallow_ms + per_layer * (layers - args.layers)) / 1000 for layers, steps in points)
+    seconds += math.ceil(len(points) / largest) * single["startup"]
+    print(f"\nper point and step in a pack of {largest}: {shallow_ms:.2f} ms at {args.layers} layers, "
+          f"{deep_ms:.2f} ms at {args.deep} layers")
+    print(f"estimated paper arithmetic transfer grid, packs of {largest}: {seconds / 3600:.1f} device-hours on {name} "
+          f"(training steps; scoring each epoch adds a few percent)")
+    one_by_one = sum(single["startup"] + steps * (shallow_ms + per_layer * (layers - args.layers)) / 1000
+                     * single["step"] * 1000 / shallow_ms for layers, steps in points)
+    print(f"the same grid as one process per point: {one_by_one / 3600:.1f} device-hours")
+
+
+if __name__ == "__main__":
+    main()
