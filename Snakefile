@@ -11,6 +11,24 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 
 include: "workflow/rules/common.smk"
+
+
+# Tiny CPU steps run in the Snakemake process itself; on a cluster each would otherwise cost a job
+# submission and a polling cycle.
+localrules:
+    all,
+    arithmetic_data,
+    arithmetic_select_subnetwork,
+    arithmetic_aggregate,
+    arithmetic_plots,
+    arithmetic_overlap,
+    vision_select_subnetwork,
+    vision_aggregate,
+    vision_plots,
+    vision_samples,
+    submasking_aggregate,
+
+
 include: "workflow/rules/arithmetic.smk"
 include: "workflow/rules/vision.smk"
 include: "workflow/rules/submasking.smk"

@@ -47,9 +47,12 @@ rule arithmetic_base:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("arithmetic_base") + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
-        "--threads {threads} --device {params.device} --out-model {output.model:q} "
-        "--out-metrics {output.metrics:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("arithmetic_base") + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
+            "--threads {threads} --device {params.device} --out-model {output.model:q} "
+            "--out-metrics {output.metrics:q} > {log:q} 2>&1",
+            "model",
+        )
 
 
 rule arithmetic_discover:
@@ -70,9 +73,12 @@ rule arithmetic_discover:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
-        "--settings {params.settings:q} --threads {threads} --device {params.device} "
-        "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
+            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
+            "subnetwork",
+        )
 
 
 rule arithmetic_select_subnetwork:
@@ -92,13 +98,6 @@ rule arithmetic_select_subnetwork:
         "../../envs/subtask-induction.yaml"
     shell:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
-
-
-def arith_transfer_shell():
-    return (step("arithmetic_transfer") + " --points {params.points:q} --settings {params.settings:q} "
-            "--manifest {output.manifest:q} "
-            "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
-            "> {log:q} 2>&1 && rm -f {params.checkpoint:q}")  # the checkpoint goes once the step has returned
 
 
 # The transfer sweep, one pack of points per job (common.smk ARITH_PACKS; README, "Packs"). Each point's
@@ -198,9 +197,12 @@ rule arithmetic_overlap_discover:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
-        "--settings {params.settings:q} --threads {threads} --device {params.device} "
-        "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
+            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
+            "subnetwork",
+        )
 
 
 rule arithmetic_overlap:

@@ -30,8 +30,19 @@ def step(module):
     return f"OMP_NUM_THREADS={{threads}} MKL_NUM_THREADS={{threads}} python -m subtask_induction.steps.{module}"
 
 
+def then_remove_checkpoints(command, output=None, suffixes=(".ckpt",)):
+    """`command`, then delete the step's resume checkpoints (its output `output` plus each suffix) once it
+    has returned with its outputs written. A job killed before this point keeps them, and its retry
+    resumes instead of starting over."""
+    name = f"output.{output}" if output else "output"
+    checkpoints = " ".join(f"{{{name}:q}}{suffix}" for suffix in suffixes)
+    return f"{command} && rm -f {checkpoints}"
+
+
 def training_resources():
-    return {"gpu": config["resources"]["gpu_per_training_job"]}
+    """gpu: GPUs a SLURM job asks for. gpu_slot: one share of a local GPU; `--resources gpu_slot=K` runs at
+    most K training jobs (or packs) on it at once (profiles/gpu). Unlimited when not given (CPU runs)."""
+    return {"gpu": config["resources"]["gpu_per_training_job"], "gpu_slot": 1}
 
 
 def final_targets():
@@ -179,13 +190,20 @@ ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), sh
                          order=("seed", "base", "subtask", "target", "variant"))
 
 
+def arith_transfer_shell():
+    return (step("arithmetic_transfer") + " --points {params.points:q} --settings {params.settings:q} "
+            "--manifest {output.manifest:q} "
+            "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
+            "> {log:q} 2>&1 && rm -f {params.checkpoint:q}")  # the checkpoint goes once the step has returned
+
+
 def arith_pack_resources(size):
     """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a
     pack of `size` points, from config resources.transfer_pack."""
     pack = config["resources"]["transfer_pack"]
     return {"runtime": lambda wildcards, attempt: int(attempt * (pack["minutes"]["base"] + size * pack["minutes"]["per_point"])),
             "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
-            "gpu": config["resources"]["gpu_per_training_job"]}
+            **training_resources()}
 
 
 def arith_experiment_paths(pattern, only_layers=None, **extra):

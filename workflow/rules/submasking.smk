@@ -48,9 +48,12 @@ rule submasking_train:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --method {wildcards.method} "
-        "--fraction {wildcards.fraction} --seed {wildcards.seed} --settings {params.settings:q} --threads {threads} "
-        "--device {params.device} --out-metrics {output.metrics:q} --out-mask {output.mask:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --method {wildcards.method} "
+            "--fraction {wildcards.fraction} --seed {wildcards.seed} --settings {params.settings:q} --threads {threads} "
+            "--device {params.device} --out-metrics {output.metrics:q} --out-mask {output.mask:q} > {log:q} 2>&1",
+            "mask", suffixes=(".ckpt", ".ckpt.pretext"),
+        )
 
 
 rule submasking_aggregate:

@@ -90,10 +90,13 @@ rule vision_base:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
-        "--test {params.test:q} --pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} "
-        "--settings {params.settings:q} --threads {threads} --device {params.device} "
-        "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
+            "--test {params.test:q} --pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} "
+            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
+            "model",
+        )
 
 
 rule vision_discover:
@@ -118,11 +121,14 @@ rule vision_discover:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
-        "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
-        "--pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} --l0-weight {wildcards.penalty} "
-        "--settings {params.settings:q} --threads {threads} --device {params.device} "
-        "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
+            "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
+            "--pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} --l0-weight {wildcards.penalty} "
+            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
+            "subnetwork",
+        )
 
 
 rule vision_select_subnetwork:
@@ -164,11 +170,13 @@ rule vision_transfer:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("vision_transfer") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
-        "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
-        "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
-        "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.chain} "
-        "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+        then_remove_checkpoints(
+            step("vision_transfer") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
+            "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
+            "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
+            "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.chain} "
+            "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+        )
 
 
 rule vision_diagnostics:

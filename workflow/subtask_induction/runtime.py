@@ -69,14 +69,24 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def atomic_write(path: Path, write) -> None:
-    """Call write(temporary_path), then rename it onto `path`: readers never see half a file."""
+    """Call write(temporary_path), then rename it onto `path`: readers never see half a file.
+
+    The file gets the permissions a plain open() would give (0666 less the umask), not mkstemp's 0600,
+    so collaborators sharing a project directory can read results as the umask allows."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -4,7 +4,7 @@ import torch
 
 from ..arithmetic.model import accuracy, build_gpt2, lm_loss, save_gpt2, shuffled_batches
 from ..runtime import configure, load_torch, resolve_device, save_json
-from ..training import fit, remove_checkpoint
+from ..training import fit
 from .common import fingerprint, parser, provenance, require
 
 
@@ -42,7 +42,6 @@ def main(argv=None):
                "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"],
                "config": {**s, "layers": args.layers, "computation": dataset["computation"]},
                "provenance": provenance()}, args.out_metrics)
-    remove_checkpoint(checkpoint)
     print(f"base {dataset['computation']} {args.layers} layers: eval {result.best_metrics['eval_accuracy']:.4f} "
           f"test {test_accuracy:.4f} (epoch {result.best_epoch})")
 

@@ -4,7 +4,6 @@ from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names
 from ..method.discovery import discover_subnetwork, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, load_torch, resolve_device, save_json
-from ..training import remove_checkpoint
 from .common import fingerprint, parser, provenance, require
 
 
@@ -48,7 +47,6 @@ def main(argv=None):
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
                "seed": s["seed"], "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)
-    remove_checkpoint(checkpoint)
     print(f"subnetwork for {dataset['computation']}: kept {100 * kept['overall']:.2f}% "
           f"eval {result.best_metrics['eval_accuracy']:.4f} test {test_accuracy:.4f}")
 

@@ -12,7 +12,6 @@ from ..submasking.methods import (METHODS, features, linear_probe, train_submask
                                   trained_backbone_context)
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
-from ..training import remove_checkpoint
 from .common import fingerprint, parser, provenance, require
 
 
@@ -88,8 +87,6 @@ def main(argv=None):
                "mask_steps": mask_steps,
                "config": {**s, "method": args.method, "fraction": args.fraction}, "seed": args.seed,
                "provenance": provenance()}, args.out_metrics)
-    for path in (checkpoint, checkpoint + ".pretext"):
-        remove_checkpoint(path)
     print(f"{s['task']['name']} {point}: test {test_accuracy:.4f}, k-NN {knn:.4f}"
           + (f", off {fractions['off']:.4f}" if fractions else ""))
 

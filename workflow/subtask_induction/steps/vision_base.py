@@ -2,7 +2,7 @@
 on the generated world's pretraining split (texture correlated with class). Evaluated as in Table 1."""
 
 from ..runtime import configure, resolve_device, save_json, save_torch
-from ..training import fit, remove_checkpoint
+from ..training import fit
 from ..vision.models import build_classifier, load_pretrained_classifier, save_classifier
 from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, open_split,
                             shuffled_batches)
@@ -45,7 +45,6 @@ def main(argv=None):
             desc="base", settings=s,
         )
         record.update(best_epoch=result.best_epoch, curve=result.history, eval_accuracy=result.best_metrics["eval_accuracy"])
-        remove_checkpoint(checkpoint)
     metrics = evaluation(model, s["eval_batch_size"], device)
     save_torch(save_classifier(model, spec), args.out_model)
     save_json({"metrics": metrics, **record, "config": s, "provenance": provenance()}, args.out_metrics)

@@ -6,7 +6,6 @@ freshly initialised network of the base's architecture (the control of Fig 11)."
 from ..method.discovery import discover_subnetwork, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
-from ..training import remove_checkpoint
 from ..vision.models import build_classifier, load_classifier, masked_weight_names
 from ..vision.tasks import accuracy, nll_loss, open_split, shuffled_batches
 from .common import fingerprint, parser, provenance, require
@@ -60,7 +59,6 @@ def main(argv=None):
                "whole_model": whole_model, "subnetwork": subnetwork, "kept_per_tensor": kept["per_tensor"],
                "best_epoch": result.best_epoch, "curve": result.history, "init": args.init,
                "l0_weight": args.l0_weight, "config": s, "provenance": provenance()}, args.out_metrics)
-    remove_checkpoint(checkpoint)
     print(f"subnetwork ({args.init}, lambda {args.l0_weight:g}): kept {100 * kept['overall']:.2f}%, pooled test "
           f"{whole_model['pooled_accuracy']:.3f} -> {subnetwork['pooled_accuracy']:.3f}")
 

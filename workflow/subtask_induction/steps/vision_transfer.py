@@ -11,7 +11,7 @@ import torch
 from ..method.masks import load_subnetwork
 from ..method.transfer import parameter_groups, prepare_transfer_model
 from ..runtime import configure, resolve_device, save_json
-from ..training import fit, remove_checkpoint
+from ..training import fit
 from ..images import concatenate
 from ..vision.models import build_classifier, head_parameter_names, load_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
@@ -77,7 +77,6 @@ def main(argv=None):
                "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
                "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "seed": args.seed,
                "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
-    remove_checkpoint(checkpoint)
     print(f"{args.variant} seed={args.seed}: original {metrics['original_accuracy']:.3f} pooled "
           f"{metrics['pooled_accuracy']:.3f} shape bias {metrics['shape_bias']:.3f} (epoch {result.best_epoch})")
 
