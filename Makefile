@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # Rules call `python -m subtask_induction.steps...`: the venv's python must come first.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce test dry-run lint benchmark clean
+.PHONY: reproduce test test-slurm dry-run lint benchmark clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ reproduce: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -q
+
+# The arithmetic smoke DAG through profiles/slurm on a one-node SLURM it starts (root; minutes; README).
+test-slurm: $(STAMP)
+	$(BIN)/python tests/slurm_smoke.py
 
 dry-run: $(STAMP)
 	$(BIN)/snakemake -n --configfile config/paper.yaml --quiet rules

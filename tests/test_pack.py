@@ -247,3 +247,24 @@ def test_packs_are_a_function_of_the_config_alone():
     assert [len(members) for _, members in packs] == [7, 8] * 4  # 15 points per shape: two packs, balanced
     assert all(len({(p["layers"], p["n"]) for p in members}) == 1 for _, members in packs)
     assert packs[0][0] == "layers2_n0_1of2"
+
+
+def test_an_interrupted_pack_resumes_to_the_numbers_of_an_uninterrupted_one(inputs, monkeypatch):
+    points = [point(inputs, "a", "si", 0), point(inputs, "b", "si_trainable", 1)]
+    reference = [{**q, "out": str(inputs / "ref" / q["out"].split("/")[-2] / "metrics.json")} for q in points]
+    run(reference, inputs, name="reference")
+    real = arithmetic_transfer.stacked_batches
+
+    def interrupted(rows, batch_size, seeds, epoch):
+        if epoch == 2:
+            raise KeyboardInterrupt
+        return real(rows, batch_size, seeds, epoch)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(arithmetic_transfer, "stacked_batches", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            run(points, inputs)
+    assert (inputs / "pack.ckpt").is_file() and not Path(points[0]["out"]).exists()
+    run(points, inputs)
+    for resumed, uninterrupted in zip(points, reference):
+        assert numbers(resumed["out"]) == numbers(uninterrupted["out"])  # dropout 0.2: its counter resumes too

@@ -1,0 +1,141 @@
+"""`make test-slurm`: the arithmetic smoke DAG through profiles/slurm on a real (one-node) SLURM.
+
+Run as root on a Debian machine like ours; it starts ../shared/tools/local_slurm.sh (or $LOCAL_SLURM), a
+SLURM 22.05 cluster on loopback with accounting, partitions gpu (default) and cpu, account `local` and
+two fake GPUs, and stops it at the end unless KEEP_SLURM=1. As a new cluster user would, it copies
+profiles/slurm, fills the site keys (account) and drops conda (the package is installed in this Python),
+then checks:
+1. the whole arithmetic smoke DAG (packs included) ends with every SLURM job COMPLETED in sacct, and the
+   per-rule resources arrive: partition, time limit, memory, CPUs = the rule's threads, --gpus;
+2. a job killed at its time limit is retried with a longer one and resumes from its checkpoint.
+Not part of `make test`: installing and starting SLURM and polling its jobs takes minutes (README).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run(command: list[str], cwd: Path | None = None, check: bool = True, **kwargs) -> subprocess.CompletedProcess:
+    result = subprocess.run(command, cwd=cwd, text=True, capture_output=True, **kwargs)
+    if check and result.returncode != 0:
+        sys.exit(f"FAILED: {' '.join(command)}\n{result.stdout[-4000:]}\n{result.stderr[-4000:]}")
+    return result
+
+
+def sacct(since: str) -> list[dict]:
+    fields = ["JobID", "Comment", "Partition", "Timelimit", "ReqMem", "ReqCPUS", "ReqTRES", "State", "Elapsed"]
+    out = run(["sacct", "-X", "-n", "--parsable2", "--starttime", since, "--format=" + ",".join(fields)]).stdout
+    return [dict(zip(fields, line.split("|"))) for line in out.splitlines() if line.strip()]
+
+
+def rule_of(job: dict) -> str:
+    comment = job["Comment"].removeprefix("rule_")
+    return comment.split("_wildcards_")[0]
+
+
+def workdir_copy(config: dict) -> Path:
+    workdir = Path(tempfile.mkdtemp(prefix="slurm_smoke_", dir=os.environ.get("SLURM_SMOKE_DIR", "/tmp")))
+    for name in ("Snakefile", "workflow", "config", "envs", "profiles"):
+        source = REPO / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, workdir / name)
+    (workdir / "config/config.yaml").write_text(yaml.safe_dump(config))
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+    profile["default-resources"]["slurm_account"] = "local"  # the site key a user fills in
+    profile.pop("software-deployment-method")  # the package is installed in this Python
+    profile["slurm-init-seconds-before-status-checks"] = 5
+    profile["jobs"] = 4
+    (workdir / "profiles/slurm/config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
+    return workdir
+
+
+def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    return run([sys.executable, "-m", "snakemake", "--workflow-profile", "profiles/slurm", *args],
+               cwd=workdir, check=False, env=env)
+
+
+def main() -> None:
+    began = time.monotonic()
+    script = Path(os.environ.get("LOCAL_SLURM", REPO.parent / "shared/tools/local_slurm.sh"))
+    if not script.is_file():
+        sys.exit(f"error: {script} not found; set LOCAL_SLURM to the local_slurm.sh of your machine")
+    run(["bash", str(script), "start"], timeout=900)
+    print(f"local SLURM up after {time.monotonic() - began:.0f} s")
+    try:
+        check(began)
+    finally:
+        if os.environ.get("KEEP_SLURM") != "1":
+            run(["bash", str(script), "stop"], check=False)
+    print(f"test-slurm passed in {time.monotonic() - began:.0f} s")
+
+
+def check(began: float) -> None:
+    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    config.update(families=["arithmetic"], threads_per_job=2, device="cpu")
+    config["resources"]["gpu_per_training_job"] = 1  # ask SLURM for --gpus=1 (fake GPUs run on the CPU)
+    workdir = workdir_copy(config)
+    since = time.strftime("%Y-%m-%dT%H:%M:%S")
+    time.sleep(1)
+    started = time.monotonic()
+    result = snakemake(workdir)
+    print(f"1. smoke DAG through profiles/slurm: {time.monotonic() - started:.0f} s, exit {result.returncode}")
+    if result.returncode != 0:
+        sys.exit(result.stdout[-4000:] + result.stderr[-4000:])
+    jobs = sacct(since)
+    states = {job["State"] for job in jobs}
+    rules = sorted({rule_of(job) for job in jobs})
+    print(f"   {len(jobs)} SLURM jobs, states {sorted(states)}; rules {rules}")
+    assert jobs and states == {"COMPLETED"}, jobs
+    local = {"arithmetic_data", "arithmetic_select_subnetwork", "arithmetic_aggregate", "arithmetic_plots",
+             "arithmetic_overlap", "all"}
+    assert not local & set(rules), f"local rules went to SLURM: {local & set(rules)}"
+    packs = [job for job in jobs if rule_of(job).startswith("arithmetic_transfer_pack_")]
+    assert len(packs) == 2 * 2, packs  # 2 n x 4 variants in packs of 3: two packs per n
+
+    def resources(rule: str) -> dict:
+        return next(job for job in jobs if rule_of(job) == rule)
+
+    base = resources("arithmetic_base")
+    print(f"   arithmetic_base: partition {base['Partition']}, limit {base['Timelimit']}, mem {base['ReqMem']}, "
+          f"cpus {base['ReqCPUS']}, TRES {base['ReqTRES']}")
+    assert base["Partition"] == "gpu" and base["Timelimit"] == "04:00:00" and base["ReqMem"].startswith("16000M")
+    assert base["ReqCPUS"] == "2" and "gres/gpu=1" in base["ReqTRES"], base
+    pack = packs[0]
+    print(f"   {rule_of(pack)}: limit {pack['Timelimit']} (5 + 2 points x 1 min), mem {pack['ReqMem']}, "
+          f"TRES {pack['ReqTRES']}")
+    assert pack["Timelimit"] == "00:07:00" and pack["ReqMem"].startswith("2200M") and "gres/gpu=1" in pack["ReqTRES"]
+
+    # 2. A base training longer than its 1-minute limit: killed at the limit, retried with 2 minutes
+    #    (runtime = attempt minutes), and resumed from its epoch checkpoint.
+    long = workdir / "long_base.yaml"
+    long.write_text(yaml.safe_dump({"arithmetic": {"base": {"epochs": int(os.environ.get("LONG_EPOCHS", 6000))}}}))
+    target = "results/arithmetic/base/a+ab/layers2/model.pt"
+    since = time.strftime("%Y-%m-%dT%H:%M:%S")
+    time.sleep(1)
+    started = time.monotonic()
+    result = snakemake(workdir, target, "--configfile", str(long), "--set-resources", "arithmetic_base:runtime=attempt")
+    print(f"2. time-limit retry: {time.monotonic() - started:.0f} s, exit {result.returncode}")
+    attempts = [job for job in sacct(since) if rule_of(job) == "arithmetic_base"]
+    print("   attempts: " + ", ".join(f"{job['State']} after {job['Elapsed']} (limit {job['Timelimit']})" for job in attempts))
+    log = (workdir / "logs/arithmetic/base/a+ab/layers2.log").read_text()
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert [job["State"] for job in attempts] == ["TIMEOUT", "COMPLETED"], attempts
+    assert [job["Timelimit"] for job in attempts] == ["00:01:00", "00:02:00"], attempts
+    assert "resuming from" in log, log[-2000:]
+    assert not list(workdir.glob("results/**/*.ckpt")), "checkpoints are removed once the step has returned"
+    print("   " + next(line for line in log.splitlines() if "resuming from" in line).strip())
+
+
+if __name__ == "__main__":
+    main()
