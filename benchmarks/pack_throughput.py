@@ -170,21 +170,29 @@ def main():
               f"{count / step:.0f} steps/s together (start-up {max(r['startup'] for r in results):.1f} s); "
               f"points/hour {3600 * count / (max(r['startup'] for r in results) + mean_steps * step):.1f}")
 
-    # Estimate: step cost per point grows linearly with depth; measured at two depths for the largest pack.
-    largest = max(args.sizes)
-    steps = max(3, args.steps // 4) if device.type == "cpu" and largest >= 64 else args.steps
-    deep_ms = pack_step_ms(largest, args.deep, device, max(2, steps // 2)) / largest
-    shallow_ms = pack_ms[largest] / largest
-    per_layer = (deep_ms - shallow_ms) / (args.deep - args.layers)
-    seconds = sum(steps * (shallow_ms + per_layer * (layers - args.layers)) / 1000 for layers, steps in points)
-    seconds += math.ceil(len(points) / largest) * single["startup"]
-    print(f"\nper point and step in a pack of {largest}: {shallow_ms:.2f} ms at {args.layers} layers, "
-          f"{deep_ms:.2f} ms at {args.deep} layers")
-    print(f"estimated paper arithmetic transfer grid, packs of {largest}: {seconds / 3600:.1f} device-hours on {name} "
-          f"(training steps; scoring each epoch adds a few percent)")
-    one_by_one = sum(single["startup"] + steps * (shallow_ms + per_layer * (layers - args.layers)) / 1000
-                     * single["step"] * 1000 / shallow_ms for layers, steps in points)
-    print(f"the same grid as one process per point: {one_by_one / 3600:.1f} device-hours")
+    # Estimate: step cost per point grows linearly with depth; measured at a second depth for each pack size.
+    print(f"\nestimated paper arithmetic transfer grid ({len(points)} points) on {name}, training steps only "
+          f"(scoring each epoch adds a few percent):")
+    print(f"| run | ms per step per point at {args.layers} / {args.deep} layers | device-hours |")
+    print("|---|---|---|")
+    single_deep_ms = None
+    for size in sorted(args.sizes):
+        steps = max(2, (max(3, args.steps // 4) if device.type == "cpu" and size >= 64 else args.steps) // 2)
+        deep_ms = pack_step_ms(size, args.deep, device, steps) / size
+        shallow_ms = pack_ms[size] / size
+        if size == 1:
+            single_deep_ms = deep_ms
+        per_layer = (deep_ms - shallow_ms) / (args.deep - args.layers)
+        seconds = sum(count * (shallow_ms + per_layer * (layers - args.layers)) / 1000 for layers, count in points)
+        seconds += math.ceil(len(points) / size) * single["startup"]
+        print(f"| pack of {size} | {shallow_ms:.2f} / {deep_ms:.2f} | {seconds / 3600:.0f} |")
+    if single_deep_ms is not None:
+        shallow_ms = single["step"] * 1000
+        per_layer = (single_deep_ms - pack_ms[1]) / (args.deep - args.layers)
+        seconds = sum(single["startup"] + count * (shallow_ms + per_layer * (layers - args.layers)) / 1000
+                      for layers, count in points)
+        print(f"| 1 process per point | {shallow_ms:.2f} / {shallow_ms + per_layer * (args.deep - args.layers):.2f} "
+              f"| {seconds / 3600:.0f} |")
 
 
 if __name__ == "__main__":

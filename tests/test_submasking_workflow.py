@@ -33,6 +33,7 @@ def test_submasking_dag_writes_every_table_and_figure(submasking_run):
     for figure in ("sparsity_per_layer", "label_fractions", "mask_similarity"):
         assert (submasking_run / f"results/submasking/figures/{figure}.png").stat().st_size > 1000
     assert (submasking_run / "results/submasking/tasks/faces/train/face").is_dir()
+    assert not list(submasking_run.glob("results/**/*.ckpt*")), "the rule deletes checkpoints after the step"
 
 
 @pytest.mark.parametrize("edit,message", [

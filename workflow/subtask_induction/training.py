@@ -202,8 +202,3 @@ def fit(
     return FitResult(best_epoch=best["epoch"], best_metrics=best, history=history,
                      stopped_early=stopped, resumed_from_epoch=start_epoch, failed=failed)
 
-
-def remove_checkpoint(checkpoint: str | Path | None) -> None:
-    """Call once a step's outputs are written: the checkpoint is only for resuming."""
-    if checkpoint:
-        Path(checkpoint).unlink(missing_ok=True)
