@@ -175,25 +175,20 @@ def main():
           f"(scoring each epoch adds a few percent):")
     print(f"| run | ms per step per point at {args.layers} / {args.deep} layers | device-hours |")
     print("|---|---|---|")
-    single_deep_ms = None
     for size in sorted(args.sizes):
         steps = max(2, (max(3, args.steps // 4) if device.type == "cpu" and size >= 64 else args.steps) // 2)
         deep_ms = pack_step_ms(size, args.deep, device, steps) / size
         shallow_ms = pack_ms[size] / size
-        if size == 1:
-            single_deep_ms = deep_ms
         per_layer = (deep_ms - shallow_ms) / (args.deep - args.layers)
         seconds = sum(count * (shallow_ms + per_layer * (layers - args.layers)) / 1000 for layers, count in points)
         seconds += math.ceil(len(points) / size) * single["startup"]
         print(f"| pack of {size} | {shallow_ms:.2f} / {deep_ms:.2f} | {seconds / 3600:.0f} |")
-    if single_deep_ms is not None:
-        shallow_ms = single["step"] * 1000
-        per_layer = (single_deep_ms - pack_ms[1]) / (args.deep - args.layers)
-        seconds = sum(single["startup"] + count * (shallow_ms + per_layer * (layers - args.layers)) / 1000
-                      for layers, count in points)
-        print(f"| 1 process per point | {shallow_ms:.2f} / {shallow_ms + per_layer * (args.deep - args.layers):.2f} "
-              f"| {seconds / 3600:.0f} |")
-
+    shallow_ms = single["step"] * 1000
+    deep_ms = single_processes(1, args.deep, args.device, args.threads, args.steps)[0]["step"] * 1000
+    per_layer = (deep_ms - shallow_ms) / (args.deep - args.layers)
+    seconds = sum(single["startup"] + count * (shallow_ms + per_layer * (layers - args.layers)) / 1000
+                  for layers, count in points)
+    print(f"| 1 process per point | {shallow_ms:.2f} / {deep_ms:.2f} | {seconds / 3600:.0f} |")
 
 if __name__ == "__main__":
     main()
