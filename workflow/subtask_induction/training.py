@@ -4,7 +4,8 @@ Stages differ only by what they pass in: the parameters the optimizer sees, a lo
 evaluation function and per-epoch hooks (the beta schedule). The loop selects the best epoch on an
 evaluation metric (ties go to the later epoch), stops early on request, shows a tqdm bar, records a
 per-epoch history, and checkpoints at epoch ends so a killed job resumes where it stopped and ends
-with the same numbers as an uninterrupted run. A non-finite loss stops the run at once (NonFiniteLoss):
+with the same numbers as an uninterrupted run. Progress is a tqdm bar on a terminal and one plain line
+per epoch otherwise (a job's log file), so a log reads as a table, not as carriage returns. A non-finite loss stops the run at once (NonFiniteLoss):
 a diverged model must not train on and be reported.
 
 A pack (M models trained as one, DESIGN §9; arithmetic.stacked) goes through the same loop: its loss_fn
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,58 @@ class FitResult:
     failed: dict[int, str] = field(default_factory=dict)  # pack: model index -> why it stopped
 
 
+class Progress:
+    """Where fit() reports: a tqdm bar when stderr is a terminal, else one line per epoch on stdout
+    (stage, epoch, loss, the scalar metrics, seconds), flushed at once so a log file can be followed."""
+
+    def __init__(self, desc: str, start: int, total: int, interactive: bool | None = None):
+        self.desc, self.total = desc, total
+        self.interactive = sys.stderr.isatty() if interactive is None else interactive
+        self.bar = (tqdm(total=total, initial=start, desc=desc, mininterval=5.0) if self.interactive else None)
+
+    def note(self, text: str) -> None:
+        if self.bar is not None:
+            tqdm.write(text)
+        else:
+            print(text, flush=True)
+
+    def epoch(self, record: dict, select: str | None) -> None:
+        if self.bar is not None:
+            loss = _mean_over_points(record, "train_loss")
+            self.bar.update(1)
+            self.bar.set_postfix(loss=f"{loss:.4f}", **({select: f"{record[select]:.4f}"} if select else {}))
+            return
+        self.note(epoch_line(self.desc, record, self.total))
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _mean_over_points(record: dict, key: str) -> float:
+    if "points" in record:
+        values = [point[key] for point in record["points"] if isinstance(point.get(key), (int, float))]
+        return sum(values) / len(values) if values else float("nan")
+    return float(record[key])
+
+
+def epoch_line(desc: str, record: dict, total: int) -> str:
+    """`[desc] epoch 3/40 loss 0.1234 eval_accuracy 0.9800 ... 1.2 s`; a pack's metrics are means over its
+    points (its per-point numbers are in each point's metrics.json)."""
+    if "points" in record:
+        keys = [key for key, value in record["points"][0].items() if isinstance(value, (int, float))]
+        scalars = {key: _mean_over_points(record, key) for key in keys}
+        head = f"[{desc}] epoch {record['epoch']}/{total} ({len(record['points'])} points, means)"
+    else:
+        scalars = {key: value for key, value in record.items()
+                   if key not in ("epoch", "seconds") and isinstance(value, (int, float)) and not isinstance(value, bool)}
+        head = f"[{desc}] epoch {record['epoch']}/{total}"
+    loss = scalars.pop("train_loss", None)
+    parts = [head] + ([f"loss {loss:.4f}"] if loss is not None else [])
+    parts += [f"{key} {value:.4f}" for key, value in scalars.items()]
+    return " ".join(parts) + f" {record['seconds']:.1f} s"
+
+
 def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:
     return {key: value.detach().cpu().clone() for key, value in model.state_dict().items()}
 
@@ -96,6 +150,7 @@ def fit(
     """
     start_epoch, history, best, best_state, stopped, failed = 0, [], None, None, False, {}
     checkpoint = Path(checkpoint) if checkpoint else None
+    messages = []
     if checkpoint is not None and checkpoint.is_file():
         state = load_torch(checkpoint, ("model", "optimizer", "epoch", "fingerprint"), "training checkpoint")
         if state["fingerprint"] == fingerprint:
@@ -107,9 +162,9 @@ def fit(
             start_epoch, history, best = state["epoch"], state["history"], state["best"]
             best_state, stopped = state["best_state"], state["stopped"]
             failed = {int(index): why for index, why in state.get("failed", {}).items()}
-            tqdm.write(f"[{desc}] resuming from {checkpoint} after epoch {start_epoch}")
+            messages.append(f"[{desc}] resuming from {checkpoint} after epoch {start_epoch}")
         else:
-            tqdm.write(f"[{desc}] ignoring {checkpoint}: written for other settings or inputs")
+            messages.append(f"[{desc}] ignoring {checkpoint}: written for other settings or inputs")
 
     def save_checkpoint(epoch: int) -> None:
         save_torch(
@@ -121,8 +176,10 @@ def fit(
         )
 
     last_save = time.monotonic()
-    bar = tqdm(range(start_epoch, epochs), desc=desc, initial=start_epoch, total=epochs, mininterval=5.0)
-    for epoch in bar:
+    progress = Progress(desc, start_epoch, epochs)
+    for message in messages:
+        progress.note(message)
+    for epoch in range(start_epoch, epochs):
         if stopped:
             break
         began = time.perf_counter()
@@ -186,14 +243,13 @@ def fit(
         since_best = epoch + 1 - best["epoch"]
         stopped = select is not None and bool((stop_at is not None and metrics[select] >= stop_at)
                                               or (patience is not None and since_best >= patience))
-        bar.set_postfix(loss=f"{float(torch.as_tensor(total).mean()) / max(steps, 1):.4f}",
-                        **({select: f"{metrics[select]:.4f}"} if select is not None else {}))
+        progress.epoch(record, select)
         if checkpoint is not None and (
             epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpoint_interval_s
         ):
             save_checkpoint(epoch + 1)
             last_save = time.monotonic()
-    bar.close()
+    progress.close()
     if best is None:
         raise RuntimeError(f"[{desc}] no epoch was trained (epochs={epochs})")
     if best_state is not None:
