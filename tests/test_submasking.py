@@ -10,7 +10,7 @@ from PIL import Image
 
 from subtask_induction.method.masks import load_subnetwork
 from subtask_induction.method.overlap import chance_jaccard, mask_overlap
-from subtask_induction.submasking.tasks import label_subset, read_cifar, read_folder_task
+from subtask_induction.submasking.tasks import build_embedded_task, label_subset, read_cifar, read_folder_task
 
 
 def write_folder_task(root, classes=("cat", "dog", "eel"), per_class=(4, 2), val=False, size=10):
@@ -95,7 +95,7 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
     save_torch(save_classifier(build_classifier(spec, 0), spec), tmp_path / "base.pt")
     task = write_folder_task(tmp_path / "task", per_class=(8, 4), size=16)
     settings = {"backbone": {"name": "b", "source": "vision_base", "chain": 0, "image_size": 16},
-                "task": {"name": "toy", "source": "folder"}, "image_size": 16, "checkpoint_interval_s": 0,
+                "task": {"name": "toy", "source": "folder"}, "image_size": 16,
                 "training": {"epochs": 2, "batch_size": 8, "head_lr": 0.01, "mask_lr": 0.5, "mask_init": 1.0,
                              "threshold": 0.0, "finetune_lr": 0.001},
                 "self_supervised": {"epochs": 1}, "knn": {"k": 3}}
@@ -103,7 +103,7 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
     for method in ("lp", "fs", "fft", "ss_fs", "ss_fft"):
         out = tmp_path / method
         submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--method", method,
-                               "--fraction", "0.5", "--seed", "0", "--threads", "1", "--device", "cpu",
+                               "--fraction", "0.5", "--seed", "0", "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
                                "--settings", json.dumps(settings), "--out-metrics", str(out / "metrics.json"),
                                "--out-mask", str(out / "mask.pt")])
         results[method] = json.loads((out / "metrics.json").read_text())
@@ -148,3 +148,25 @@ def test_backbones_from_a_timm_file_and_a_swav_state_dict(tmp_path):
         load_backbone({"source": "swav", "arch": "resnet18", "weights": str(tmp_path / "broken.pth"), "model_kwargs": kwargs})
     with pytest.raises(FileNotFoundError, match="nowhere.pth"):
         load_backbone({"source": "timm", "arch": "resnet18", "weights": str(tmp_path / "nowhere.pth")})
+
+
+@pytest.mark.parametrize("size", [32, 64, 224])
+@pytest.mark.parametrize("name", ["digits", "textures", "faces"])
+def test_every_embedded_task_builds_at_every_size_with_disjoint_train_and_test(tmp_path, name, size):
+    """32 px is the default, 224 what a ViT or CLIP user sets; test images come from sources no train image uses."""
+    counts = build_embedded_task(name, tmp_path, image_size=size, seed=0, crops_per_class=6)
+    assert counts["train"] > 0 and counts["test"] > 0
+    sources = json.loads((tmp_path / "sources.json").read_text())
+    for path in list(sources)[::max(1, len(sources) // 5)]:
+        with Image.open(tmp_path / path) as image:
+            assert image.size == (size, size)
+    assert len(sources) == counts["train"] + counts["test"]
+    by_split = {split: [source for path, source in sources.items() if path.startswith(f"{split}/")]
+                for split in ("train", "test")}
+    if name == "textures":  # crops of one photograph: train boxes left of every test box, no shared pixel
+        for photo in ("brick", "grass", "gravel"):
+            train_right = max(s["box"][2] for s in by_split["train"] if s["photo"] == photo)
+            test_left = min(s["box"][0] for s in by_split["test"] if s["photo"] == photo)
+            assert train_right <= test_left
+    else:
+        assert not {s["index"] for s in by_split["train"]} & {s["index"] for s in by_split["test"]}

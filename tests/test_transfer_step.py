@@ -46,9 +46,9 @@ def point(folder, out, variant="si", settings=SI, seed=0, base="base.pt"):
 
 
 def run_points(points, checkpoint, lr=3e-3, epochs=4, retrain=True):
-    settings = {"training": {"epochs": epochs, "batch_size": 8, "lr": lr, "holdout_fraction": 0.2},
-                "checkpoint_interval_s": 0}
+    settings = {"training": {"epochs": epochs, "batch_size": 8, "lr": lr, "holdout_fraction": 0.2}}
     arithmetic_transfer.main(["--points", json.dumps(points), "--checkpoint", str(checkpoint), "--device", "cpu",
+                              "--checkpoint-interval-s", "0",
                               "--settings", json.dumps(settings)] + (["--retrain"] if retrain else []))
     return [json.loads(Path(q["out"]).read_text()) for q in points if Path(q["out"]).exists()]
 

@@ -60,6 +60,61 @@ def content_hash(path: str | os.PathLike) -> str:
     return digest.hexdigest()
 
 
+def tensor_digest(obj: Any) -> str:
+    """SHA-256 of what a value holds: tensors by dtype, shape and bytes, everything else as JSON, dict keys
+    sorted. Two files that carry the same tensors under other metadata (a selection record, a longer
+    data pool of which a point reads the same prefix) give the same digest for what a point reads."""
+    digest = hashlib.sha256()
+
+    def feed(value: Any) -> None:
+        if isinstance(value, torch.Tensor):
+            value = value.detach().cpu().contiguous()
+            digest.update(f"tensor {value.dtype} {tuple(value.shape)}".encode())
+            digest.update(value.view(torch.uint8).numpy().tobytes() if value.dtype == torch.bool
+                          else value.numpy().tobytes() if value.dtype != torch.bfloat16
+                          else value.view(torch.int16).numpy().tobytes())
+        elif isinstance(value, dict):
+            digest.update(b"dict")
+            for key in sorted(value, key=str):
+                digest.update(json.dumps(str(key)).encode())
+                feed(value[key])
+        elif isinstance(value, (list, tuple)):
+            digest.update(f"list {len(value)}".encode())
+            for item in value:
+                feed(item)
+        else:
+            digest.update(json.dumps(value, sort_keys=True, default=str).encode())
+
+    feed(obj)
+    return digest.hexdigest()
+
+
+# The libraries whose kernels and initialisers compute a run's numbers: their versions are part of it.
+NUMERIC_LIBRARIES = ("torch", "transformers", "timm", "numpy", "sklearn", "segment_anything")
+
+
+def code_hash() -> str:
+    """Hash of the source of every module of this package the process has imported (less the top-level
+    __init__, which holds only the version), plus the versions of the numeric libraries it has imported.
+
+    Steps call it once their imports are done, so it covers exactly the code that can compute their numbers
+    (a fresh GPT-2's initialisation lives in transformers, seeds and splits in runtime.py): a result kept
+    across runs (a transfer record, a resumable checkpoint) is not reused under other code."""
+    import sys
+
+    digest = hashlib.sha256()
+    package = __name__.split(".")[0]
+    for name in sorted(n for n in list(sys.modules) if n.startswith(package + ".")):
+        source = getattr(sys.modules[name], "__file__", None)
+        if source and Path(source).suffix == ".py":
+            digest.update(name.encode())
+            digest.update(Path(source).read_bytes())
+    for library in NUMERIC_LIBRARIES:
+        if library in sys.modules:
+            digest.update(f"{library}=={getattr(sys.modules[library], '__version__', '?')}".encode())
+    return digest.hexdigest()[:16]
+
+
 def resolve_device(name: str) -> torch.device:
     """`auto` -> CUDA when present, else CPU; anything else is passed to torch.device."""
     if name == "auto":

@@ -95,7 +95,7 @@ def build_dataset(
     n_numbers: int,
     modulus: int,
     seed: int,
-    train_rows: int,
+    train_rows: int | None,
     eval_rows: int,
     test_rows: int,
 ) -> dict:
@@ -105,7 +105,9 @@ def build_dataset(
     stage, so no stage's training rows contain any stage's eval or test pair.
     base / discovery: `train` starts with n rows (i, pi(i)) so every number appears as a and as b,
     then uniform pairs up to train_rows. transfer: `ambiguous` holds every a=b pair; `disambiguation`
-    is an ordered pool of a!=b pairs of which a sweep point takes the first n (nested sizes).
+    is an ordered pool of a!=b pairs of which a sweep point takes the first n (nested sizes). With
+    train_rows None the pool holds every a!=b pair that is not held out, so it does not depend on the
+    sweep's largest n: adding an n rewrites nothing a finished point read.
     """
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose '{purpose}'; choose from {sorted(PURPOSES)}")
@@ -123,7 +125,9 @@ def build_dataset(
     rest = order[~torch.isin(order, torch.cat([lead, held]))]
     if purpose == "transfer":
         rest = rest[rest // n_numbers != rest % n_numbers]
-    pool_rows = train_rows if purpose == "transfer" else train_rows - len(lead)
+    if train_rows is None and purpose != "transfer":
+        raise ValueError(f"{purpose} data: train_rows is required (only the transfer pool may take every pair)")
+    pool_rows = (len(rest) if train_rows is None else train_rows) - (len(lead) if purpose != "transfer" else 0)
     if pool_rows < 0 or pool_rows > len(rest):
         raise ValueError(
             f"{purpose} data: {train_rows} training rows do not fit in {n_numbers}x{n_numbers} pairs besides "
@@ -138,6 +142,11 @@ def build_dataset(
         splits["train"] = rows(torch.cat([lead, pool]))
     return {"purpose": purpose, "computation": computation, "n_numbers": n_numbers, "modulus": modulus,
             "seed": seed, "splits": splits}
+
+
+def transfer_pool_size(n_numbers: int, eval_rows: int, test_rows: int) -> int:
+    """How many disambiguation rows the transfer pool holds: every a!=b pair that is not held out."""
+    return n_numbers * n_numbers - n_numbers - eval_rows - test_rows
 
 
 def transfer_training_rows(dataset: dict, n_disambiguation: int) -> torch.Tensor:

@@ -15,9 +15,8 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+from .kinds import METHODS
 from .masks import split_name
-
-METHODS = ("subnetwork", "sampled", "complement", "random", "full")
 
 
 class FrozenSubnetwork(nn.Module):

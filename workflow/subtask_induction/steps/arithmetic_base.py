@@ -31,7 +31,7 @@ def main(argv=None):
         model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], s["seed"], epoch),
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}, t["epochs"],
         patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
-        checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s, args.layers, inputs=[args.data]),
+        checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, args.layers, inputs=[args.data]),
         desc=f"base {dataset['computation']} {args.layers}L", settings={**s, "layers": args.layers},
     )
     test_accuracy = accuracy(model, test)["accuracy"]

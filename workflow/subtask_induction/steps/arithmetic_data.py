@@ -12,10 +12,12 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="output .pt file")
     args = p.parse_args(argv)
     s = args.settings
-    require(s, "n_numbers", "modulus", "seed", "train_rows", "eval_rows", "test_rows")
+    require(s, "n_numbers", "modulus", "seed", "eval_rows", "test_rows")
+    if args.purpose != "transfer":
+        require(s, "train_rows")
     configure(args.threads, s["seed"])
     dataset = build_dataset(args.purpose, args.computation, n_numbers=s["n_numbers"], modulus=s["modulus"],
-                            seed=s["seed"], train_rows=s["train_rows"], eval_rows=s["eval_rows"],
+                            seed=s["seed"], train_rows=s.get("train_rows"), eval_rows=s["eval_rows"],
                             test_rows=s["test_rows"])
     save_torch(dataset, args.out)
     print({name: len(rows) for name, rows in dataset["splits"].items()})

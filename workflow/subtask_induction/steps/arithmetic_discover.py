@@ -33,7 +33,7 @@ def main(argv=None):
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
         epochs=s["epochs"], lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
         mask_init=s["mask_init"], mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
-        checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s, args.l0_weight, inputs=[args.base, args.data]),
+        checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, args.l0_weight, inputs=[args.base, args.data]),
         desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
     )
     with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard

@@ -8,10 +8,14 @@ reports the test metrics under each selection protocol (see selection.py): `eval
 `train_holdout` and `last`; all three come from this one run.
 
 Records: next to each metrics.json, `record.json` (a hard link to it) survives Snakemake deleting the
-job's outputs. A pack restores every point whose record was written for the same settings, inputs and
-code (its fingerprint) instead of training it again, so adding a seed trains only the new points and a
-failed or killed pack does not retrain its finished members. --retrain ignores records; so does a point
-with "retrain": true (a single-point rerun).
+job's outputs. A pack restores every point whose record was written for the same fingerprint instead of
+training it again, so adding a seed trains only the new points and a failed or killed pack does not
+retrain its finished members. A point's fingerprint covers what its numbers depend on and nothing else:
+its settings, n and seed; the rows it reads (its training rows, eval and test), the base's tensors and
+architecture, the subnetwork's masks (not the files, whose metadata changes when, say, a losing λ is added
+to the selection or the data pool grows for a larger n); the package code it runs and the versions of
+torch, transformers and numpy (runtime.code_hash). --retrain ignores records; so does a point with
+"retrain": true (a single-point rerun).
 """
 
 import json
@@ -26,16 +30,13 @@ from ..arithmetic.model import answer_metrics, build_gpt2, lm_loss, load_gpt2, m
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..method.masks import load_subnetwork
 from ..method.transfer import prepare_transfer_model
-from ..runtime import configure, content_hash, load_torch, resolve_device, save_json
+from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..selection import PROTOCOLS, select_all
 from ..stacked import StackedAdamW
 from ..training import fit
-from .common import fingerprint, parser, provenance, require, source_hash
+from .common import fingerprint, parser, provenance, require
 
 POINT_KEYS = ("variant", "variant_settings", "n", "seed", "base", "subnetwork", "data", "out")
-# The code a point's numbers depend on: a record written by other code is not restored.
-CODE = ("arithmetic/data.py", "arithmetic/model.py", "arithmetic/stacked.py", "method/masks.py",
-        "method/transfer.py", "selection.py", "stacked.py", "training.py", "steps/arithmetic_transfer.py")
 
 
 def record_path(out: str | Path) -> Path:
@@ -94,8 +95,32 @@ def main(argv=None):
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
     configure(args.threads, points[0]["seed"])
-    hashes = {path: content_hash(path) for path in sorted({q[key] for q in points for key in ("base", "subnetwork", "data")})}
-    code = source_hash(*CODE)
+    code = code_hash()  # after every import: the package modules and libraries this step runs
+    bases, subnetworks, datasets = {}, {}, {}
+    for point in points:
+        if point["base"] not in bases:
+            bases[point["base"]] = load_gpt2(point["base"])
+        if point["subnetwork"] not in subnetworks:
+            subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
+        if point["data"] not in datasets:
+            datasets[point["data"]] = load_torch(point["data"], ("splits", "n_numbers", "modulus", "computation"),
+                                                 "arithmetic dataset")
+    # What each input contributes to a point's numbers, by content (see the module docstring).
+    base_digests = {path: tensor_digest({"state_dict": model.state_dict(), "layers": meta["layers"],
+                                         "n_numbers": meta["n_numbers"], "model_settings": meta["model_settings"]})
+                    for path, (model, meta) in bases.items()}
+    mask_digests = {path: tensor_digest(subnetwork["masks"]) for path, subnetwork in subnetworks.items()}
+    row_digests = {}
+
+    def rows_digest(point):
+        key = (point["data"], point["n"])
+        if key not in row_digests:
+            dataset = datasets[point["data"]]
+            row_digests[key] = tensor_digest({
+                "train": transfer_training_rows(dataset, point["n"]), "n_ambiguous": len(dataset["splits"]["ambiguous"]),
+                "eval": dataset["splits"]["eval"], "test": dataset["splits"]["test"],
+                "computation": dataset["computation"], "n_numbers": dataset["n_numbers"], "modulus": dataset["modulus"]})
+        return row_digests[key]
 
     def point_config(point, meta, dataset, subnetwork):
         return {**s, "variant": point["variant_settings"], "variant_name": point["variant"],
@@ -104,7 +129,8 @@ def main(argv=None):
 
     def point_fingerprint(point):
         return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point["seed"], code,
-                           [hashes[point[key]] for key in ("base", "subnetwork", "data")])
+                           base_digests[point["base"]], mask_digests[point["subnetwork"]], rows_digest(point),
+                           code=False)
 
     restored = [] if args.retrain else [q for q in points
                                         if not q.get("retrain") and restore(q["out"], point_fingerprint(q))]
@@ -121,15 +147,6 @@ def main(argv=None):
         write_manifest()
         return
     device = resolve_device(args.device)
-    bases, subnetworks, datasets = {}, {}, {}
-    for point in todo:
-        if point["base"] not in bases:
-            bases[point["base"]] = load_gpt2(point["base"])
-        if point["subnetwork"] not in subnetworks:
-            subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
-        if point["data"] not in datasets:
-            datasets[point["data"]] = load_torch(point["data"], ("splits", "n_numbers", "modulus", "computation"),
-                                                 "arithmetic dataset")
     models, trains, holdouts, evals, tests, rules, configs = [], [], [], [], [], [], []
     for point in todo:
         (base, meta), subnetwork, dataset = bases[point["base"]], subnetworks[point["subnetwork"]], datasets[point["data"]]
@@ -178,8 +195,8 @@ def main(argv=None):
     result = fit(
         model, optimizer, lm_loss, lambda epoch: stacked_batches(trains, t["batch_size"], seeds, epoch),
         evaluate, t["epochs"], select=None, checkpoint=args.checkpoint,
-        checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
-        fingerprint=fingerprint({"points": [point_fingerprint(q) for q in todo]}),
+        checkpoint_interval_s=args.checkpoint_interval_s,
+        fingerprint=fingerprint({"points": [point_fingerprint(q) for q in todo]}, code=False),
         desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
         settings={"points": names, **s},
     )

@@ -9,12 +9,8 @@ import platform
 
 import torch
 
-from pathlib import Path
-
 from .. import __version__
-from ..runtime import content_hash
-
-PACKAGE = Path(__file__).resolve().parent.parent
+from ..runtime import code_hash, content_hash
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -23,6 +19,9 @@ def parser(description: str) -> argparse.ArgumentParser:
                    help="JSON object with this step's settings (the rule passes its config section)")
     p.add_argument("--threads", type=int, default=1, help="PyTorch threads; the rule's `threads:`")
     p.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, cuda:1, ...")
+    p.add_argument("--checkpoint-interval-s", type=float, default=60.0,
+                   help="least seconds between epoch-end checkpoints (the rule's resources.checkpoint_interval_s; "
+                        "changes no number, so it is not a setting)")
     return p
 
 
@@ -37,23 +36,15 @@ def require(settings: dict, *keys: str, where: str = "settings") -> None:
 RESULT_NEUTRAL_KEYS = ("checkpoint_interval_s",)
 
 
-def fingerprint(settings: dict, *parts, inputs=()) -> str:
+def fingerprint(settings: dict, *parts, inputs=(), code: bool = True) -> str:
     """Hash of everything that defines a run's numbers: its settings (less RESULT_NEUTRAL_KEYS), any
-    extra parts (λ, seed, ...) and the contents of its input files or folders. A checkpoint written
-    against other settings or other inputs (a retrained base, new data) is not resumed."""
+    extra parts (λ, seed, content digests, ...), the contents of its input files or folders and (code=True)
+    the package code and library versions the process runs (runtime.code_hash). A checkpoint written
+    against other settings, inputs or code (a retrained base, new data, an edited module) is not resumed."""
     kept = {key: value for key, value in settings.items() if key not in RESULT_NEUTRAL_KEYS}
     hashes = [content_hash(path) for path in inputs]
-    return hashlib.sha256(json.dumps([kept, parts, hashes], sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def source_hash(*modules: str) -> str:
-    """Hash of package source files (paths relative to the package): part of a fingerprint when a result
-    is kept across runs, so that one computed by other code is not reused."""
-    digest = hashlib.sha256()
-    for module in modules:
-        digest.update(module.encode())
-        digest.update((PACKAGE / module).read_bytes())
-    return digest.hexdigest()[:16]
+    identity = [kept, parts, hashes] + ([code_hash()] if code else [])
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def provenance() -> dict:

@@ -1,16 +1,25 @@
-"""Choose the subnetwork to transfer among the L0 weights: best eval accuracy, ties -> fewest kept."""
+"""Choose the subnetwork to transfer among the L0 weights: best eval accuracy, ties -> fewest kept.
+
+Writes a small JSON record naming the chosen discovery output (its path, λ and scores) and every
+candidate's scores. Transfer reads the chosen subnetwork file itself, so adding a λ that loses changes
+this record but no file a transfer job reads (the Snakemake rule is a checkpoint; README, Reruns).
+"""
 
 import argparse
 
 from ..method.discovery import selection_key
-from ..method.masks import load_subnetwork, save_subnetwork
+from ..method.masks import load_subnetwork
 from ..method.transfer import check_complement_possible
+from ..runtime import save_json
+
+# Scalar metadata of the chosen subnetwork carried into the record (the aggregates read chain and init).
+CARRIED = ("l0_weight", "eval_accuracy", "test_accuracy", "mask_method", "subtask", "chain", "init")
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--subnetworks", nargs="+", required=True)
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="selected.json")
     p.add_argument("--check-complement", action="store_true",
                    help="fail now if the complement control cannot be drawn from the chosen subnetwork")
     args = p.parse_args(argv)
@@ -22,9 +31,10 @@ def main(argv=None):
             check_complement_possible(chosen["masks"])
         except ValueError as error:
             raise SystemExit(f"error: {path}: {error}") from error
-    chosen["selected_from"] = {p: {"eval_accuracy": c["eval_accuracy"], "kept": c["kept"]["overall"]}
-                               for c, p in candidates}
-    save_subnetwork(args.out, chosen.pop("masks"), **chosen)
+    save_json({"subnetwork": path, "kept": chosen["kept"]["overall"],
+               **{key: chosen[key] for key in CARRIED if key in chosen},
+               "candidates": {p: {"l0_weight": c["l0_weight"], "eval_accuracy": c["eval_accuracy"],
+                                  "kept": c["kept"]["overall"]} for c, p in candidates}}, args.out)
     print(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {chosen['eval_accuracy']:.4f}, "
           f"kept {100 * chosen['kept']['overall']:.2f}%")
 

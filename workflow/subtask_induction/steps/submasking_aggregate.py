@@ -1,6 +1,12 @@
-"""Collect every submasking point into the family's tables (CSV + Markdown) and figures."""
+"""Collect the configured submasking points into the family's tables (CSV + Markdown) and figures.
+
+The points are exactly the rule's inputs: the same pattern expanded over the same grid (the rule passes
+both), never a glob of the folder, so a seed, method, task or fraction dropped from the config leaves every
+table. (The grid, not the list of paths: the paper grid's paths exceed a shell argument's length limit.)"""
 
 import argparse
+import json
+from itertools import product
 from pathlib import Path
 
 from ..runtime import save_text
@@ -10,11 +16,19 @@ from ..submasking.tables import collect, overlaps, summary, tables_markdown
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--points", required=True, help="results/submasking/points")
+    p.add_argument("--pattern", required=True,
+                   help="a point's folder with {backbone} {task} {method} {fraction} {seed} fields")
+    p.add_argument("--grid", required=True, type=json.loads,
+                   help="JSON lists backbones, tasks, methods, fractions, seeds: the points the rule takes as input")
     p.add_argument("--out", required=True, help="results/submasking (writes summary/ and figures/)")
     args = p.parse_args(argv)
-    points, layers = collect(args.points)
-    between, stability = overlaps(Path(args.points), points)
+    grid = args.grid
+    metrics = [Path(args.pattern.format(backbone=b, task=t, method=m, fraction=f, seed=s)) / "metrics.json"
+               for b, t, m, f, s in product(grid["backbones"], grid["tasks"], grid["methods"], grid["fractions"],
+                                            grid["seeds"])]
+    points, layers = collect(metrics)
+    between, stability = overlaps(points)
+    points = points.drop(columns="path")
     summary_dir, figures = Path(args.out) / "summary", Path(args.out) / "figures"
     save_text(points.to_csv(index=False), summary_dir / "points.csv")
     save_text(summary(points, "test_accuracy").to_csv(index=False), summary_dir / "accuracy.csv")

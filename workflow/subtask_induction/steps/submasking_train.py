@@ -55,7 +55,7 @@ def main(argv=None):
     batch = t["batch_size"]
     point = f"{args.method} {args.fraction:g} seed {args.seed}"
     checkpoint = args.out_mask + ".ckpt"
-    common = {"checkpoint_interval_s": s.get("checkpoint_interval_s", 60), "settings": s,
+    common = {"checkpoint_interval_s": args.checkpoint_interval_s, "settings": s,
               "fingerprint": fingerprint(s, args.method, args.fraction, args.seed, inputs=[args.task_root]
                                          + ([args.backbone] if args.backbone else []))}
     binary, pretext = {}, []

@@ -3,9 +3,10 @@ per-chain tables, the comparisons that hold in every chain, and long-form per-cl
 tables for the figures."""
 
 import argparse
+import json
 from pathlib import Path
 
-from ..runtime import load_torch, save_text
+from ..runtime import save_text
 from ..vision.tables import chains_markdown, collect, comparisons_markdown, table1_markdown, table2_markdown
 
 
@@ -13,13 +14,13 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--base", nargs="+", required=True, help="base metrics.json of every chain")
     p.add_argument("--discovery", nargs="+", required=True)
-    p.add_argument("--selected", nargs="+", required=True, help="selected.pt of each chain and init")
+    p.add_argument("--selected", nargs="+", required=True, help="selected.json of each chain and init")
     p.add_argument("--transfer", nargs="+", required=True)
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     selected = {}
     for path in args.selected:
-        chosen = load_torch(path, ("init", "l0_weight", "chain"), "selected subnetwork")
+        chosen = json.loads(Path(path).read_text())
         selected[(chosen["chain"], chosen["init"])] = chosen["l0_weight"]
     tables = collect(args.base, args.discovery, selected, args.transfer)
     out = Path(args.outdir)

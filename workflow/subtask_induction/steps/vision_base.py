@@ -41,7 +41,7 @@ def main(argv=None):
             shuffled_batches(train, t["batch_size"], s["seed"], device),
             lambda net: {"eval_accuracy": accuracy(net, eval_set, s["eval_batch_size"], device)},
             t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
-            checkpoint_interval_s=s.get("checkpoint_interval_s", 60), fingerprint=fingerprint(s, inputs=[args.train, args.eval]),
+            checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, inputs=[args.train, args.eval]),
             desc="base", settings=s,
         )
         record.update(best_epoch=result.best_epoch, curve=result.history, eval_accuracy=result.best_metrics["eval_accuracy"])

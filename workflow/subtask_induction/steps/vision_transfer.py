@@ -9,6 +9,7 @@ import math
 import torch
 
 from ..method.masks import load_subnetwork
+from ..method.kinds import MASKED_METHODS
 from ..method.transfer import parameter_groups, prepare_transfer_model
 from ..runtime import configure, resolve_device, save_json
 from ..training import fit
@@ -22,7 +23,7 @@ from .vision_common import EvaluationSets, add_evaluation_arguments
 def main(argv=None):
     p = parser(__doc__)
     p.add_argument("--base", required=True)
-    p.add_argument("--subnetwork", required=True, help="selected subnetwork .pt (used by the subnetwork methods)")
+    p.add_argument("--subnetwork", help=f"the selected subnetwork .pt (the methods {list(MASKED_METHODS)} need it)")
     p.add_argument("--train", required=True, help="folder of original training images")
     p.add_argument("--eval", required=True, help="folder of original eval images (model selection)")
     p.add_argument("--pooled-eval", nargs="+", required=True, help="pooled eval folders (recorded per epoch)")
@@ -37,10 +38,12 @@ def main(argv=None):
     t, v, data = s["training"], s["variant"], s["data"]
     require(t, "epochs", "batch_size", "lr", where="transfer training settings")
     require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{args.variant}'")
+    if v["method"] in MASKED_METHODS and not args.subnetwork:
+        raise SystemExit(f"error: variant '{args.variant}' (method {v['method']}) needs --subnetwork")
     configure(args.threads, args.seed)
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
-    subnetwork = load_subnetwork(args.subnetwork)
+    masks = load_subnetwork(args.subnetwork)["masks"] if v["method"] in MASKED_METHODS else None
     train = open_split(args.train, data, "train")
     if v["data"] == "mixture":
         if not args.pooled_discovery:
@@ -49,7 +52,7 @@ def main(argv=None):
     eval_set, pooled_eval = open_split(args.eval, data, "eval"), open_split(args.pooled_eval, data, "pooled eval")
     evaluation = EvaluationSets(args, data)
     model = prepare_transfer_model(
-        v["method"], base, build_classifier(spec, args.seed), subnetwork["masks"], lr_scale=v["lr_scale"],
+        v["method"], base, build_classifier(spec, args.seed), masks, lr_scale=v["lr_scale"],
         inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(args.seed),
     ).to(device)
     if v["trainable"] == "head":  # linear probe: only the classifier learns, the rest stays as it was
@@ -68,8 +71,8 @@ def main(argv=None):
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device),
                      "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
         t["epochs"], train_mode=v["trainable"] != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
-        checkpoint=checkpoint, checkpoint_interval_s=s.get("checkpoint_interval_s", 60),
-        fingerprint=fingerprint(point, inputs=[args.base, args.subnetwork, args.train, args.eval, *(args.pooled_discovery or [])]),
+        checkpoint=checkpoint, checkpoint_interval_s=args.checkpoint_interval_s,
+        fingerprint=fingerprint(point, inputs=[args.base, *([args.subnetwork] if masks is not None else []), args.train, args.eval, *(args.pooled_discovery or [])]),
         desc=f"transfer {args.variant} seed={args.seed}", settings=point,
     )
     metrics = evaluation(model, batch, device)
