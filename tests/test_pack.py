@@ -161,9 +161,9 @@ def point(folder, name, variant, seed, base="base.pt"):
 
 
 def run(points, folder, name="pack", retrain=False):
-    settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2},
-                "checkpoint_interval_s": 0}
+    settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2}}
     arithmetic_transfer.main(["--points", json.dumps(points), "--checkpoint", str(folder / f"{name}.ckpt"),
+                              "--checkpoint-interval-s", "0",
                               "--manifest", str(folder / f"{name}.json"), "--device", "cpu",
                               "--settings", json.dumps(settings)] + (["--retrain"] if retrain else []))
     return json.loads((folder / f"{name}.json").read_text())
@@ -265,6 +265,13 @@ def test_an_interrupted_pack_resumes_to_the_numbers_of_an_uninterrupted_one(inpu
         with pytest.raises(KeyboardInterrupt):
             run(points, inputs)
     assert (inputs / "pack.ckpt").is_file() and not Path(points[0]["out"]).exists()
+    # The checkpoint holds what training changes: no gamma, no dropout keys, only the trained point's
+    # subnetwork row and only its moments for the subnetwork (si's row is rebuilt from the inputs).
+    saved = torch.load(inputs / "pack.ckpt", weights_only=True)
+    assert set(saved["model"]) == {"weights", "subnetwork", "subnetwork_rows", "forward_count"}
+    assert saved["model"]["subnetwork_rows"].tolist() == [1] and saved["model"]["subnetwork"].shape[0] == 1
+    (weights_state, subnetwork_state) = (saved["optimizer"]["state"][index] for index in (0, 1))
+    assert weights_state["exp_avg"].shape[0] == 2 and subnetwork_state["exp_avg"].shape[0] == 1
     run(points, inputs)
     for resumed, uninterrupted in zip(points, reference):
         assert numbers(resumed["out"]) == numbers(uninterrupted["out"])  # dropout 0.2: its counter resumes too

@@ -22,7 +22,9 @@ class StackedAdamW(torch.optim.Optimizer):
     """AdamW over tensors whose dim 0 indexes models; each group's `lr` is a float64 tensor [M].
 
     The update is torch's (decoupled weight decay, bias correction, eps outside the square root), in
-    the same order of operations. A model whose lr is 0 keeps its entries bit-identical.
+    the same order of operations. A model whose lr is 0 keeps its entries bit-identical, and its moments
+    never touch its entries: state_dict() leaves its rows out (a checkpoint holds what training changes)
+    and load_state_dict() puts zeros there.
     """
 
     def __init__(self, groups: list[dict], betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01):
@@ -35,6 +37,37 @@ class StackedAdamW(torch.optim.Optimizer):
                 if param.shape[0] != len(lr):
                     raise ValueError(f"StackedAdamW: a tensor of {param.shape[0]} models in a group of {len(lr)} rates")
         super().__init__(groups, {"betas": tuple(betas), "eps": eps, "weight_decay": weight_decay})
+
+    def state_dict(self) -> dict:
+        state = super().state_dict()
+        for group in state["param_groups"]:
+            rows = (torch.as_tensor(group["lr"]) > 0).nonzero().flatten()
+            if len(rows) == len(group["lr"]):
+                continue
+            group["moment_rows"] = rows
+            for index in group["params"]:
+                if index in state["state"]:
+                    moments = state["state"][index]
+                    state["state"][index] = {**moments, "exp_avg": moments["exp_avg"][rows.to(moments["exp_avg"].device)],
+                                             "exp_avg_sq": moments["exp_avg_sq"][rows.to(moments["exp_avg_sq"].device)]}
+        return state
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        state_dict = {**state_dict, "state": dict(state_dict["state"]),
+                      "param_groups": [dict(group) for group in state_dict["param_groups"]]}
+        for group, own in zip(state_dict["param_groups"], self.param_groups):
+            rows = group.pop("moment_rows", None)
+            if rows is None:
+                continue
+            for index, param in zip(group["params"], own["params"]):
+                if index in state_dict["state"]:
+                    moments = dict(state_dict["state"][index])
+                    for key in ("exp_avg", "exp_avg_sq"):
+                        full = torch.zeros_like(param)
+                        full[rows.to(full.device)] = moments[key].to(full.device, full.dtype)
+                        moments[key] = full
+                    state_dict["state"][index] = moments
+        super().load_state_dict(state_dict)
 
     @torch.no_grad()
     def step(self, closure=None):

@@ -10,6 +10,11 @@ Storage: all weights a point trains at the transfer lr live in one flat paramete
 frozen (or lr_scale-trained) subnetwork values in `subnetwork` [M, S] with the boolean `gamma` [M, S]
 saying which entries the subnetwork supplies. The effective weight is where(gamma, subnetwork, weights),
 as in FrozenSubnetwork. Flat storage keeps the optimizer to a few kernels per step on a GPU.
+
+Checkpoints hold only what training changes: `weights`, the subnetwork rows of the points that train
+theirs (lr_scale > 0) and the step counter. `gamma`, the dropout keys and the frozen subnetwork rows
+(zero for `random` and `full` points) are rebuilt from the inputs by `from_models` before a resume loads
+the checkpoint over them.
 """
 
 from __future__ import annotations
@@ -33,14 +38,16 @@ def _plain_names(config: GPT2Config) -> list[tuple[str, torch.Size]]:
     return [(name, parameter.shape) for name, parameter in reference.named_parameters()]
 
 
-def _point_tensors(model: nn.Module, name: str) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-    """(trained weight, subnetwork values, gamma) of one parameter of one point's model."""
+def _point_tensors(model: nn.Module, name: str) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, bool]:
+    """(trained weight, subnetwork values, gamma, whether the subnetwork trains) of one parameter of one
+    point's model."""
     module, attribute = split_name(model, name)
     if parametrize.is_parametrized(module, attribute):
         parametrization = module.parametrizations[attribute]
         frozen = parametrization[0]
-        return parametrization.original.detach(), frozen.subnetwork.detach(), frozen.gamma
-    return getattr(module, attribute).detach(), None, None
+        trains = isinstance(frozen.subnetwork, nn.Parameter)
+        return parametrization.original.detach(), frozen.subnetwork.detach(), frozen.gamma, trains
+    return getattr(module, attribute).detach(), None, None, False
 
 
 class StackedGPT2(nn.Module):
@@ -64,8 +71,10 @@ class StackedGPT2(nn.Module):
             sub_offset += shape.numel()
         self.weights = nn.Parameter(torch.zeros(count, offset))
         self.subnetwork = nn.Parameter(torch.zeros(count, sub_offset))
-        self.register_buffer("gamma", torch.zeros(count, sub_offset, dtype=torch.bool))
-        self.register_buffer("dropout_keys", dropout_keys(seeds))
+        # Rebuilt from the inputs (from_models), so not in a checkpoint (module docstring).
+        self.register_buffer("gamma", torch.zeros(count, sub_offset, dtype=torch.bool), persistent=False)
+        self.register_buffer("dropout_keys", dropout_keys(seeds), persistent=False)
+        self.register_buffer("subnetwork_trains", torch.zeros(count, dtype=torch.bool), persistent=False)
         self.register_buffer("forward_count", torch.zeros((), dtype=torch.int64))
         self.dropout = config.resid_pdrop
         self._masked = None
@@ -83,17 +92,34 @@ class StackedGPT2(nn.Module):
         with torch.no_grad():
             for index, model in enumerate(models):
                 for name, (offset, shape) in stacked.layout.items():
-                    weight, sub, gamma = _point_tensors(model, name)
+                    weight, sub, gamma, trains = _point_tensors(model, name)
                     stacked.weights[index, offset:offset + shape.numel()] = weight.reshape(-1)
+                    stacked.subnetwork_trains[index] |= trains
                     if sub is not None:
                         sub_offset = stacked.sub_layout[name][0]
                         stacked.subnetwork[index, sub_offset:sub_offset + shape.numel()] = sub.reshape(-1)
                         stacked.gamma[index, sub_offset:sub_offset + shape.numel()] = gamma.reshape(-1)
         return stacked
 
-    def _load_from_state_dict(self, *args, **kwargs):
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """Only the subnetwork rows of points that train them (a checkpoint holds what training changes)."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        rows = self.subnetwork_trains.nonzero().flatten()
+        destination[prefix + "subnetwork"] = destination[prefix + "subnetwork"][rows]
+        destination[prefix + "subnetwork_rows"] = rows.cpu()
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        """Puts the saved trained rows over the subnetwork from_models rebuilt (frozen rows stay as built)."""
         self._masked = None
-        return super()._load_from_state_dict(*args, **kwargs)
+        key, rows_key = prefix + "subnetwork", prefix + "subnetwork_rows"
+        if rows_key in state_dict:
+            rows = state_dict.pop(rows_key).to(self.subnetwork.device)
+            if not torch.equal(rows.cpu(), self.subnetwork_trains.nonzero().flatten().cpu()):
+                raise ValueError("this checkpoint trains the subnetworks of other points than this pack")
+            full = self.subnetwork.detach().clone()
+            full[rows] = state_dict[key].to(full.device, full.dtype)
+            state_dict[key] = full
+        return super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def effective_weights(self) -> dict[str, torch.Tensor]:
         """Every effective weight [M, *shape] the forward pass uses: where(gamma, subnetwork, weights).
