@@ -22,17 +22,18 @@ def point_key(path: Path) -> dict:
             "fraction": float(fraction.removeprefix("fraction")), "seed": int(seed.removeprefix("seed"))}
 
 
-def collect(points: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """One row per point, and one row per (point, masked tensor) of the off fractions."""
+def collect(metrics: list[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """One row per point (its metrics.json, as listed: never a glob, so a point the config dropped is not
+    in any table), and one row per (point, masked tensor) of the off fractions."""
     rows, layers = [], []
-    for path in sorted(Path(points).glob("*/*/*/fraction*/seed*/metrics.json")):
+    for path in sorted(Path(p) for p in metrics):
         record, key = json.loads(path.read_text()), point_key(path)
         rows.append({**key, **record["metrics"], "mask_steps": record.get("mask_steps", 0),
-                     "labelled": record["rows"]["labelled"]})
+                     "labelled": record["rows"]["labelled"], "path": str(path)})
         for name, off in (record.get("off_per_tensor") or {}).items():
             layers.append({**key, "tensor": name, "off_fraction": off})
     if not rows:
-        raise ValueError(f"no submasking points under {points}")
+        raise ValueError("no submasking points were given")
     return pd.DataFrame(rows).sort_values(KEYS + ["seed"]), pd.DataFrame(layers)
 
 
@@ -65,12 +66,12 @@ def method_by_task(frame: pd.DataFrame, metric: str, methods: list[str] | None =
     return "\n".join(lines)
 
 
-def overlaps(points: Path, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Off-set overlap of FS masks: between tasks (same seed, fraction), and across seeds of one task."""
+def overlaps(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Off-set overlap of FS masks: between tasks (same seed, fraction), and across seeds of one task.
+    Each point's mask.pt lies beside its metrics.json (frame["path"])."""
     masks = {}
     for row in frame[frame["method"].isin(["fs", "ss_fs"])].itertuples():
-        path = (Path(points) / row.backbone / row.task / row.method / f"fraction{row.fraction:g}"
-                / f"seed{row.seed}" / "mask.pt")
+        path = Path(row.path).with_name("mask.pt")
         masks[(row.backbone, row.method, row.fraction, row.task, row.seed)] = {
             name: ~mask for name, mask in load_subnetwork(path)["masks"].items()}  # the off sets
     between, stability = [], []
@@ -87,7 +88,9 @@ def overlaps(points: Path, frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFr
             for a, b in combinations(sorted(seeds), 2):
                 stability.append({"backbone": backbone, "method": method, "fraction": fraction, "task": task,
                                   "seed": a, "other_seed": b, **mask_overlap(seeds[a], seeds[b])})
-    return pd.DataFrame(between), pd.DataFrame(stability)
+    overlap = ["jaccard", "chance", "ratio", "density_first", "density_second"]
+    return (pd.DataFrame(between, columns=["backbone", "method", "fraction", "task", "other", "seed", *overlap]),
+            pd.DataFrame(stability, columns=["backbone", "method", "fraction", "task", "seed", "other_seed", *overlap]))
 
 
 def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.DataFrame) -> str:

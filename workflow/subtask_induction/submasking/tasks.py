@@ -8,6 +8,8 @@ builds small tasks from images that ship inside wheels (no download):
 - `digits`: scikit-learn's UCI handwritten digits (1,797 real 8x8 scans, 10 classes), upscaled.
 - `textures`: crops of scikit-image's real texture photographs (brick, grass, gravel); train crops come
   from the left 70% of each photograph, test crops from the right 30%, so no test pixel is trained on.
+  Crop sides are drawn from [s, 3s) for an image size s, capped by the narrower strip (154 px): at sizes
+  above 51 px the crops are smaller than 3s and at sizes above 154 px they are upsampled.
 - `faces`: scikit-image's `lfw_subset` (100 LFW faces, 100 non-face patches, 25x25 grey).
 
 Label fractions are class-balanced, seeded and nested: the 10% subset of a seed lies inside its 50%.
@@ -15,6 +17,7 @@ Label fractions are class-balanced, seeded and nested: the 10% subset of a seed 
 
 from __future__ import annotations
 
+import json
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,7 +127,7 @@ def label_subset(labels: torch.Tensor, fraction: float, seed: int) -> torch.Tens
 
 def _save_png(array: np.ndarray, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    Image.fromarray(array).convert("RGB").save(path)
+    Image.fromarray(array).convert("RGB").save(path, compress_level=1)  # fast; pixels are what count
 
 
 def _split_rows(count: int, test_fraction: float, seed: int, labels: np.ndarray) -> np.ndarray:
@@ -138,15 +141,31 @@ def _split_rows(count: int, test_fraction: float, seed: int, labels: np.ndarray)
     return is_test
 
 
+def crop_sides(image_size: int, strip: int) -> tuple[int, int]:
+    """[low, high) of a texture crop's side: [s, 3s) where that fits in a strip `strip` px wide, else
+    capped at the strip (and at most half of it as the low end), so every size builds."""
+    high = min(3 * image_size, strip)
+    low = min(image_size, high // 2)
+    if low < 1 or high <= low:
+        raise ValueError(f"a texture strip of {strip} px is too narrow for crops at image size {image_size}")
+    return low, high
+
+
 def build_embedded_task(name: str, out: str | Path, *, image_size: int, seed: int,
                         crops_per_class: int = 300) -> dict:
-    """Write an embedded task as train/<class>/ and test/<class>/ PNGs; returns the counts per split."""
+    """Write an embedded task as train/<class>/ and test/<class>/ PNGs; returns the counts per split.
+
+    Also writes `sources.json`: for every image, where it came from (the dataset's row index, or the
+    photograph and crop box), so that train and test can be checked to be disjoint."""
     out = Path(out)
     counts = {"train": 0, "test": 0}
+    sources = {}
 
-    def write(split, label, index, array):
-        _save_png(array, out / split / label / f"{index:05d}.png")
+    def write(split, label, index, array, source):
+        name = f"{split}/{label}/{index:05d}.png"
+        _save_png(array, out / name)
         counts[split] += 1
+        sources[name] = source
 
     if name == "digits":
         from sklearn.datasets import load_digits
@@ -156,7 +175,7 @@ def build_embedded_task(name: str, out: str | Path, *, image_size: int, seed: in
         for i, (image, target) in enumerate(zip(digits.images, digits.target)):
             grey = np.asarray(Image.fromarray((image * 255 / 16).astype(np.uint8)).resize(
                 (image_size, image_size), Image.BILINEAR))
-            write("test" if is_test[i] else "train", str(target), i, grey)
+            write("test" if is_test[i] else "train", str(target), i, grey, {"index": i})
     elif name == "faces":
         from skimage.data import lfw_subset
 
@@ -166,7 +185,7 @@ def build_embedded_task(name: str, out: str | Path, *, image_size: int, seed: in
         for i, image in enumerate(faces):
             grey = np.asarray(Image.fromarray((image * 255).astype(np.uint8)).resize(
                 (image_size, image_size), Image.BILINEAR))
-            write("test" if is_test[i] else "train", ("face", "nonface")[labels[i]], i, grey)
+            write("test" if is_test[i] else "train", ("face", "nonface")[labels[i]], i, grey, {"index": i})
     elif name == "textures":
         import skimage.data
 
@@ -174,15 +193,17 @@ def build_embedded_task(name: str, out: str | Path, *, image_size: int, seed: in
         for texture in ("brick", "grass", "gravel"):
             photo = getattr(skimage.data, texture)()
             border = int(0.7 * photo.shape[1])
+            low, high = crop_sides(image_size, min(border, photo.shape[1] - border, photo.shape[0]))
             for split, (left, right), n in (("train", (0, border), crops_per_class),
                                             ("test", (border, photo.shape[1]), crops_per_class // 3)):
                 for i in range(n):
-                    size = int(rng.integers(image_size, 3 * image_size))  # scale jitter
+                    size = int(rng.integers(low, high))  # scale jitter
                     x = int(rng.integers(left, right - size))
                     y = int(rng.integers(0, photo.shape[0] - size))
                     crop = Image.fromarray(photo[y:y + size, x:x + size]).resize((image_size, image_size),
                                                                                 Image.BILINEAR)
-                    write(split, texture, i, np.asarray(crop))
+                    write(split, texture, i, np.asarray(crop), {"photo": texture, "box": [x, y, x + size, y + size]})
     else:
         raise ValueError(f"unknown embedded task '{name}'; choose one of {EMBEDDED}")
+    (out / "sources.json").write_text(json.dumps(sources, indent=1, sort_keys=True))
     return counts
