@@ -3,15 +3,18 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# Rules call `python -m subtask_induction.steps...`: the venv's python must come first.
+# Rules call `python -m subtask_induction.steps...`: the venv's python must come first. The package is not
+# installed: the rules put workflow/ on PYTHONPATH (as in a conda env or a cluster's Python), and the tests
+# and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce test test-slurm dry-run lint benchmark clean
+.PHONY: reproduce test test-slurm dry-run lint benchmark lock config-doc clean
 
-$(STAMP): pyproject.toml
+# The pinned dependencies (envs/requirements*.txt, written by `make lock`), the one source of every install.
+$(STAMP): envs/requirements.txt envs/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[test]"
+	$(BIN)/pip install --quiet -r envs/requirements.txt -r envs/requirements-test.txt
 	touch $(STAMP)
 
 reproduce: $(STAMP)
@@ -20,7 +23,8 @@ reproduce: $(STAMP)
 test: $(STAMP)
 	$(BIN)/pytest -q
 
-# The arithmetic smoke DAG through profiles/slurm on a one-node SLURM it starts (root; minutes; README).
+# The arithmetic smoke DAG through profiles/slurm on a one-node SLURM it installs and starts
+# (tests/harness/local_slurm.sh; root, Debian; minutes; README), then stops and uninstalls.
 test-slurm: $(STAMP)
 	$(BIN)/python tests/slurm_smoke.py
 
@@ -33,6 +37,15 @@ lint: $(STAMP)
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/step_costs.py
 	$(BIN)/python benchmarks/pack_throughput.py
+	$(BIN)/python benchmarks/pack_checkpoint.py
+
+# After changing pyproject.toml's dependencies or upgrading the venv: re-pin envs/ from the venv.
+lock: $(STAMP)
+	$(BIN)/python envs/lock.py
+
+# After changing the config schema or a config file: regenerate config/README.md (a test checks it).
+config-doc: $(STAMP)
+	PYTHONPATH=workflow $(BIN)/python -m subtask_induction.config_doc > config/README.md
 
 clean:
 	rm -rf results logs .snakemake
