@@ -10,6 +10,9 @@ configfile: "config/config.yaml"
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 
 
@@ -27,11 +30,13 @@ localrules:
     vision_plots,
     vision_samples,
     submasking_aggregate,
+    resources_report,
 
 
 include: "workflow/rules/arithmetic.smk"
 include: "workflow/rules/vision.smk"
 include: "workflow/rules/submasking.smk"
+include: "workflow/rules/resources.smk"
 
 
 rule all:

@@ -1,4 +1,4 @@
-"""Shared fixtures: tiny models and data the tests build themselves."""
+"""Shared fixtures: tiny models and data the tests build themselves, and one smoke run of the whole DAG."""
 
 import sys
 from pathlib import Path
@@ -8,6 +8,7 @@ import torch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow"))
+sys.path.insert(0, str(REPO / "tests"))
 
 
 @pytest.fixture(autouse=True)
@@ -23,3 +24,12 @@ def tiny_gpt2():
         return build_gpt2(n_numbers, layers, {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}, seed)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """tests/smoke_config.yaml (every family, two vision chains) run once through the Snakemake CLI in a
+    temporary copy of the workflow. Read it freely; to change anything, work on harness.clone_run(...)."""
+    from harness import run_workflow
+
+    return run_workflow(tmp_path_factory.mktemp("smoke"))

@@ -1,10 +1,10 @@
 """`make test-slurm`: the arithmetic smoke DAG through profiles/slurm on a real (one-node) SLURM.
 
-Run as root on a Debian machine like ours; it starts ../shared/tools/local_slurm.sh (or $LOCAL_SLURM), a
-SLURM 22.05 cluster on loopback with accounting, partitions gpu (default) and cpu, account `local` and
-two fake GPUs, and stops it at the end unless KEEP_SLURM=1. As a new cluster user would, it copies
-profiles/slurm, fills the site keys (account) and drops conda (the package is installed in this Python),
-then checks:
+Run as root on a Debian machine like ours; it starts tests/local_slurm.sh (or $LOCAL_SLURM), a SLURM
+22.05 cluster on loopback with accounting, partitions gpu (default) and cpu, account `local` and two fake
+GPUs, installing its Debian packages if they are missing; at the end it stops the cluster and purges the
+packages it installed, unless KEEP_SLURM=1. As a new cluster user would, it copies profiles/slurm and fills
+the site keys (account); the jobs run this Python (the profile's default), then it checks:
 1. the whole arithmetic smoke DAG (packs included) ends with every SLURM job COMPLETED in sacct, and the
    per-rule resources arrive: partition, time limit, memory, CPUs = the rule's threads, --gpus;
 2. a job killed at its time limit is retried with a longer one and resumes from its checkpoint.
@@ -58,7 +58,6 @@ def workdir_copy(config: dict) -> Path:
     (workdir / "config/config.yaml").write_text(yaml.safe_dump(config))
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
     profile["default-resources"]["slurm_account"] = "local"  # the site key a user fills in
-    profile.pop("software-deployment-method")  # the package is installed in this Python
     profile["slurm-init-seconds-before-status-checks"] = 5
     profile["jobs"] = 4
     (workdir / "profiles/slurm/config.yaml").write_text(yaml.safe_dump(profile, sort_keys=False))
@@ -73,9 +72,9 @@ def snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 
 def main() -> None:
     began = time.monotonic()
-    script = Path(os.environ.get("LOCAL_SLURM", REPO.parent / "shared/tools/local_slurm.sh"))
+    script = Path(os.environ.get("LOCAL_SLURM", REPO / "tests/local_slurm.sh"))
     if not script.is_file():
-        sys.exit(f"error: {script} not found; set LOCAL_SLURM to the local_slurm.sh of your machine")
+        sys.exit(f"error: {script} not found")
     run(["bash", str(script), "start"], timeout=900)
     print(f"local SLURM up after {time.monotonic() - began:.0f} s")
     try:

@@ -1,39 +1,35 @@
-"""The submasking DAG through the Snakemake CLI: a smoke run on the tiny world's base, and DAG-build errors."""
+"""The submasking DAG through the Snakemake CLI: the session's smoke run (conftest.py; the tiny world's
+base), and DAG-build errors."""
 
 import pandas as pd
 import pytest
 import yaml
 
-from test_workflow import REPO, copy_workflow, run_workflow, smoke_config, snakemake
+from harness import REPO, copy_workflow, smoke_config, snakemake
 
 
 def submasking_config() -> dict:
     return smoke_config("submasking")
 
 
-@pytest.fixture(scope="module")
-def submasking_run(tmp_path_factory):
-    return run_workflow(tmp_path_factory.mktemp("submasking"), submasking_config())
-
-
-def test_submasking_dag_writes_every_table_and_figure(submasking_run):
-    summary = submasking_run / "results/submasking/summary"
+def test_submasking_dag_writes_every_table_and_figure(smoke_run):
+    summary = smoke_run / "results/submasking/summary"
     points = pd.read_csv(summary / "points.csv")
-    assert len(points) == 2 * 3 * 2  # tasks x methods x seeds, one label fraction
+    assert len(points) == 2 * 2 * 2 * 2  # tasks x methods x label fractions x seeds
     assert set(points["task"]) == {"world", "faces"} and points["test_accuracy"].between(0, 1).all()
     assert points[points["method"] == "lp"]["off_fraction"].isna().all()
     assert points[points["method"] == "fs"]["off_fraction"].between(0, 1).all()
     similarity = pd.read_csv(summary / "mask_similarity.csv")
     assert set(zip(similarity["task"], similarity["other"])) == {("faces", "world")}
     stability = pd.read_csv(summary / "mask_stability.csv")
-    assert len(stability) == 2 * 2  # (fs, ss_fs) x 2 tasks, seeds 0 vs 1
+    assert len(stability) == 2 * 2  # fs x 2 tasks x 2 fractions, seeds 0 vs 1
     tables = (summary / "tables.md").read_text()
     for heading in ("## Test accuracy", "## Fraction of masked weights off", "## k-NN accuracy", "## Bytes"):
         assert heading in tables
     for figure in ("sparsity_per_layer", "label_fractions", "mask_similarity"):
-        assert (submasking_run / f"results/submasking/figures/{figure}.png").stat().st_size > 1000
-    assert (submasking_run / "results/submasking/tasks/faces/train/face").is_dir()
-    assert not list(submasking_run.glob("results/**/*.ckpt*")), "the rule deletes checkpoints after the step"
+        assert (smoke_run / f"results/submasking/figures/{figure}.png").stat().st_size > 1000
+    assert (smoke_run / "results/submasking/tasks/faces/train/face").is_dir()
+    assert not list(smoke_run.glob("results/**/*.ckpt*")), "the rule deletes checkpoints after the step"
 
 
 @pytest.mark.parametrize("edit,message", [

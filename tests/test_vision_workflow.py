@@ -1,5 +1,6 @@
-"""The vision DAG through the Snakemake CLI: a smoke run on a tiny generated world, and the DAG-build
-errors for local files (ImageNet folder, SAM checkpoint, timm weights) that a config names but lacks."""
+"""The vision DAG through the Snakemake CLI: the session's smoke run (conftest.py; a tiny generated world,
+two chains), and the DAG-build errors for local files (ImageNet folder, SAM checkpoint, timm weights) that
+a config names but lacks."""
 
 import json
 
@@ -7,22 +8,15 @@ import pandas as pd
 import pytest
 import yaml
 
-from test_workflow import REPO, copy_workflow, run_workflow, smoke_config, snakemake
+from harness import REPO, copy_workflow, smoke_config, snakemake
 
 
 def vision_config() -> dict:
-    config = smoke_config("vision")
-    config["vision"]["chains"] = [0, 1]
-    return config
+    return smoke_config("vision")
 
 
-@pytest.fixture(scope="module")
-def vision_run(tmp_path_factory):
-    return run_workflow(tmp_path_factory.mktemp("vision"), vision_config())
-
-
-def test_vision_dag_writes_tables_figures_and_samples(vision_run):
-    summary = vision_run / "results/vision/summary"
+def test_vision_dag_writes_tables_figures_and_samples(smoke_run):
+    summary = smoke_run / "results/vision/summary"
     table1 = pd.read_csv(summary / "table1.csv")
     assert list(table1["model"]) == ["base", "subnetwork", "si", "scratch", "mixture", "linear"]
     assert table1[["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
@@ -41,30 +35,30 @@ def test_vision_dag_writes_tables_figures_and_samples(vision_run):
     assert set(curves["model"]) == {"si", "scratch", "mixture", "linear"} and curves["step"].max() > 0
     for figure in ("fig5", "fig11", "per_class"):
         for ext in ("png", "pdf"):
-            assert (vision_run / f"results/vision/figures/{figure}.{ext}").stat().st_size > 1000
-    assert (vision_run / "results/vision/figures/samples.png").stat().st_size > 1000
+            assert (smoke_run / f"results/vision/figures/{figure}.{ext}").stat().st_size > 1000
+    assert (smoke_run / "results/vision/figures/samples.png").stat().st_size > 1000
     diagnostics = pd.read_csv(summary / "diagnostics.csv")
     assert list(diagnostics["model"]) == ["base", "base", "subnetwork", "subnetwork", "base", "si at start", "fresh"]
     assert diagnostics["pooled_accuracy"].between(0, 1).all()
     assert "| linear probe | si at start |" in (summary / "diagnostics.md").read_text()
-    assert not list(vision_run.glob("results/**/*.ckpt"))
+    assert not list(smoke_run.glob("results/**/*.ckpt"))
 
 
-def test_vision_runs_use_their_inputs(vision_run):
-    world = vision_run / "results/vision/data/world"
+def test_vision_runs_use_their_inputs(smoke_run):
+    world = smoke_run / "results/vision/data/world"
     assert len(list((world / "cue_conflict").rglob("*.png"))) == 16 * 16 * 1
-    shards = [json.loads((vision_run / f"results/vision/pooled/test/shard{k}/pooling.json").read_text()) for k in (0, 1)]
+    shards = [json.loads((smoke_run / f"results/vision/pooled/test/shard{k}/pooling.json").read_text()) for k in (0, 1)]
     assert sum(s["images"] for s in shards) == 16 * 2  # the two shards split the test split between them
-    mixture = json.loads((vision_run / "results/vision/chain0/transfer/mixture/metrics.json").read_text())
-    si = json.loads((vision_run / "results/vision/chain0/transfer/si/metrics.json").read_text())
+    mixture = json.loads((smoke_run / "results/vision/chain0/transfer/mixture/metrics.json").read_text())
+    si = json.loads((smoke_run / "results/vision/chain0/transfer/si/metrics.json").read_text())
     assert mixture["train_images"] == 16 * (3 + 2)  # originals + pooled discovery images, actually included
     assert si["train_images"] == 16 * 3
     assert si["metrics"]["n_conflict"] == 16 * 15
-    bases = [json.loads((vision_run / f"results/vision/chain{c}/base/metrics.json").read_text()) for c in (0, 1)]
+    bases = [json.loads((smoke_run / f"results/vision/chain{c}/base/metrics.json").read_text()) for c in (0, 1)]
     assert all(len(base["curve"]) == 2 and "weights" not in base for base in bases)
     assert [base["config"]["seed"] for base in bases] == [0, 1]
     assert bases[0]["curve"][0]["train_loss"] != bases[1]["curve"][0]["train_loss"]  # the seed varies the base
-    assert json.loads((vision_run / "results/vision/chain1/transfer/si/metrics.json").read_text())["seed"] == 1
+    assert json.loads((smoke_run / "results/vision/chain1/transfer/si/metrics.json").read_text())["seed"] == 1
 
 
 @pytest.mark.parametrize(

@@ -1,56 +1,17 @@
-"""The Snakemake workflow driven through its CLI in a temporary copy of the repository."""
+"""The arithmetic DAG driven through the Snakemake CLI, on the session's smoke run (conftest.py)."""
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pandas as pd
-import torch
 import pytest
+import torch
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
+from harness import REPO, clone_run, copy_workflow, pack_manifests, smoke_config, snakemake
+
 TRANSFER_POINT = "results/arithmetic/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json"
-
-
-def snakemake(workdir: Path, *args: str, timeout: int = 600) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env, text=True,
-                          capture_output=True, timeout=timeout)
-
-
-def copy_workflow(destination: Path, config: dict | None = None) -> Path:
-    for name in ("Snakefile", "workflow", "config", "envs"):
-        source = REPO / name
-        (shutil.copytree if source.is_dir() else shutil.copy)(source, destination / name)
-    config = config or yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
-    (destination / "config/config.yaml").write_text(yaml.safe_dump(config))
-    return destination
-
-
-def smoke_config(*families: str) -> dict:
-    """The smoke config, with `families` replaced when given."""
-    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
-    if families:
-        config["families"] = list(families)
-    return config
-
-
-def run_workflow(workdir: Path, config: dict | None = None) -> Path:
-    """A copy of the workflow in `workdir`, run to the end on 2 cores (the run must succeed)."""
-    copy_workflow(workdir, config)
-    result = snakemake(workdir, "--cores", "2")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return workdir
-
-
-@pytest.fixture(scope="module")
-def smoke_run(tmp_path_factory):
-    return run_workflow(tmp_path_factory.mktemp("smoke"))
 
 
 def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
@@ -84,17 +45,12 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert (smoke_run / "logs/arithmetic/base/a+ab/layers1.log").stat().st_size > 0
 
 
-def pack_logs(workdir: Path, since: float = 0.0) -> dict[str, dict]:
-    """The manifests of the packs that ran after `since` (what each trained and restored)."""
-    return {path.stem: json.loads(path.read_text())
-            for path in (workdir / "results/arithmetic/transfer/packs").glob("*.json") if path.stat().st_mtime > since}
-
-
 def curve(path: Path) -> list[dict]:
     return [{k: v for k, v in epoch.items() if k != "seconds"} for epoch in json.loads(path.read_text())["curve"]]
 
 
-def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(smoke_run):
+def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(smoke_run, tmp_path):
+    smoke_run = clone_run(smoke_run, tmp_path / "run")
     point = smoke_run / TRANSFER_POINT
     before = curve(point)
     others = {path: path.read_text() for path in smoke_run.glob("results/arithmetic/transfer/a+ab/**/metrics.json")
@@ -103,7 +59,7 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     time.sleep(1)
     result = snakemake(smoke_run, TRANSFER_POINT, "--config", f"retrain_points=[{TRANSFER_POINT}]", "--cores", "1")
     assert result.returncode == 0, result.stderr[-3000:]
-    ran = pack_logs(smoke_run, since=started)
+    ran = pack_manifests(smoke_run, since=started)
     assert len(ran) == 1  # only its pack ran
     (pack,) = ran.values()
     assert pack["trained"] == [TRANSFER_POINT] and len(pack["restored"]) == len(pack["points"]) - 1
@@ -114,44 +70,27 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     time.sleep(1)
     result = snakemake(smoke_run, "--cores", "1")  # back to the plain config: the pack restores, tables rebuild
     assert result.returncode == 0, result.stderr[-3000:]
-    assert not [path for pack in pack_logs(smoke_run, since=started).values() for path in pack["trained"]]
+    assert not [path for pack in pack_manifests(smoke_run, since=started).values() for path in pack["trained"]]
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
     row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout")]
     assert row["test_accuracy"].item() == pytest.approx(rerun)
     assert "Nothing to be done" in snakemake(smoke_run, "-n").stdout
 
 
-def test_adding_a_seed_trains_only_the_new_points(smoke_run, tmp_path):
-    workdir = tmp_path / "run"
-    shutil.copytree(smoke_run, workdir, symlinks=True)
-    old = {path: path.read_text() for path in workdir.glob("results/arithmetic/transfer/a+ab/**/metrics.json")}
-    started = time.time()
-    time.sleep(1)
-    config = yaml.safe_load((workdir / "config/config.yaml").read_text())
-    config["arithmetic"]["transfer"]["seeds"] = [0, 1]
-    (workdir / "config/config.yaml").write_text(yaml.safe_dump(config))
-    result = snakemake(workdir, "--cores", "2")
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    trained = sorted(path for pack in pack_logs(workdir, since=started).values() for path in pack["trained"])
-    assert len(trained) == 4 * 2 and all("/seed1/" in path for path in trained)  # variants x n, seed 1 only
-    assert {path: path.read_text() for path in old} == old
-    assert len(pd.read_csv(workdir / "results/arithmetic/summary/transfer.csv")) == 4 * 2 * 2 * 3
-
-
 @pytest.mark.parametrize("method,init", [("straight_through", 1.0), ("hard_concrete", 2.0)])
 def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, method, init):
     from subtask_induction.method.masks import load_subnetwork
 
-    workdir = tmp_path / "run"
-    shutil.copytree(smoke_run, workdir, symlinks=True)
+    workdir = clone_run(smoke_run, tmp_path / "run")
     switch = workdir / "mask.yaml"
     switch.write_text(yaml.safe_dump({"arithmetic": {"discovery": {"mask": {"method": method}, "mask_init": init}}}))
-    selected = "results/arithmetic/discovery/a+ab/ab/layers1/selected.pt"
-    result = snakemake(workdir, "--configfile", str(switch), "--cores", "2", selected)
+    selected = "results/arithmetic/discovery/a+ab/ab/layers1/selected.json"
+    result = snakemake(workdir, selected, "--configfile", str(switch), "--cores", "2")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "arithmetic_discover" in result.stderr and "arithmetic_transfer" not in result.stderr
-    chosen = load_subnetwork(workdir / selected, ("kept",))
-    assert chosen["mask_method"] == method
+    selection = json.loads((workdir / selected).read_text())
+    chosen = load_subnetwork(workdir / selection["subnetwork"], ("kept",))
+    assert chosen["mask_method"] == method == selection["mask_method"]
     assert all(mask.dtype == torch.bool for mask in chosen["masks"].values())
     for tag in ("0.0001", "0.001"):
         metrics = json.loads((workdir / f"results/arithmetic/discovery/a+ab/ab/layers1/lambda{tag}/metrics.json")
@@ -173,7 +112,7 @@ def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, me
     ],
 )
 def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, edit, message):
-    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    config = smoke_config("arithmetic")
     edit(config)
     workdir = copy_workflow(tmp_path, config)
     result = snakemake(workdir, "--cores", "1")

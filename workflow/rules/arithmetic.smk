@@ -38,6 +38,8 @@ rule arithmetic_base:
         metrics=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/metrics.json",
     log:
         f"logs/arithmetic/base/{{base}}/layers{{layers}}.log",
+    benchmark:
+        f"{BENCH_DIR}/arithmetic/base/{{base}}/layers{{layers}}.jsonl"
     params:
         settings=arith_stage_settings("base", model=ARITH["model"]),
         device=config["device"],
@@ -48,7 +50,7 @@ rule arithmetic_base:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("arithmetic_base") + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
+            train_step("arithmetic_base") + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
             "--threads {threads} --device {params.device} --out-model {output.model:q} "
             "--out-metrics {output.metrics:q} > {log:q} 2>&1",
             "model",
@@ -64,6 +66,8 @@ rule arithmetic_discover:
         metrics=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
     log:
         f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.log",
+    benchmark:
+        f"{BENCH_DIR}/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl"
     params:
         settings=arith_stage_settings("discovery"),
         device=config["device"],
@@ -74,21 +78,23 @@ rule arithmetic_discover:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
+            train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
         )
 
 
-rule arithmetic_select_subnetwork:
+# A checkpoint: the packs read the chosen lambda's own subnetwork.pt, found from selected.json once this
+# has run, so adding a lambda that loses reruns no pack (README, "Reruns").
+checkpoint arithmetic_select_subnetwork:
     input:
         expand(
             f"{ARITH_DIR}/discovery/{{{{base}}}}/{{{{subtask}}}}/layers{{{{layers}}}}/lambda{{l0}}/subnetwork.pt",
             l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
         ),
     output:
-        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.pt",
+        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.json",
     log:
         f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
     params:
@@ -109,16 +115,17 @@ for _pack, _members in ARITH_PACKS:
         name:
             f"arithmetic_transfer_pack_{_pack}"
         input:
-            sorted({path for point in _members for key, path in arith_point_args(point).items()
-                    if key in ("base", "subnetwork", "data")}),
+            partial(arith_pack_inputs, _members),
         output:
             # The manifest first: a DAG lookup of it matches here and never compiles the points' patterns.
             manifest=arith_pack_manifest(_pack),
             points=[ARITH_TRANSFER_PATH.format(**point) for point in _members],
         log:
             f"logs/arithmetic/transfer/packs/{_pack}.log",
+        benchmark:
+            f"{BENCH_DIR}/arithmetic/transfer/packs/{_pack}.jsonl"
         params:
-            points=as_json([arith_point_args(point) for point in _members]),
+            points=partial(arith_pack_points, _members),
             settings=as_json(arith_transfer_training()),
             checkpoint=f"{ARITH_DIR}/transfer/packs/{_pack}.ckpt",
             device=config["device"],
@@ -137,7 +144,7 @@ rule arithmetic_aggregate:
         discovery=arith_discovery_metrics(),
         transfer=[arith_pack_manifest(pack) for pack, _ in ARITH_PACKS],  # each lists its points
     output:
-        expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES),
+        with_report(expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES), ARITH_CAPTIONS, "Arithmetic", "Tables"),
     log:
         "logs/arithmetic/aggregate.log",
     params:
@@ -156,11 +163,8 @@ rule arithmetic_plots:
         transfer=f"{ARITH_DIR}/summary/transfer.csv",
         curves=f"{ARITH_DIR}/summary/discovery_curves.csv",
     output:
-        report(
-            expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]),
-            caption="../report/arithmetic.rst",
-            category="Arithmetic",
-        ),
+        with_report(expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]),
+                    ARITH_CAPTIONS, "Arithmetic", "Figures"),
     log:
         "logs/arithmetic/plots.log",
     params:
@@ -185,6 +189,8 @@ rule arithmetic_overlap_discover:
         metrics=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/metrics.json",
     log:
         f"logs/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.log",
+    benchmark:
+        f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl"
     wildcard_constraints:
         run=one_of(ARITH_OVERLAP_RUNS) or "-",
     params:
@@ -198,7 +204,7 @@ rule arithmetic_overlap_discover:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
+            train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
@@ -214,9 +220,9 @@ rule arithmetic_overlap:
             f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
             run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]),
     output:
-        table=f"{ARITH_DIR}/summary/overlap.csv",
+        table=with_report([f"{ARITH_DIR}/summary/overlap.csv"], ARITH_CAPTIONS, "Arithmetic", "Subnetwork overlap")[0],
         markdown=f"{ARITH_DIR}/summary/overlap.md",
-        png=f"{ARITH_DIR}/figures/overlap.png",
+        png=with_report([f"{ARITH_DIR}/figures/overlap.png"], ARITH_CAPTIONS, "Arithmetic", "Subnetwork overlap")[0],
         pdf=f"{ARITH_DIR}/figures/overlap.pdf",
     log:
         "logs/arithmetic/overlap.log",

@@ -1,11 +1,19 @@
 # Helpers for the workflow: settings passed to steps, target lists, per-family constants.
 import json
+import os
 import re
+import shlex
 import sys
+from functools import partial
 from pathlib import Path
 
-# Torch-free helpers of the package (pack forming), importable without installing it.
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+# The package's folder, found from this file's own location (not the working directory, not the main
+# Snakefile's): steps reach the package through PYTHONPATH, in a venv, a conda env or a cluster's Python
+# alike, installed or not, and also when another workflow imports this one as a module.
+PACKAGE_ROOT = Path(workflow.current_basedir).parent
+# Torch-free helpers of the package (pack forming) for building the DAG.
+sys.path.insert(0, str(PACKAGE_ROOT))
+from subtask_induction.method.kinds import MASKED_METHODS
 from subtask_induction.packs import form_packs
 
 
@@ -24,10 +32,24 @@ def one_of(values):
 
 
 
+# The shell commands read the package's folder from this variable, which every Snakemake process that
+# parses the workflow sets (on a cluster, the job's own Snakemake on the node): a path in the commands'
+# text would make Snakemake see "code changed" and rerun every job once the project folder moves.
+os.environ["SUBTASK_INDUCTION_PACKAGE"] = str(PACKAGE_ROOT)
+
+
 def step(module):
     """The shell prefix that runs a step module. OMP_NUM_THREADS must be set before torch is imported to
-    bound its thread pool, so it is set here, on the command line, from the rule's `threads:`."""
-    return f"OMP_NUM_THREADS={{threads}} MKL_NUM_THREADS={{threads}} python -m subtask_induction.steps.{module}"
+    bound its thread pool, so it is set here, on the command line, from the rule's `threads:`. The package
+    comes first on PYTHONPATH: this checkout's code runs, whatever else the Python has installed."""
+    return ('PYTHONPATH="$SUBTASK_INDUCTION_PACKAGE${{PYTHONPATH:+:$PYTHONPATH}}" OMP_NUM_THREADS={threads} '
+            f"MKL_NUM_THREADS={{threads}} python -m subtask_induction.steps.{module}")
+
+
+def train_step(module):
+    """step() for a training step: it also gets its checkpoint interval, from the rule's resources. The
+    interval changes no number, so it is a resource (like runtime), not a param: changing it reruns nothing."""
+    return step(module) + " --checkpoint-interval-s {resources.checkpoint_interval_s}"
 
 
 def then_remove_checkpoints(command, output=None, suffixes=(".ckpt",)):
@@ -41,12 +63,48 @@ def then_remove_checkpoints(command, output=None, suffixes=(".ckpt",)):
 
 def training_resources():
     """gpu: GPUs a SLURM job asks for. gpu_slot: one share of a local GPU; `--resources gpu_slot=K` runs at
-    most K training jobs (or packs) on it at once (profiles/gpu). Unlimited when not given (CPU runs)."""
-    return {"gpu": config["resources"]["gpu_per_training_job"], "gpu_slot": 1}
+    most K training jobs (or packs) on it at once (profiles/gpu). Unlimited when not given (CPU runs).
+    checkpoint_interval_s: read by the step (train_step); no executor limits it."""
+    return {"gpu": config["resources"]["gpu_per_training_job"], "gpu_slot": 1,
+            "checkpoint_interval_s": config["checkpoint_interval_s"]}
+
+
+def with_report(paths, captions, category, subcategory=None):
+    """`paths`, those whose file name is in `captions` flagged for `snakemake --report` with their caption
+    (workflow/report/<caption>.rst, relative to the rule files that call this)."""
+    return [report(path, caption=f"../report/{captions[Path(path).name]}.rst", category=category,
+                   subcategory=subcategory) if Path(path).name in captions else path
+            for path in paths]
+
+
+# Report captions by file name: every figure (its PNG) and summary table of every family.
+ARITH_CAPTIONS = {"transfer.csv": "arithmetic/transfer_table", "table3.csv": "arithmetic/table3",
+                  "base.csv": "arithmetic/base_table", "discovery.csv": "arithmetic/discovery_table",
+                  "discovery_curves.csv": "arithmetic/discovery_curves_table",
+                  "overlap.csv": "arithmetic/overlap_table", "overlap.png": "arithmetic/overlap",
+                  **{f"{figure}.png": f"arithmetic/{figure}" for figure in
+                     ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"]}}
+VIS_CAPTIONS = {"table1.csv": "vision/table1", "table2.csv": "vision/table2", "chains.csv": "vision/chains",
+                "comparisons.md": "vision/comparisons", "per_class.csv": "vision/per_class_table",
+                "curves.csv": "vision/curves", "discovery_curves.csv": "vision/discovery_curves",
+                "diagnostics.csv": "vision/diagnostics", "samples.png": "vision/samples",
+                **{f"{figure}.png": f"vision/{figure}" for figure in ["fig5", "fig11", "per_class"]}}
+SUB_CAPTIONS = {"points.csv": "submasking/points", "accuracy.csv": "submasking/accuracy",
+                "sparsity.csv": "submasking/sparsity", "sparsity_per_layer.csv": "submasking/sparsity_per_layer_table",
+                "knn.csv": "submasking/knn", "mask_similarity.csv": "submasking/mask_similarity_table",
+                "mask_stability.csv": "submasking/mask_stability",
+                **{f"{figure}.png": f"submasking/{figure}" for figure in
+                   ["sparsity_per_layer", "label_fractions", "mask_similarity"]}}
+
+
+# Benchmark records (JSON lines) of every rule a cluster runs as a job: results/resources.md compares them
+# with what the jobs asked for (workflow/rules/resources.smk).
+BENCH_DIR = "results/benchmarks"
+RESOURCES_REPORT = ["results/resources.md", "results/resources.csv"]
 
 
 def final_targets():
-    """The final targets: summary tables and figures of each configured family."""
+    """The final targets: summary tables and figures of each configured family, and the resources report."""
     targets = []
     if "arithmetic" in config["families"]:
         targets += arith_final_targets()
@@ -54,7 +112,53 @@ def final_targets():
         targets += vis_final_targets()
     if "submasking" in config["families"]:
         targets += sub_final_targets()
-    return targets
+    return targets + RESOURCES_REPORT
+
+
+def benchmark_files():
+    """The benchmark record of every job of the configured families (the rules' `benchmark:` paths), each
+    with its rule (the arithmetic packs under one name)."""
+    files = {}
+
+    def add(rule, paths):
+        files.update({path: rule for path in paths})
+
+    if "arithmetic" in config["families"]:
+        add("arithmetic_base", arith_experiment_paths(f"{BENCH_DIR}/arithmetic/base/{{base}}/layers{{layers}}.jsonl"))
+        add("arithmetic_discover", arith_experiment_paths(
+            f"{BENCH_DIR}/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl",
+            l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]]))
+        add("arithmetic_overlap_discover", arith_experiment_paths(
+            f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl",
+            run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]))
+        add("arithmetic_transfer_pack", [f"{BENCH_DIR}/arithmetic/transfer/packs/{pack}.jsonl" for pack, _ in ARITH_PACKS])
+    if "vision" in config["families"]:
+        add("vision_world" if VIS_SOURCE == "world" else "vision_imagenet16",
+            [f"{BENCH_DIR}/vision/data/{'world' if VIS_SOURCE == 'world' else 'imagenet16'}.jsonl"])
+        add("vision_mean_pool", [f"{BENCH_DIR}/vision/pooled/{split}/shard{shard}.jsonl"
+                                 for split in VIS_POOLED_SPLITS for shard in range(VIS["pooling"]["shards"][split])])
+        add("vision_base", expand(f"{BENCH_DIR}/vision/chain{{chain}}/base.jsonl", chain=VIS_CHAINS))
+        add("vision_discover", expand(f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl",
+                                      chain=VIS_CHAINS, init=VIS["discovery"]["inits"],
+                                      penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]]))
+        add("vision_transfer", expand(f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl", chain=VIS_CHAINS,
+                                      model=list(VIS["transfer"]["variants"])))
+        if "pretrained" in VIS["discovery"]["inits"]:
+            add("vision_diagnostics", [f"{BENCH_DIR}/vision/diagnostics.jsonl"])
+    if "submasking" in config["families"]:
+        add("submasking_task", [f"{BENCH_DIR}/submasking/tasks/{task}.jsonl" for task, spec in SUB_TASKS.items()
+                                if spec["source"] in SUB_EMBEDDED])
+        grid = sub_grid()
+        add("submasking_train", expand(
+            f"{BENCH_DIR}/submasking/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}.jsonl",
+            backbone=grid["backbones"], task=grid["tasks"], method=grid["methods"], fraction=grid["fractions"],
+            seed=grid["seeds"]))
+        if "vision" not in config["families"]:  # the backbones the submasking family trains through the DAG
+            chains = sorted({spec["chain"] for spec in SUB_BACKBONES.values() if spec["source"] == "vision_base"})
+            add("vision_base", [f"{BENCH_DIR}/vision/chain{chain}/base.jsonl" for chain in chains])
+            if chains:
+                add("vision_world", [f"{BENCH_DIR}/vision/data/world.jsonl"])
+    return dict(sorted(files.items()))
 
 
 # ---- arithmetic family -------------------------------------------------------------------------------
@@ -89,12 +193,20 @@ ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "tabl
                 "transfer.md"]
 
 
+# The transfer pool holds every a!=b pair that is not held out, whatever the largest n: adding an n rewrites
+# nothing a finished point read (arithmetic/data.py). Here only its size is checked, before any job.
+ARITH_POOL = ARITH["n_numbers"] ** 2 - ARITH["n_numbers"] - ARITH["data"]["eval_rows"] - ARITH["data"]["test_rows"]
+if max(ARITH["transfer"]["disambiguation_rows"]) > ARITH_POOL:
+    raise ValueError(f"config arithmetic.transfer.disambiguation_rows: {max(ARITH['transfer']['disambiguation_rows'])} "
+                     f"rows exceed the {ARITH_POOL} a!=b pairs of {ARITH['n_numbers']} numbers that are not eval or test "
+                     f"pairs; lower it or raise arithmetic.n_numbers")
+
+
 def arith_data_settings(wildcards):
     data = ARITH["data"]
-    train_rows = (max(ARITH["transfer"]["disambiguation_rows"]) if wildcards.purpose == "transfer"
-                  else data[wildcards.purpose]["train_rows"])
+    rows = {} if wildcards.purpose == "transfer" else {"train_rows": data[wildcards.purpose]["train_rows"]}
     return as_json({"n_numbers": ARITH["n_numbers"], "modulus": ARITH["modulus"], "seed": ARITH["seed"],
-                    "train_rows": train_rows, "eval_rows": data["eval_rows"], "test_rows": data["test_rows"]})
+                    "eval_rows": data["eval_rows"], "test_rows": data["test_rows"], **rows})
 
 
 def arith_stage_settings(stage, **extra):
@@ -104,8 +216,7 @@ def arith_stage_settings(stage, **extra):
     must not change (and rerun) the jobs already done.
     """
     section = {key: value for key, value in ARITH[stage].items() if key != "l0_weights"}
-    return as_json({"seed": ARITH["seed"], "checkpoint_interval_s": config["checkpoint_interval_s"], **extra,
-                    **({"training": section} if stage != "discovery" else section)})
+    return as_json({"seed": ARITH["seed"], **extra, **({"training": section} if stage != "discovery" else section)})
 
 
 ARITH_OVERLAP = ARITH.get("overlap") or {"layers": [], "runs": []}
@@ -122,8 +233,7 @@ def arith_overlap_settings(wildcards):
     run = ARITH_OVERLAP_RUNS[wildcards.run]
     section = {key: value for key, value in ARITH["discovery"].items() if key != "l0_weights"}
     section.update({key: value for key, value in run.items() if key in ("mask", "mask_init", "lr", "epochs")})
-    return as_json({"seed": run.get("seed", ARITH["seed"]), "checkpoint_interval_s": config["checkpoint_interval_s"],
-                    **section})
+    return as_json({"seed": run.get("seed", ARITH["seed"]), **section})
 
 
 def arith_overlap_l0(wildcards):
@@ -146,7 +256,7 @@ def arith_transfer_training():
     a point's numbers, so changing them must not retrain finished points)."""
     training = {k: v for k, v in ARITH["transfer"].items()
                 if k not in ("disambiguation_rows", "seeds", "variants", "pack_size")}
-    return {"training": training, "checkpoint_interval_s": config["checkpoint_interval_s"]}
+    return {"training": training}
 
 
 # Points to train again although a finished record exists (--config retrain_points=[PATH]): their pack's
@@ -154,15 +264,33 @@ def arith_transfer_training():
 ARITH_RETRAIN = {str(Path(path)) for path in config.get("retrain_points", [])}
 
 
+def selected_subnetwork(selection):
+    """The subnetwork file a selection checkpoint chose (its selected.json names it). Raises Snakemake's
+    IncompleteCheckpointException until the selection has run; the DAG is completed after it."""
+    return json.loads(Path(selection.output[0]).read_text())["subnetwork"]
+
+
 def arith_point_args(point):
-    """One point as the transfer step reads it (--points)."""
+    """One point as the transfer step reads it (--points); `subnetwork` is the chosen λ's own file."""
     out = ARITH_TRANSFER_PATH.format(**point)
+    selection = checkpoints.arithmetic_select_subnetwork.get(base=point["base"], subtask=point["subtask"],
+                                                             layers=point["layers"])
     return {"variant": point["variant"], "variant_settings": ARITH["transfer"]["variants"][point["variant"]],
             "n": int(point["n"]), "seed": int(point["seed"]),
             "base": f"{ARITH_DIR}/base/{point['base']}/layers{point['layers']}/model.pt",
-            "subnetwork": f"{ARITH_DIR}/discovery/{point['base']}/{point['subtask']}/layers{point['layers']}/selected.pt",
+            "subnetwork": selected_subnetwork(selection),
             "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
             "out": out, **({"retrain": True} if out in ARITH_RETRAIN else {})}
+
+
+def arith_pack_inputs(members, wildcards):
+    """A pack's inputs: its bases, data and the chosen subnetworks (once the selections have run)."""
+    return sorted({path for point in members for key, path in arith_point_args(point).items()
+                   if key in ("base", "subnetwork", "data")})
+
+
+def arith_pack_points(members, wildcards):
+    return as_json([arith_point_args(point) for point in members])
 
 
 def arith_transfer_point_list():
@@ -191,7 +319,7 @@ ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), sh
 
 
 def arith_transfer_shell():
-    return (step("arithmetic_transfer") + " --points {params.points:q} --settings {params.settings:q} "
+    return (train_step("arithmetic_transfer") + " --points {params.points:q} --settings {params.settings:q} "
             "--manifest {output.manifest:q} "
             "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
             "> {log:q} 2>&1 && rm -f {params.checkpoint:q}")  # the checkpoint goes once the step has returned
@@ -283,6 +411,12 @@ def vis_check_paths():
         raise ValueError("\n".join(problems))
 
 
+_vis_masked = sorted(name for name, variant in VIS["transfer"]["variants"].items() if variant["method"] in MASKED_METHODS)
+if "vision" in config["families"] and _vis_masked and "pretrained" not in VIS["discovery"]["inits"]:
+    raise ValueError(f"config vision.transfer.variants: {_vis_masked} transfer the subnetwork discovered from the "
+                     f"pretrained base; add 'pretrained' to vision.discovery.inits {VIS['discovery']['inits']} "
+                     f"or drop those variants")
+
 if "vision" in config["families"]:
     vis_check_paths()
 
@@ -318,7 +452,20 @@ def vis_model_spec():
 def vis_settings(seed, **sections):
     """What every vision training step gets: its chain's seed, data reading, model, eval batch size, plus its own sections."""
     return as_json({"seed": int(seed), "data": VIS["data"]["reading"], "eval_batch_size": VIS["eval_batch_size"],
-                    "checkpoint_interval_s": config["checkpoint_interval_s"], **sections})
+                    **sections})
+
+
+def vis_selected_subnetwork(chain, init):
+    """The subnetwork file chain `chain`'s selection for `init` chose (after that checkpoint has run)."""
+    return selected_subnetwork(checkpoints.vision_select_subnetwork.get(chain=chain, init=init))
+
+
+def vis_transfer_subnetwork(wildcards):
+    """The chosen subnetwork for the transfer methods that use one; nothing for the baselines (scratch,
+    finetune, mixture, linear), so they never wait on (or rerun after) discovery."""
+    if VIS["transfer"]["variants"][wildcards.model]["method"] in MASKED_METHODS:
+        return vis_selected_subnetwork(wildcards.chain, "pretrained")
+    return []
 
 
 def vis_transfer_settings(wildcards):
@@ -421,23 +568,24 @@ def sub_train_settings(wildcards):
     backbone = SUB_BACKBONES[wildcards.backbone]
     return as_json({"backbone": backbone, "task": SUB_TASKS[wildcards.task],
                     "image_size": backbone["image_size"], "training": SUB["training"],
-                    "self_supervised": SUB["self_supervised"], "knn": SUB["knn"],
-                    "checkpoint_interval_s": config["checkpoint_interval_s"]})
+                    "self_supervised": SUB["self_supervised"], "knn": SUB["knn"]})
 
 
 SUB_POINT = f"{SUB_DIR}/points/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}"
 
 
+def sub_grid():
+    """The configured points, as the lists expand() crosses (the aggregate expands the same grid)."""
+    return {"backbones": list(SUB_BACKBONES), "tasks": list(SUB_TASKS), "methods": SUB["methods"],
+            "fractions": [number_tag(f) for f in SUB["label_fractions"]], "seeds": SUB["seeds"]}
+
+
 def sub_points(name):
     if not SUB:
         return []
-    return expand(f"{SUB_POINT}/{name}", backbone=list(SUB_BACKBONES), task=list(SUB_TASKS),
-                  method=SUB["methods"], fraction=[number_tag(f) for f in SUB["label_fractions"]], seed=SUB["seeds"])
-
-
-def sub_points_root(metrics):
-    """results/submasking/points from any point's metrics.json path (6 levels below it)."""
-    return str(Path(metrics[0]).parents[5])
+    grid = sub_grid()
+    return expand(f"{SUB_POINT}/{name}", backbone=grid["backbones"], task=grid["tasks"], method=grid["methods"],
+                  fraction=grid["fractions"], seed=grid["seeds"])
 
 
 def sub_final_targets():

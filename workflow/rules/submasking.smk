@@ -16,6 +16,8 @@ rule submasking_task:
         directory(f"{SUB_DIR}/tasks/{{task}}"),
     log:
         "logs/submasking/tasks/{task}.log",
+    benchmark:
+        f"{BENCH_DIR}/submasking/tasks/{{task}}.jsonl"
     params:
         source=lambda wildcards: SUB_TASKS[wildcards.task]["source"],
         settings=lambda wildcards: as_json({"seed": SUB["seed"], "image_size": SUB["task_image_size"],
@@ -37,6 +39,8 @@ rule submasking_train:
         mask=f"{SUB_POINT}/mask.pt",
     log:
         f"logs/submasking/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}.log",
+    benchmark:
+        f"{BENCH_DIR}/submasking/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}.jsonl"
     params:
         settings=sub_train_settings,
         backbone_arg=lambda wildcards, input: (f"--backbone {input.backbone}"
@@ -49,7 +53,7 @@ rule submasking_train:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --method {wildcards.method} "
+            train_step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --method {wildcards.method} "
             "--fraction {wildcards.fraction} --seed {wildcards.seed} --settings {params.settings:q} --threads {threads} "
             "--device {params.device} --out-metrics {output.metrics:q} --out-mask {output.mask:q} > {log:q} 2>&1",
             "mask", suffixes=(".ckpt", ".ckpt.pretext"),
@@ -61,15 +65,18 @@ rule submasking_aggregate:
         metrics=sub_points("metrics.json"),
         masks=sub_points("mask.pt"),
     output:
-        expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES),
-        expand(f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]),
+        with_report(expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES), SUB_CAPTIONS, "Submasking", "Tables"),
+        with_report(expand(f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]),
+                    SUB_CAPTIONS, "Submasking", "Figures"),
     log:
         "logs/submasking/aggregate.log",
     params:
-        points=lambda wildcards, input: sub_points_root(input.metrics),
+        pattern=lambda wildcards: SUB_POINT,  # a function: Snakemake would fill the braces of a plain string
+        grid=as_json(sub_grid()),
         out=lambda wildcards, output: str(Path(output[0]).parents[1]),
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("submasking_aggregate") + " --points {params.points:q} --out {params.out:q} > {log:q} 2>&1"
+        step("submasking_aggregate") + " --pattern {params.pattern:q} --grid {params.grid:q} --out {params.out:q} "
+        "> {log:q} 2>&1"

@@ -17,6 +17,8 @@ rule vision_world:
         directory(f"{VIS_DIR}/data/world"),
     log:
         "logs/vision/data/world.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/data/world.jsonl"
     params:
         settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
     threads: 1
@@ -33,6 +35,8 @@ rule vision_imagenet16:
         directory(f"{VIS_DIR}/data/imagenet16"),
     log:
         "logs/vision/data/imagenet16.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/data/imagenet16.jsonl"
     params:
         settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS["data"]["imagenet"].items() if k != "root"}}),
     threads: 1
@@ -50,6 +54,8 @@ rule vision_mean_pool:
         directory(f"{VIS_DIR}/pooled/{{split}}/shard{{shard}}"),
     log:
         f"logs/vision/pooled/{{split}}/shard{{shard}}.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/pooled/{{split}}/shard{{shard}}.jsonl"
     params:
         images=lambda wildcards: vis_split(wildcards.split),
         shards=lambda wildcards: VIS["pooling"]["shards"][wildcards.split],
@@ -75,6 +81,8 @@ rule vision_base:
         metrics=f"{VIS_CHAIN_DIR}/base/metrics.json",
     log:
         f"logs/vision/chain{{chain}}/base.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/chain{{chain}}/base.jsonl"
     params:
         settings=lambda wildcards: vis_settings(
             wildcards.chain, model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]}, training=VIS["base"]
@@ -91,7 +99,7 @@ rule vision_base:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
+            train_step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
             "--test {params.test:q} --pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
@@ -108,6 +116,8 @@ rule vision_discover:
         metrics=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json",
     log:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl"
     params:
         settings=lambda wildcards: vis_settings(
             wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits")}
@@ -122,7 +132,7 @@ rule vision_discover:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
+            train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
             "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
             "--pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} --l0-weight {wildcards.penalty} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
@@ -131,14 +141,15 @@ rule vision_discover:
         )
 
 
-rule vision_select_subnetwork:
+# A checkpoint, as in the arithmetic family: transfer reads the chosen lambda's own subnetwork.pt.
+checkpoint vision_select_subnetwork:
     input:
         expand(
             f"{VIS_DIR}/chain{{{{chain}}}}/discovery/{{{{init}}}}/lambda{{penalty}}/subnetwork.pt",
             penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]],
         ),
     output:
-        f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.pt",
+        f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json",
     log:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/select.log",
     threads: 1
@@ -152,17 +163,20 @@ rule vision_transfer:
     input:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
-        subnetwork=f"{VIS_CHAIN_DIR}/discovery/pretrained/selected.pt",
+        subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
     output:
         f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
     log:
         f"logs/vision/chain{{chain}}/transfer/{{model}}.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl"
     params:
         settings=vis_transfer_settings,
         train=vis_split("train"),
         eval=vis_split("eval"),
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
+        subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
@@ -171,7 +185,7 @@ rule vision_transfer:
         "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
-            step("vision_transfer") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
+            train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
             "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
             "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
             "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.chain} "
@@ -183,12 +197,14 @@ rule vision_diagnostics:
     input:
         unpack(lambda wildcards: vis_inputs("discovery")),
         base=f"{VIS_DIR}/chain{VIS_CHAINS[0]}/base/model.pt",
-        subnetwork=f"{VIS_DIR}/chain{VIS_CHAINS[0]}/discovery/pretrained/selected.pt",
+        subnetwork=lambda wildcards: vis_selected_subnetwork(VIS_CHAINS[0], "pretrained"),
     output:
-        csv=f"{VIS_DIR}/summary/diagnostics.csv",
+        csv=with_report([f"{VIS_DIR}/summary/diagnostics.csv"], VIS_CAPTIONS, "Vision", "Tables")[0],
         md=f"{VIS_DIR}/summary/diagnostics.md",
     log:
         "logs/vision/diagnostics.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/diagnostics.jsonl"
     params:
         settings=vis_settings(
             VIS_CHAINS[0],
@@ -215,11 +231,11 @@ rule vision_aggregate:
     input:
         base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_CHAINS),
         discovery=vis_discovery_metrics(),
-        selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.pt", chain=VIS_CHAINS,
+        selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.json", chain=VIS_CHAINS,
                         init=VIS["discovery"]["inits"]),
         transfer=vis_transfer_metrics(),
     output:
-        expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
+        with_report(expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES), VIS_CAPTIONS, "Vision", "Tables"),
     log:
         "logs/vision/aggregate.log",
     params:
@@ -236,11 +252,8 @@ rule vision_plots:
     input:
         expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
     output:
-        report(
-            expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"]),
-            caption="../report/vision.rst",
-            category="Vision",
-        ),
+        with_report(expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"]),
+                    VIS_CAPTIONS, "Vision", "Figures"),
     log:
         "logs/vision/plots.log",
     params:
@@ -257,7 +270,7 @@ rule vision_samples:
     input:
         unpack(lambda wildcards: vis_inputs()),
     output:
-        report(f"{VIS_DIR}/figures/samples.png", caption="../report/vision.rst", category="Vision"),
+        with_report([f"{VIS_DIR}/figures/samples.png"], VIS_CAPTIONS, "Vision", "Figures")[0],
     log:
         "logs/vision/samples.log",
     params:

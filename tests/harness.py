@@ -1,0 +1,75 @@
+"""Helpers for the tests that drive the workflow through the Snakemake CLI, in temporary copies."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOW_FILES = ("Snakefile", "workflow", "config", "envs", "profiles")
+
+
+def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`snakemake ARGS` in `workdir` with this Python's environment first on PATH (as `make` runs it)."""
+    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+                   **(env or {})}
+    return subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=environment, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def smoke_config(*families: str) -> dict:
+    """tests/smoke_config.yaml, with `families` replaced when given."""
+    config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
+    if families:
+        config["families"] = list(families)
+    return config
+
+
+def copy_workflow(destination: Path, config: dict | None = None) -> Path:
+    """The workflow's files in `destination`, with `config` (default: the smoke config) as config/config.yaml."""
+    destination.mkdir(parents=True, exist_ok=True)
+    for name in WORKFLOW_FILES:
+        source = REPO / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, destination / name)
+    (destination / "config/config.yaml").write_text(yaml.safe_dump(config or smoke_config()))
+    return destination
+
+
+def run_workflow(workdir: Path, config: dict | None = None) -> Path:
+    """A copy of the workflow in `workdir`, run to the end on 2 cores (the run must succeed)."""
+    copy_workflow(workdir, config)
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    return workdir
+
+
+def clone_run(run: Path, destination: Path) -> Path:
+    """A copy of a finished run (results, logs and Snakemake's metadata) to change without touching it."""
+    shutil.copytree(run, destination, symlinks=True)
+    return destination
+
+
+def write_config(workdir: Path, config: dict) -> None:
+    (workdir / "config/config.yaml").write_text(yaml.safe_dump(config))
+
+
+def jobs_run(result: subprocess.CompletedProcess) -> list[str]:
+    """The rules of the jobs a Snakemake run (or dry run) lists, one entry per job."""
+    rules = []
+    for line in (result.stdout + result.stderr).splitlines():
+        for kind in ("localrule ", "rule ", "localcheckpoint ", "checkpoint "):
+            if line.startswith(kind) and line.rstrip().endswith(":"):
+                rules.append(line[len(kind):].rstrip(":").strip())
+    return rules
+
+
+def pack_manifests(workdir: Path, since: float = 0.0) -> dict[str, dict]:
+    """The manifests of the arithmetic packs that ran after `since` (what each trained and restored)."""
+    return {path.stem: json.loads(path.read_text())
+            for path in (workdir / "results/arithmetic/transfer/packs").glob("*.json") if path.stat().st_mtime > since}

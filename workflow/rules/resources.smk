@@ -1,0 +1,19 @@
+# What the run's jobs used against what they asked for (results/resources.md): read from the benchmark
+# records every job rule writes. On a first cluster run it tells the user how to set the profile.
+
+
+rule resources_report:
+    input:
+        list(benchmark_files()),
+    output:
+        markdown=report(RESOURCES_REPORT[0], caption="../report/resources.rst", category="Resources"),
+        csv=RESOURCES_REPORT[1],
+    log:
+        "logs/resources.log",
+    params:
+        rules=benchmark_files(),  # record -> rule
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    script:
+        "../scripts/resources_report.py"
