@@ -35,7 +35,7 @@ def one_of(values):
 # The shell commands read the package's folder from this variable, which every Snakemake process that
 # parses the workflow sets (on a cluster, the job's own Snakemake on the node): a path in the commands'
 # text would make Snakemake see "code changed" and rerun every job once the project folder moves.
-os.environ["SUBTASK_INDUCTION_PACKAGE"] = str(PACKAGE_ROOT)
+os.environ.update(SUBTASK_INDUCTION_PACKAGE=str(PACKAGE_ROOT))
 
 
 def step(module):
@@ -97,8 +97,8 @@ SUB_CAPTIONS = {"points.csv": "submasking/points", "accuracy.csv": "submasking/a
                    ["sparsity_per_layer", "label_fractions", "mask_similarity"]}}
 
 
-# Benchmark records (JSON lines) of every rule a cluster runs as a job: results/resources.md compares them
-# with what the jobs asked for (workflow/rules/resources.smk).
+# Benchmark records (JSON lines) of the jobs a cluster would run (every rule that is not local), which
+# results/resources.md compares with what the jobs asked for (workflow/rules/resources.smk).
 BENCH_DIR = "results/benchmarks"
 RESOURCES_REPORT = ["results/resources.md", "results/resources.csv"]
 
