@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce test test-slurm dry-run lint benchmark lock config-doc clean
+.PHONY: reproduce test test-paper test-slurm dry-run lint benchmark lock config-doc clean
 
 # The pinned dependencies (envs/requirements*.txt, written by `make lock`), the one source of every install.
 $(STAMP): envs/requirements.txt envs/requirements-test.txt
@@ -22,6 +22,11 @@ reproduce: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/pytest -q
+
+# config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
+# each family's paper path, bad data caught first; minutes, so not part of `make test`.
+test-paper: $(STAMP)
+	$(BIN)/pytest -q -m paper_slice
 
 # The arithmetic smoke DAG through profiles/slurm on a one-node SLURM it installs and starts
 # (tests/harness/local_slurm.sh; root, Debian; minutes; README), then stops and uninstalls.

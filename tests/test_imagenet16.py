@@ -1,6 +1,7 @@
 """16-class ImageNet: the shipped class table, the mean-probability rule, and splits built from a fake ImageNet."""
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -8,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from PIL import Image
 
 from subtask_induction.vision.imagenet16 import (CATEGORIES, build_imagenet16, category_probabilities,
                                                  member_indices, read_class_table)
@@ -90,9 +92,19 @@ DUPLICATES = {
 }
 
 
+def jpeg(text: str) -> bytes:
+    """A tiny real JPEG whose pixels follow from `text`: the same text gives the same bytes (a planted
+    duplicate), another text other bytes."""
+    digest = hashlib.sha256(text.encode()).digest()
+    image = Image.frombytes("RGB", (4, 4), (digest * 2)[:48])
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=95)
+    return buffer.getvalue()
+
+
 def content(category, j, i):
     category, j, i = DUPLICATES.get((category, j, i), (category, j, i))
-    return f"{wnid_of(category, j)}/{i}".encode()
+    return jpeg(f"{wnid_of(category, j)}/{i}")
 
 
 @pytest.fixture
@@ -111,17 +123,19 @@ def fake(tmp_path):
                 (root / "train" / wnid / f"{wnid}_{i}.JPEG").write_bytes(content(c, j, i))
     for wnid in NON_MEMBERS:
         (root / "train" / wnid).mkdir(parents=True)
-        (root / "train" / wnid / f"{wnid}_0.JPEG").write_bytes(b"non-member")
+        (root / "train" / wnid / f"{wnid}_0.JPEG").write_bytes(jpeg("non-member"))
     for n, wnid in enumerate(reversed([w for c in CATEGORIES for w in members[c]] + NON_MEMBERS)):
         (root / "val" / wnid).mkdir(parents=True)
         for i in range(2):
-            (root / "val" / wnid / f"ILSVRC2012_val_{2 * n + i:08d}.JPEG").write_bytes(f"val {wnid} {i}".encode())
+            (root / "val" / wnid / f"ILSVRC2012_val_{2 * n + i:08d}.JPEG").write_bytes(jpeg(f"val {wnid} {i}"))
     (root / "train" / members["cat"][0] / ".DS_Store").write_bytes(b"hidden")
     return {"root": root, "tsv": tsv, "wnids_file": wnids_file, "members": members, "tmp": tmp_path}
 
 
 def build(fake, out="out", **kw):
-    kw = {"eval_per_class": 3, "discovery_per_class": 6, "tsv": fake["tsv"], "wnids_file": fake["wnids_file"]} | kw
+    """The fake tree's categories hold 4-8 train images: most discovery splits are under-filled (min_fill 0)."""
+    kw = {"eval_per_class": 3, "discovery_per_class": 6, "tsv": fake["tsv"], "wnids_file": fake["wnids_file"],
+          "min_fill": 0.0} | kw
     return build_imagenet16(fake["root"], fake["tmp"] / out, **kw)
 
 
@@ -253,3 +267,34 @@ def test_malformed_class_table(fake, edit, message):
     tsv.write_text(edit(tsv.read_text()))
     with pytest.raises(ValueError, match=re.escape(str(tsv)) + ", " + message if "line" in message else message):
         read_class_table(tsv, fake["wnids_file"])
+
+
+def test_a_corrupt_image_stops_the_build_naming_the_file_before_anything_is_written(fake):
+    bad = fake["root"] / "train" / wnid_of("cat") / "broken.JPEG"
+    bad.write_bytes(b"not a jpeg at all")
+    truncated = fake["root"] / "val" / wnid_of("dog") / "cut.JPEG"
+    truncated.write_bytes(content("dog", 0, 0)[:20])
+    with pytest.raises(ValueError) as error:
+        build(fake)
+    message = str(error.value)
+    assert str(bad) in message and str(truncated) in message and "2 unreadable" in message
+    assert not (fake["tmp"] / "out").exists()  # nothing was built
+    manifest = build(fake, skip_unreadable=True)  # or leave them out, listed
+    assert sorted(manifest["unreadable_skipped"]) == sorted([str(bad), str(truncated)])
+    assert not any("broken" in name for name in split_files(fake["tmp"] / "out", "train")["cat"])
+
+
+def test_empty_folders_and_under_filled_splits_are_listed_and_a_split_below_its_floor_stops(fake):
+    empty = fake["root"] / "train" / fake["members"]["airplane"][1]  # airplane's second WNID
+    for file in empty.iterdir():
+        file.unlink()
+    manifest = build(fake, discovery_per_class=7)
+    assert manifest["empty_wnid_folders"]["train"] == [str(empty)]
+    assert manifest["under_filled"]["discovery"]["airplane"] == [manifest["counts"]["discovery"]["airplane"], 7]
+    with pytest.raises(ValueError) as error:  # 4 train images of airplane, 3 go to eval: 1 of 7 < half
+        build(fake, out="again", discovery_per_class=7, min_fill=0.5)
+    assert "discovery, category airplane: 1 of 7" in str(error.value) and str(empty) in str(error.value)
+    for file in (fake["root"] / "train" / wnid_of("airplane")).iterdir():
+        file.unlink()
+    with pytest.raises(ValueError, match="category airplane has no readable train image"):
+        build(fake, out="third")

@@ -1,17 +1,16 @@
 """Mean-pooled images: the cover and pooling arithmetic, SAM's real mask generator on a tiny random SAM, the
 checkpoint error paths, and the weights-free colour-region segmenter on textured shapes."""
 
-from functools import partial
-
 import numpy as np
 import pytest
 import torch
 from segment_anything import sam_model_registry
-from segment_anything.modeling import ImageEncoderViT, MaskDecoder, PromptEncoder, Sam, TwoWayTransformer
 
+from subtask_induction.steps import tiny_sam
 from subtask_induction.vision.segmentation import (
     ColourRegionSegmenter,
     SamSegmenter,
+    build_tiny_sam,
     make_segmenter,
     mean_pool,
     non_overlapping_cover,
@@ -104,19 +103,9 @@ def test_cover_edge_cases():
 
 
 def _tiny_sam(seed=0, embed_dim=32):
-    """A randomly initialised SAM small enough for CPU tests (64 px input, 8x8 embedding)."""
+    """A randomly initialised SAM small enough for CPU tests (64 px input, 8x8 embedding): model_type tiny."""
     torch.manual_seed(seed)
-    return Sam(
-        image_encoder=ImageEncoderViT(img_size=64, patch_size=8, embed_dim=embed_dim, depth=1, num_heads=2,
-                                      mlp_ratio=2.0, out_chans=16, qkv_bias=True,
-                                      norm_layer=partial(torch.nn.LayerNorm, eps=1e-6), use_rel_pos=False,
-                                      window_size=0, global_attn_indexes=()),
-        prompt_encoder=PromptEncoder(embed_dim=16, image_embedding_size=(8, 8), input_image_size=(64, 64),
-                                     mask_in_chans=4),
-        mask_decoder=MaskDecoder(transformer_dim=16, num_multimask_outputs=3, iou_head_depth=1, iou_head_hidden_dim=16,
-                                 transformer=TwoWayTransformer(depth=1, embedding_dim=16, mlp_dim=32, num_heads=2)),
-        pixel_mean=[123.675, 116.28, 103.53], pixel_std=[58.395, 57.12, 57.375],
-    ).eval()
+    return build_tiny_sam(embed_dim=embed_dim)
 
 
 # Random weights predict low IoU and unstable masks: with SAM's default thresholds nothing would survive.
@@ -278,3 +267,14 @@ def test_make_segmenter():
         make_segmenter({"kind": "colour_regions", "radius": 2})
     with pytest.raises(FileNotFoundError, match="missing.pth"):
         make_segmenter({"kind": "sam", "model_type": "vit_b", "checkpoint": "missing.pth", "points_per_side": 16})
+
+
+def test_the_documented_tiny_sam_route_loads_through_the_config_path(tmp_path, rgb_image):
+    """`python -m subtask_induction.steps.tiny_sam PATH` + `sam: {model_type: tiny, checkpoint: PATH}`."""
+    tiny_sam.main([str(tmp_path / "tiny.pth"), "--seed", "3"])
+    segmenter = make_segmenter({"kind": "sam", "model_type": "tiny", "checkpoint": str(tmp_path / "tiny.pth"),
+                                "points_per_side": 4, "crop_n_layers": 0})
+    torch.manual_seed(3)
+    assert torch.equal(segmenter.sam.mask_decoder.iou_token.weight, build_tiny_sam().mask_decoder.iou_token.weight)
+    pooled, segments = pool_image(rgb_image, segmenter, min_area=1)
+    assert pooled.shape == rgb_image.shape and segments.max() >= 0

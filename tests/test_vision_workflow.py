@@ -114,3 +114,22 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
     assert counts["vision_transfer"] == len(vision["transfer"]["variants"]) * len(vision["chains"]) == 15
     assert counts["vision_diagnostics"] == 1
     assert "vision_world" not in counts
+
+
+@pytest.mark.parametrize("inits", [["random"], ["pretrained"]])
+def test_every_valid_inits_list_builds_a_dag_and_baselines_never_wait_on_discovery(tmp_path, inits):
+    config = vision_config()
+    config["vision"]["discovery"]["inits"] = inits
+    workdir = copy_workflow(tmp_path, config)
+    result = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1")
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
+              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    # SI needs the pretrained subnetwork whatever `inits` lists; the random-init control runs when listed
+    assert counts["vision_discover"] == len(set(inits) | {"pretrained"}) * len(config["vision"]["chains"])
+    assert counts["vision_transfer"] == len(config["vision"]["transfer"]["variants"]) * len(config["vision"]["chains"])
+    # scratch, mixture and linear read no subnetwork: building them needs no discovery
+    baselines = [f"results/vision/chain0/transfer/{model}/metrics.json" for model in ("scratch", "mixture", "linear")]
+    jobs = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1", *baselines)
+    assert jobs.returncode == 0 and "vision_transfer" in jobs.stdout, jobs.stderr[-2000:]
+    assert "vision_discover" not in jobs.stdout and "vision_select_subnetwork" not in jobs.stdout

@@ -98,7 +98,8 @@ checkpoint arithmetic_select_subnetwork:
     log:
         f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
     params:
-        check="--check-complement" if ARITH_USES_COMPLEMENT else "",
+        check=("--check-complement " if ARITH_USES_COMPLEMENT else "")
+        + ("--floor" if ARITH["discovery"].get("floor", True) else ""),
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"

@@ -139,11 +139,11 @@ def benchmark_files():
                                  for split in VIS_POOLED_SPLITS for shard in range(VIS["pooling"]["shards"][split])])
         add("vision_base", expand(f"{BENCH_DIR}/vision/chain{{chain}}/base.jsonl", chain=VIS_CHAINS))
         add("vision_discover", expand(f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl",
-                                      chain=VIS_CHAINS, init=VIS["discovery"]["inits"],
+                                      chain=VIS_CHAINS, init=VIS_INITS,
                                       penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]]))
         add("vision_transfer", expand(f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl", chain=VIS_CHAINS,
                                       model=list(VIS["transfer"]["variants"])))
-        if "pretrained" in VIS["discovery"]["inits"]:
+        if "pretrained" in VIS_INITS:
             add("vision_diagnostics", [f"{BENCH_DIR}/vision/diagnostics.jsonl"])
     if "submasking" in config["families"]:
         add("submasking_task", [f"{BENCH_DIR}/submasking/tasks/{task}.jsonl" for task, spec in SUB_TASKS.items()
@@ -411,11 +411,10 @@ def vis_check_paths():
         raise ValueError("\n".join(problems))
 
 
+# The discoveries that run: the configured inits, plus the pretrained one whenever a transfer variant
+# reads its subnetwork (SI needs it whatever `inits` lists), so every schema-valid `inits` builds a DAG.
 _vis_masked = sorted(name for name, variant in VIS["transfer"]["variants"].items() if variant["method"] in MASKED_METHODS)
-if "vision" in config["families"] and _vis_masked and "pretrained" not in VIS["discovery"]["inits"]:
-    raise ValueError(f"config vision.transfer.variants: {_vis_masked} transfer the subnetwork discovered from the "
-                     f"pretrained base; add 'pretrained' to vision.discovery.inits {VIS['discovery']['inits']} "
-                     f"or drop those variants")
+VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_masked else set()), reverse=True)
 
 if "vision" in config["families"]:
     vis_check_paths()
@@ -446,7 +445,7 @@ def vis_pooling_settings():
 
 def vis_model_spec():
     model = VIS["model"]
-    return {"arch": model["arch"], "num_outputs": model["num_outputs"], "model_kwargs": model.get("model_kwargs", {})}
+    return {"arch": model["arch"], "num_outputs": model["num_outputs"], "model_kwargs": model.get("model_kwargs") or {}}
 
 
 def vis_settings(seed, **sections):
@@ -480,12 +479,13 @@ def vis_inputs(*extra):
         inputs[f"pooled_{split}"] = vis_pooled(split)
     if VIS["data"].get("cue_conflict"):
         inputs["cue_conflict"] = VIS["data"]["cue_conflict"]
+        inputs["cue_conflict_check"] = f"{VIS_DIR}/data/cue_conflict_check.json"
     return inputs
 
 
 def vis_discovery_metrics():
     return expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}/metrics.json", chain=VIS_CHAINS,
-                  init=VIS["discovery"]["inits"], penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]])
+                  init=VIS_INITS, penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]])
 
 
 def vis_transfer_metrics():
@@ -498,7 +498,7 @@ def vis_final_targets():
             + expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"])
             + [f"{VIS_DIR}/figures/samples.png"]
             + (expand(f"{VIS_DIR}/summary/diagnostics.{{ext}}", ext=["csv", "md"])
-               if "pretrained" in VIS["discovery"]["inits"] else []))
+               if "pretrained" in VIS_INITS else []))
 
 
 # ---- submasking family -------------------------------------------------------------------------------
@@ -557,6 +557,11 @@ def sub_task_root(task):
     if spec["source"] == "vision_world":
         return f"{VIS_DIR}/data/world"
     return spec["root"]
+
+
+def sub_task_check(task):
+    """A user's image-folder task is opened once before any point trains on it (submasking_check_task)."""
+    return [f"{SUB_DIR}/checks/{task}.json"] if SUB_TASKS[task]["source"] == "folder" else []
 
 
 def sub_backbone_file(backbone):

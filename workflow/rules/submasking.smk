@@ -30,9 +30,26 @@ rule submasking_task:
         "> {log:q} 2>&1"
 
 
+rule submasking_check_task:
+    input:
+        lambda wildcards: SUB_TASKS[wildcards.task]["root"],
+    output:
+        f"{SUB_DIR}/checks/{{task}}.json",
+    log:
+        "logs/submasking/checks/{task}.log",
+    params:
+        what=lambda wildcards: f"task folder (submasking.tasks.{wildcards.task}.root)",
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("check_images") + " --root {input:q} --what {params.what:q} --out {output:q} > {log:q} 2>&1"
+
+
 rule submasking_train:
     input:
         task=lambda wildcards: sub_task_root(wildcards.task),
+        task_check=lambda wildcards: sub_task_check(wildcards.task),
         backbone=lambda wildcards: sub_backbone_file(wildcards.backbone),
     output:
         metrics=f"{SUB_POINT}/metrics.json",

@@ -6,7 +6,7 @@
 wildcard_constraints:
     split=one_of(VIS_POOLED_SPLITS),
     shard=r"\d+",
-    init=one_of(VIS["discovery"]["inits"]),
+    init=one_of(VIS_INITS),
     penalty=one_of(number_tag(x) for x in VIS["discovery"]["l0_weights"]),
     model=one_of(VIS["transfer"]["variants"]),
     chain=one_of(VIS_CHAINS),
@@ -44,6 +44,22 @@ rule vision_imagenet16:
         "../../envs/subtask-induction.yaml"
     shell:
         step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} "
+        "--out {output:q} > {log:q} 2>&1"
+
+
+# A user's cue-conflict folder is opened once before any training job evaluates on it.
+rule vision_check_cue_conflict:
+    input:
+        VIS["data"].get("cue_conflict") or [],
+    output:
+        f"{VIS_DIR}/data/cue_conflict_check.json",
+    log:
+        "logs/vision/data/cue_conflict_check.log",
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("check_images") + " --root {input:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
         "--out {output:q} > {log:q} 2>&1"
 
 
@@ -152,11 +168,14 @@ checkpoint vision_select_subnetwork:
         f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json",
     log:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/select.log",
+    params:
+        # the pretrained subnetwork is transferred; the random-init one (Fig 11's control) is expected at chance
+        floor=lambda wildcards: "--floor" if wildcards.init == "pretrained" and VIS["discovery"].get("floor", True) else "",
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} > {log:q} 2>&1"
+        step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.floor} > {log:q} 2>&1"
 
 
 rule vision_transfer:
@@ -232,7 +251,7 @@ rule vision_aggregate:
         base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_CHAINS),
         discovery=vis_discovery_metrics(),
         selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.json", chain=VIS_CHAINS,
-                        init=VIS["discovery"]["inits"]),
+                        init=VIS_INITS),
         transfer=vis_transfer_metrics(),
     output:
         with_report(expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES), VIS_CAPTIONS, "Vision", "Tables"),

@@ -76,3 +76,22 @@ def mask_settings(settings: dict) -> tuple[str, dict]:
 def selection_key(eval_accuracy: float, kept_fraction: float) -> tuple[float, float]:
     """Order subnetworks found with different L0 weights: most accurate, then sparsest."""
     return (eval_accuracy, -kept_fraction)
+
+
+def majority_share(labels) -> float:
+    """Accuracy of always answering the most frequent label: the chance level a subnetwork must beat."""
+    labels = torch.as_tensor(labels).flatten()
+    return float(torch.bincount(labels.long()).max()) / max(len(labels), 1)
+
+
+def check_floor(kept: float, eval_accuracy: float, chance: float | None, where: str) -> None:
+    """A subnetwork that keeps nothing, or does no better than chance on its subtask's eval rows, would be
+    transferred as nothing (SI would equal training from scratch and be reported as a result): an error."""
+    if kept <= 0:
+        raise ValueError(f"{where} keeps 0.00% of the masked weights: transferring it would transfer nothing. "
+                         f"Lower λ, start from a larger mask_init or train discovery longer.")
+    if chance is not None and eval_accuracy <= chance:
+        raise ValueError(f"{where} is no better than chance on its subtask's eval rows (accuracy {eval_accuracy:.4f}, "
+                         f"chance {chance:.4f}: the most frequent answer): it carries no subtask to transfer. "
+                         f"Lower λ or train discovery longer.")
+

@@ -1,7 +1,7 @@
 """Discover the subnetwork of a base model that performs a subtask (e.g. ab), for one L0 weight."""
 
 from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
-from ..method.discovery import discover_subnetwork, mask_settings
+from ..method.discovery import discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, load_torch, resolve_device, save_json
 from .common import fingerprint, parser, provenance, require
@@ -39,11 +39,12 @@ def main(argv=None):
     with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard
         test_accuracy = accuracy(model, test)["accuracy"]
     kept = kept_fraction(masks)
+    chance = majority_share(dataset["splits"]["eval"][:, 3])
     save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, mask_method=method,
                     eval_accuracy=result.best_metrics["eval_accuracy"], test_accuracy=test_accuracy,
-                    subtask=dataset["computation"])
+                    chance_accuracy=chance, subtask=dataset["computation"])
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
-                           "kept_fraction": kept["overall"]}, "mask_method": method,
+                           "kept_fraction": kept["overall"], "chance_accuracy": chance}, "mask_method": method,
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
                "seed": s["seed"], "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)

@@ -19,9 +19,12 @@ from ..runtime import save_text
 
 
 def read_records(benchmarks: dict[str, str]) -> pd.DataFrame:
-    """One row per job: benchmark record path -> the rule that wrote it (packs share one rule name here)."""
+    """One row per job: benchmark record path -> the rule that wrote it (packs share one rule name here).
+    A record that does not exist (a job run before records were kept) is left out."""
     rows = []
     for path, rule in benchmarks.items():
+        if not Path(path).is_file():
+            continue
         for line in Path(path).read_text().splitlines():
             if not line.strip():
                 continue

@@ -7,13 +7,13 @@ this record but no file a transfer job reads (the Snakemake rule is a checkpoint
 
 import argparse
 
-from ..method.discovery import selection_key
+from ..method.discovery import check_floor, selection_key
 from ..method.masks import load_subnetwork
 from ..method.transfer import check_complement_possible
 from ..runtime import save_json
 
 # Scalar metadata of the chosen subnetwork carried into the record (the aggregates read chain and init).
-CARRIED = ("l0_weight", "eval_accuracy", "test_accuracy", "mask_method", "subtask", "chain", "init")
+CARRIED = ("l0_weight", "eval_accuracy", "test_accuracy", "chance_accuracy", "mask_method", "subtask", "chain", "init")
 
 
 def main(argv=None):
@@ -22,10 +22,19 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="selected.json")
     p.add_argument("--check-complement", action="store_true",
                    help="fail now if the complement control cannot be drawn from the chosen subnetwork")
+    p.add_argument("--floor", action="store_true",
+                   help="fail if the chosen subnetwork keeps nothing or is no better than chance on its subtask "
+                        "(it is transferred: an empty one must not pass as a result)")
     args = p.parse_args(argv)
     candidates = [(load_subnetwork(path, ("kept", "eval_accuracy", "l0_weight")), path)
                   for path in args.subnetworks]
     chosen, path = max(candidates, key=lambda c: selection_key(c[0]["eval_accuracy"], c[0]["kept"]["overall"]))
+    if args.floor:
+        try:
+            check_floor(chosen["kept"]["overall"], chosen["eval_accuracy"], chosen.get("chance_accuracy"),
+                        f"the best subnetwork of {len(candidates)} λ value(s), {path},")
+        except ValueError as error:
+            raise SystemExit(f"error: {error}") from error
     if args.check_complement:
         try:
             check_complement_possible(chosen["masks"])

@@ -3,7 +3,7 @@
 Masks go on every layer's weights except the classifier's. --init random runs the same discovery on a
 freshly initialised network of the base's architecture (the control of Fig 11)."""
 
-from ..method.discovery import discover_subnetwork, mask_settings
+from ..method.discovery import discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
 from ..vision.models import build_classifier, load_classifier, masked_weight_names
@@ -52,9 +52,12 @@ def main(argv=None):
     with hard_masks_on(find_masks(model)):
         subnetwork = evaluation(model, batch, device)
     kept = kept_fraction(masks)
+    chance = majority_share(eval_set.labels)
     save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, init=args.init, chain=s["seed"],
-                    mask_method=method, eval_accuracy=result.best_metrics["eval_accuracy"], subtask="mean-pooled")
+                    mask_method=method, eval_accuracy=result.best_metrics["eval_accuracy"], chance_accuracy=chance,
+                    subtask="mean-pooled")
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
+                           "chance_accuracy": chance,
                            **{k: v for k, v in subnetwork.items() if k != "per_class"}},
                "whole_model": whole_model, "subnetwork": subnetwork, "kept_per_tensor": kept["per_tensor"],
                "best_epoch": result.best_epoch, "curve": result.history, "init": args.init,

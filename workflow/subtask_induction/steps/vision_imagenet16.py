@@ -12,8 +12,17 @@ def main(argv=None):
     s = args.settings
     require(s, "discovery_per_class", "eval_per_class", "seed", "link")
     summary = build_imagenet16(args.root, args.out, discovery_per_class=s["discovery_per_class"],
-                               eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"])
-    print(f"ImageNet-16 written to {args.out}: {summary}")
+                               eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"],
+                               skip_unreadable=s.get("skip_unreadable", False), min_fill=s.get("min_fill", 0.5))
+    for path in summary["unreadable_skipped"]:
+        print(f"skipped unreadable image {path}")
+    for split, folders in summary["empty_wnid_folders"].items():
+        for folder in folders:
+            print(f"empty WNID folder ({split}): {folder}")
+    for split, short in summary["under_filled"].items():
+        for category, (got, asked) in short.items():
+            print(f"under-filled {split} split, category {category}: {got} of {asked} images")
+    print(f"ImageNet-16 written to {args.out}: {summary['counts']}")
 
 
 if __name__ == "__main__":

@@ -72,7 +72,7 @@ def load_backbone(spec: dict, path: str | Path | None = None) -> nn.Module:
     weights = Path(spec["weights"])
     if not weights.is_file():
         raise FileNotFoundError(f"backbone weight file {weights} does not exist")
-    kwargs = spec.get("model_kwargs", {})
+    kwargs = spec.get("model_kwargs") or {}
     if source == "swav":
         return _swav_net(spec["arch"], weights, kwargs)
     if source == "timm":

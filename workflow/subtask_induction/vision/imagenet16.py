@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from subtask_induction.runtime import save_json
+from ..images import describe_unreadable, unreadable
+from ..runtime import save_json
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_TSV = HERE / "imagenet16_classes.tsv"
@@ -138,12 +139,19 @@ def _sha1(path: Path) -> str:
 
 def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
                      seed: int = 0, link: str = "symlink", tsv: Path | None = None,
-                     wnids_file: Path | None = None) -> dict:
+                     wnids_file: Path | None = None, skip_unreadable: bool = False, min_fill: float = 0.5) -> dict:
     """Write out/{eval,discovery,train,test}/<category>/<wnid>_<name> and out/manifest.json; return the manifest.
 
     Expects root/train/<wnid>/*.JPEG and root/val/<wnid>/*.JPEG: the val images must already be sorted
     into WNID folders (as torchvision.datasets.ImageNet or the usual valprep.sh leave them). Only the
     member WNIDs are read; root is never written. Existing out/<split> folders are replaced.
+
+    Bad data stops the build before anything is written, naming the user's files: every member image is
+    opened once (images.unreadable); an unreadable one is an error listing each by its path under root
+    (skip_unreadable=True leaves them out instead, listed in the manifest). Empty WNID folders are listed in
+    the manifest; a category without train or val images, or a discovery or eval split holding fewer than
+    min_fill of the images asked for in some category, is an error naming the category, its folders and
+    the counts. A split filled below what was asked but above that floor is listed as under-filled.
     """
     root, out = Path(root).absolute(), Path(out).absolute()
     if link not in ("symlink", "copy"):
@@ -165,13 +173,32 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
     _require_wnid_folders(root / "train", wnids)
     _require_wnid_folders(root / "val", wnids)
 
+    if not 0 <= min_fill <= 1:
+        raise ValueError(f"min_fill must lie in [0, 1], got {min_fill}")
+    # Every member image opens, or the user hears which ones do not, before anything is built.
+    listed = {(split, wnid): _images(root / split / wnid) for split in ("train", "val") for wnid in wnids}
+    bad = unreadable(root / split / wnid / name for (split, wnid), names in listed.items() for name, _ in names)
+    if bad and not skip_unreadable:
+        raise ValueError(describe_unreadable(bad, f"the ImageNet tree {root}") +
+                         "\nFix or remove them, or set vision.data.imagenet.skip_unreadable: true to leave them out.")
+    skipped = {str(path) for path, _ in bad}
+    listed = {key: [(name, nbytes) for name, nbytes in names if str(root / key[0] / key[1] / name) not in skipped]
+              for key, names in listed.items()}
+    empty = {split: sorted(str(root / split / wnid) for wnid in wnids if not listed[(split, wnid)])
+             for split in ("train", "val")}
+    for c in CATEGORIES:
+        for split in ("train", "val"):
+            if not any(listed[(split, wnid)] for wnid in table[c]):
+                raise ValueError(f"category {c} has no readable {split} image: its folders "
+                                 f"{[str(root / split / w) for w in table[c]]} are empty")
+
     # Per category, every train image as (wnid, name) in sorted order; sizes of all member images
     # let us hash only files that share a size with some other file (duplicates must), not ~270k JPEGs.
     train = {c: [] for c in CATEGORIES}
     size, by_size = {}, {}
     for c in CATEGORIES:
         for wnid in table[c]:
-            for name, nbytes in _images(root / "train" / wnid):
+            for name, nbytes in listed[("train", wnid)]:
                 path = root / "train" / wnid / name
                 train[c].append((wnid, name))
                 size[path] = nbytes
@@ -213,7 +240,17 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
         chosen["eval"][c] = sorted(train[c][i] for i in picked)
         chosen["discovery"][c] = sorted(train[c][i] for i in rest[:discovery_per_class])
         chosen["train"][c] = [item for i, item in enumerate(train[c]) if i not in in_eval]
-        chosen["test"][c] = [(w, name) for w in table[c] for name, _ in _images(root / "val" / w)]
+        chosen["test"][c] = [(w, name) for w in table[c] for name, _ in listed[("val", w)]]
+
+    # Splits filled below what was asked: listed, and an error below min_fill of it.
+    asked = {"discovery": discovery_per_class, "eval": eval_per_class}
+    under = {split: {c: [len(chosen[split][c]), n] for c in CATEGORIES if len(chosen[split][c]) < n}
+             for split, n in asked.items()}
+    too_few = [(split, c, got, n) for split, short in under.items() for c, (got, n) in short.items() if got < min_fill * n]
+    if too_few:
+        raise ValueError("splits below their minimum (min_fill {:g} of the images asked for):\n".format(min_fill) + "\n".join(
+            f"  {split}, category {c}: {got} of {n} images, from the folders "
+            f"{[str(root / 'train' / w) for w in table[c]]}" for split, c, got, n in too_few))
 
     out.mkdir(parents=True, exist_ok=True)
     for split in SPLITS:
@@ -243,6 +280,9 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
         "counts": {split: {c: len(chosen[split][c]) for c in CATEGORIES} for split in SPLITS},
         "eval_duplicates_dropped": sum(dropped.values()),
         "eval_duplicates_dropped_per_class": dropped,
+        "unreadable_skipped": sorted(skipped),
+        "empty_wnid_folders": empty,
+        "under_filled": {split: short for split, short in under.items() if short},
     }
     save_json(manifest, out / "manifest.json")
     return manifest

@@ -67,14 +67,14 @@ def _create(arch: str, num_outputs: int, model_kwargs: dict, weights: str | None
 def build_classifier(spec: dict, seed: int) -> Classifier:
     """A freshly initialised classifier (seeded) for spec = {arch, num_outputs, model_kwargs}."""
     torch.manual_seed(seed)
-    return Classifier(_create(spec["arch"], spec["num_outputs"], spec.get("model_kwargs", {})), spec["num_outputs"])
+    return Classifier(_create(spec["arch"], spec["num_outputs"], spec.get("model_kwargs") or {}), spec["num_outputs"])
 
 
 def load_pretrained_classifier(spec: dict, weights: str | Path) -> Classifier:
     """timm's own loader on a local file (pretrained_cfg_overlay=dict(file=...)), read with weights_only."""
     if not Path(weights).is_file():
         raise FileNotFoundError(f"pretrained weight file {weights} does not exist")
-    net = _create(spec["arch"], spec["num_outputs"], spec.get("model_kwargs", {}), weights=str(weights))
+    net = _create(spec["arch"], spec["num_outputs"], spec.get("model_kwargs") or {}, weights=str(weights))
     return Classifier(net, spec["num_outputs"])
 
 

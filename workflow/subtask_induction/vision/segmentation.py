@@ -58,11 +58,33 @@ def mean_pool(image: np.ndarray, segments: np.ndarray) -> np.ndarray:
     return pooled.reshape(image.shape)
 
 
+def build_tiny_sam(checkpoint=None, embed_dim: int = 32):
+    """A SAM small enough for a CPU (64 px input, an 8x8 embedding, one block): model_type `tiny`, for a
+    dry trial of the SAM path without the 2.4 GB checkpoint (steps/tiny_sam.py writes one with random
+    weights). Its masks mean nothing; the plumbing around them is the real one."""
+    from functools import partial
+
+    from segment_anything.modeling import ImageEncoderViT, MaskDecoder, PromptEncoder, Sam, TwoWayTransformer
+
+    if checkpoint is not None:
+        raise ValueError("build_tiny_sam takes no checkpoint: SamSegmenter loads it (weights_only)")
+    return Sam(
+        image_encoder=ImageEncoderViT(img_size=64, patch_size=8, embed_dim=embed_dim, depth=1, num_heads=2, mlp_ratio=2.0,
+                                      out_chans=16, qkv_bias=True, norm_layer=partial(torch.nn.LayerNorm, eps=1e-6),
+                                      use_rel_pos=False, window_size=0, global_attn_indexes=()),
+        prompt_encoder=PromptEncoder(embed_dim=16, image_embedding_size=(8, 8), input_image_size=(64, 64),
+                                     mask_in_chans=4),
+        mask_decoder=MaskDecoder(transformer_dim=16, num_multimask_outputs=3, iou_head_depth=1, iou_head_hidden_dim=16,
+                                 transformer=TwoWayTransformer(depth=1, embedding_dim=16, mlp_dim=32, num_heads=2)),
+        pixel_mean=[123.675, 116.28, 103.53], pixel_std=[58.395, 57.12, 57.375],
+    ).eval()
+
+
 def _sam_registry() -> dict:
     # Imported lazily: segment_anything pulls in torchvision, which the weights-free path does not need.
     from segment_anything import sam_model_registry
 
-    return sam_model_registry
+    return {**sam_model_registry, "tiny": build_tiny_sam}
 
 
 class SamSegmenter:

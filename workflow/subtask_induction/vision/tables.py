@@ -96,7 +96,15 @@ def table1_markdown(table1: pd.DataFrame) -> str:
     lines = ["| model | " + " | ".join(TABLE1_HEADERS) + " |", "|---|" + "---|" * len(TABLE1_HEADERS)]
     for _, row in table1.iterrows():
         lines.append(f"| {row['model']} | " + " | ".join(_cell(row, metric) for metric in TABLE1_METRICS) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n\n" + TABLE1_DEFINITIONS
+
+
+TABLE1_DEFINITIONS = """Percent, mean ± std over chains. Original: accuracy on the test images (balanced: the mean of
+per-class accuracies). Pooled: accuracy on their mean-pooled versions. Cue-conflict metrics count only the
+stimuli whose shape and texture classes differ (the denominator): shape accuracy = the share classified as
+their shape class; robustness = the share **not** classified as their texture class; shape bias = shape
+decisions / (shape + texture decisions).
+"""
 
 
 def table2_markdown(table2: pd.DataFrame) -> str:
@@ -106,7 +114,9 @@ def table2_markdown(table2: pd.DataFrame) -> str:
         lines.append(f"| {row['init']} | {row['l0_weights']} | {_cell(row, 'kept_percent', scale=1)} | "
                      f"{_cell(row, 'whole_pooled_accuracy')} → {_cell(row, 'subnetwork_pooled_accuracy')} | "
                      f"{_cell(row, 'whole_original_accuracy')} → {_cell(row, 'subnetwork_original_accuracy')} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + ("\n\nKept %: share of the masked weights (every weight but the classifier) the "
+                               "selected subnetwork keeps. Accuracies on the test images and their pooled versions, "
+                               "of the whole model and of the hard-mask subnetwork; percent, mean ± std over chains.\n")
 
 
 def chains_markdown(runs: pd.DataFrame) -> str:
@@ -119,6 +129,23 @@ def chains_markdown(runs: pd.DataFrame) -> str:
                     for _, row in rows.iterrows()}
         lines.append(f"| {model} | " + " | ".join(by_chain.get(c, "") for c in chains) + " |")
     return "\n".join(lines) + "\n"
+
+
+def comparison_verdict(difference: pd.Series, first: str, second: str) -> str:
+    """What per-chain differences can claim: one chain shows a direction, not a claim; a tie is a tie."""
+    higher, lower, tied = int((difference > 0).sum()), int((difference < 0).sum()), int((difference == 0).sum())
+    count = len(difference)
+    if count < 2:
+        one = float(difference.iloc[0])
+        direction = "tie" if one == 0 else f"{first if one > 0 else second} higher"
+        return f"one chain only ({direction}): no claim"
+    if higher == count:
+        return f"{first} higher in every chain ({count})"
+    if lower == count:
+        return f"{second} higher in every chain ({count})"
+    if tied == count:
+        return f"tied in every chain ({count})"
+    return f"mixed: {first} higher in {higher}, {second} higher in {lower}, tied in {tied} of {count}"
 
 
 def comparisons_markdown(runs: pd.DataFrame) -> str:
@@ -134,12 +161,7 @@ def comparisons_markdown(runs: pd.DataFrame) -> str:
             difference = (100 * (table[first] - table[second])).dropna()
             if difference.empty:
                 continue
-            if (difference > 0).all():
-                verdict = f"{first} higher in every chain ({len(difference)})"
-            elif (difference < 0).all():
-                verdict = f"{second} higher in every chain ({len(difference)})"
-            else:
-                verdict = f"mixed: {first} higher in {(difference > 0).sum()} of {len(difference)}"
+            verdict = comparison_verdict(difference, first, second)
             lines.append(f"| {first} vs {second} | {metric} | " + ", ".join(f"{d:+.1f}" for d in difference)
                          + f" | {verdict} |")
     return "\n".join(lines) + "\n"
