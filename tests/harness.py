@@ -69,7 +69,8 @@ def jobs_run(result: subprocess.CompletedProcess) -> list[str]:
     return rules
 
 
-def pack_manifests(workdir: Path, since: float = 0.0) -> dict[str, dict]:
-    """The manifests of the arithmetic packs that ran after `since` (what each trained and restored)."""
-    return {path.stem: json.loads(path.read_text())
-            for path in (workdir / "results/arithmetic/transfer/packs").glob("*.json") if path.stat().st_mtime > since}
+def pack_manifests(workdir: Path, since: float = 0.0, family: str = "arithmetic") -> dict[str, dict]:
+    """The manifests of the packs (arithmetic transfer or submasking) that ran after `since`: what each
+    trained and restored."""
+    folder = workdir / ("results/arithmetic/transfer/packs" if family == "arithmetic" else "results/submasking/packs")
+    return {path.stem: json.loads(path.read_text()) for path in folder.glob("*.json") if path.stat().st_mtime > since}

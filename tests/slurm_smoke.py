@@ -88,6 +88,7 @@ def main() -> None:
 def check(began: float) -> None:
     config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
     config.update(families=["arithmetic"], threads_per_job=2, device="cpu")
+    config["arithmetic"]["transfer"]["pack_size"] = 3  # two packs per n: 4 pack jobs
     config["resources"]["gpu_per_training_job"] = 1  # ask SLURM for --gpus=1 (fake GPUs run on the CPU)
     workdir = workdir_copy(config)
     since = time.strftime("%Y-%m-%dT%H:%M:%S")

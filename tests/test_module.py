@@ -28,7 +28,7 @@ rule all:
     result = snakemake(tmp_path, "-n", "--cores", "1")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     out = result.stdout + result.stderr
-    for rule in ("si_arithmetic_base", "si_vision_transfer", "si_submasking_train", "si_resources_report"):
+    for rule in ("si_arithmetic_base", "si_vision_transfer", "si_submasking_pack_", "si_resources_report"):
         assert rule in out
     assert not (tmp_path / "results").exists()
     # A step runs: it finds the package from the module's own files (this folder has none), whatever the

@@ -246,7 +246,10 @@ def test_packs_are_a_function_of_the_config_alone():
         sorted((p["layers"], p["n"], p["seed"], p["variant"]) for p in points)  # every point exactly once
     assert [len(members) for _, members in packs] == [7, 8] * 4  # 15 points per shape: two packs, balanced
     assert all(len({(p["layers"], p["n"]) for p in members}) == 1 for _, members in packs)
-    assert packs[0][0] == "layers2_n0_1of2"
+    assert packs[0][0].startswith("layers2_n0_1of2_")
+    # a pack whose members change gets another name (its manifest, which the tables read, is then new)
+    fewer = form_packs([p for p in points if p["seed"] != 4], 8, shape=("layers", "n"), order=order)
+    assert fewer[0][0].startswith("layers2_n0_1of2_") and fewer[0][0] != packs[0][0]
 
 
 def test_an_interrupted_pack_resumes_to_the_numbers_of_an_uninterrupted_one(inputs, monkeypatch):

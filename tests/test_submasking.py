@@ -99,17 +99,31 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
                 "training": {"epochs": 2, "batch_size": 8, "head_lr": 0.01, "mask_lr": 0.5, "mask_init": 1.0,
                              "threshold": 0.0, "finetune_lr": 0.001},
                 "self_supervised": {"epochs": 1}, "knn": {"k": 3}}
+    methods = ("lp", "fs", "fft", "ss_fs", "ss_fft")
+    points = [{"method": method, "fraction": 0.5, "seed": 0, "metrics": str(tmp_path / method / "metrics.json"),
+               "mask": str(tmp_path / method / "mask.pt")} for method in methods]
+    def run(points, manifest):
+        submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",
+                               json.dumps(points), "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
+                               "--settings", json.dumps(settings), "--manifest", str(tmp_path / manifest)])
+        return json.loads((tmp_path / manifest).read_text())
+
+    assert run(points, "pack.json")["trained"] == [point["metrics"] for point in points]
     results = {}
-    for method in ("lp", "fs", "fft", "ss_fs", "ss_fft"):
+    for method in methods:
         out = tmp_path / method
-        submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--method", method,
-                               "--fraction", "0.5", "--seed", "0", "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
-                               "--settings", json.dumps(settings), "--out-metrics", str(out / "metrics.json"),
-                               "--out-mask", str(out / "mask.pt")])
         results[method] = json.loads((out / "metrics.json").read_text())
         masks = load_subnetwork(out / "mask.pt")["masks"]
         assert bool(masks) == (method in ("fs", "ss_fs"))
-        assert (out / "mask.pt.ckpt").is_file()  # the rule deletes it once the step has returned
+        assert not (out / "mask.pt.ckpt").exists() and (out / "record.json").is_file()  # kept, then deleted
+    # Run again: every point comes back from its record, nothing trains; a point alone equals it in the pack.
+    again = run(points, "again.json")
+    assert again["restored"] == again["points"] and again["trained"] == []
+    alone = [{**points[1], "metrics": str(tmp_path / "alone/metrics.json"), "mask": str(tmp_path / "alone/mask.pt")}]
+    run(alone, "alone.json")
+    single = json.loads((tmp_path / "alone/metrics.json").read_text())
+    untimed = lambda curve: [{k: v for k, v in epoch.items() if k != "seconds"} for epoch in curve]  # noqa: E731
+    assert single["metrics"] == results["fs"]["metrics"] and untimed(single["curve"]) == untimed(results["fs"]["curve"])
     assert results["lp"]["rows"] == {"train": 24, "labelled": 12, "test": 12}
     for method, record in results.items():
         assert 0 <= record["metrics"]["test_accuracy"] <= 1 and 0 <= record["metrics"]["knn_accuracy"] <= 1

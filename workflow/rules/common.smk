@@ -148,11 +148,7 @@ def benchmark_files():
     if "submasking" in config["families"]:
         add("submasking_task", [f"{BENCH_DIR}/submasking/tasks/{task}.jsonl" for task, spec in SUB_TASKS.items()
                                 if spec["source"] in SUB_EMBEDDED])
-        grid = sub_grid()
-        add("submasking_train", expand(
-            f"{BENCH_DIR}/submasking/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}.jsonl",
-            backbone=grid["backbones"], task=grid["tasks"], method=grid["methods"], fraction=grid["fractions"],
-            seed=grid["seeds"]))
+        add("submasking_pack", [f"{BENCH_DIR}/submasking/packs/{pack}.jsonl" for pack, _ in SUB_PACKS])
         if "vision" not in config["families"]:  # the backbones the submasking family trains through the DAG
             chains = sorted({spec["chain"] for spec in SUB_BACKBONES.values() if spec["source"] == "vision_base"})
             add("vision_base", [f"{BENCH_DIR}/vision/chain{chain}/base.jsonl" for chain in chains])
@@ -569,14 +565,38 @@ def sub_backbone_file(backbone):
     return f"{VIS_DIR}/chain{spec['chain']}/base/model.pt" if spec["source"] == "vision_base" else spec["weights"]
 
 
-def sub_train_settings(wildcards):
-    backbone = SUB_BACKBONES[wildcards.backbone]
-    return as_json({"backbone": backbone, "task": SUB_TASKS[wildcards.task],
-                    "image_size": backbone["image_size"], "training": SUB["training"],
-                    "self_supervised": SUB["self_supervised"], "knn": SUB["knn"]})
+def sub_train_settings(backbone, task):
+    """What every point of a (backbone, task) shares (not the lists of methods, fractions, seeds, nor the
+    pack size: changing those must not retrain finished points)."""
+    spec = SUB_BACKBONES[backbone]
+    return as_json({"backbone": spec, "task": SUB_TASKS[task], "image_size": spec["image_size"],
+                    "training": SUB["training"], "self_supervised": SUB["self_supervised"], "knn": SUB["knn"]})
 
 
 SUB_POINT = f"{SUB_DIR}/points/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}"
+
+
+def sub_point_list():
+    """Every configured point as a dict (fraction as it looks in paths)."""
+    grid = sub_grid()
+    return [{"backbone": b, "task": t, "method": m, "fraction": f, "seed": s} for b in grid["backbones"]
+            for t in grid["tasks"] for m in grid["methods"] for f in grid["fractions"] for s in grid["seeds"]]
+
+
+def sub_point_args(point):
+    """One point as the submasking step reads it (--points)."""
+    folder = SUB_POINT.format(**point)
+    return {"method": point["method"], "fraction": float(point["fraction"]), "seed": int(point["seed"]),
+            "metrics": f"{folder}/metrics.json", "mask": f"{folder}/mask.pt"}
+
+
+def sub_pack_resources(size):
+    """SLURM runtime (growing with the attempt) and memory of a submasking pack of `size` points, from config
+    resources.submasking_pack (the pack rules are generated: a profile cannot name them)."""
+    pack = config["resources"]["submasking_pack"]
+    return {"runtime": lambda wildcards, attempt: int(attempt * (pack["minutes"]["base"] + size * pack["minutes"]["per_point"])),
+            "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
+            **training_resources()}
 
 
 def sub_grid():
@@ -591,6 +611,12 @@ def sub_points(name):
     grid = sub_grid()
     return expand(f"{SUB_POINT}/{name}", backbone=grid["backbones"], task=grid["tasks"], method=grid["methods"],
                   fraction=grid["fractions"], seed=grid["seeds"])
+
+
+# Points of one backbone and one task train in one process, a pack of at most submasking.pack_size
+# (records restore finished points when a pack is re-formed); packs follow from the config alone.
+SUB_PACKS = (form_packs(sub_point_list(), SUB.get("pack_size", 10), shape=("backbone", "task"),
+                        order=("method", "fraction", "seed")) if SUB else [])
 
 
 def sub_final_targets():

@@ -5,10 +5,7 @@
 
 
 wildcard_constraints:
-    backbone=one_of(SUB_BACKBONES or ["-"]),
     task=one_of(SUB_TASKS or ["-"]),
-    method=one_of(SUB.get("methods", []) or ["-"]),
-    fraction=one_of(number_tag(f) for f in SUB.get("label_fractions", [])) or "-",
 
 
 rule submasking_task:
@@ -46,35 +43,40 @@ rule submasking_check_task:
         step("check_images") + " --root {input:q} --what {params.what:q} --out {output:q} > {log:q} 2>&1"
 
 
-rule submasking_train:
-    input:
-        task=lambda wildcards: sub_task_root(wildcards.task),
-        task_check=lambda wildcards: sub_task_check(wildcards.task),
-        backbone=lambda wildcards: sub_backbone_file(wildcards.backbone),
-    output:
-        metrics=f"{SUB_POINT}/metrics.json",
-        mask=f"{SUB_POINT}/mask.pt",
-    log:
-        f"logs/submasking/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}.log",
-    benchmark:
-        f"{BENCH_DIR}/submasking/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}.jsonl"
-    params:
-        settings=sub_train_settings,
-        backbone_arg=lambda wildcards, input: (f"--backbone {input.backbone}"
-                                               if SUB_BACKBONES[wildcards.backbone]["source"] == "vision_base" else ""),
-        device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources(),
-    conda:
-        "../../envs/subtask-induction.yaml"
-    shell:
-        then_remove_checkpoints(
-            train_step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --method {wildcards.method} "
-            "--fraction {wildcards.fraction} --seed {wildcards.seed} --settings {params.settings:q} --threads {threads} "
-            "--device {params.device} --out-metrics {output.metrics:q} --out-mask {output.mask:q} > {log:q} 2>&1",
-            "mask", suffixes=(".ckpt", ".ckpt.pretext"),
-        )
+# The points, one pack of points per job (common.smk SUB_PACKS): points of one backbone and one task train
+# one after another in one process; finished points come back from their records (records.py).
+for _pack, _members in SUB_PACKS:
+
+    rule:
+        name:
+            f"submasking_pack_{_pack}"
+        input:
+            task=sub_task_root(_members[0]["task"]),
+            task_check=sub_task_check(_members[0]["task"]),
+            backbone=sub_backbone_file(_members[0]["backbone"]),
+        output:
+            manifest=f"{SUB_DIR}/packs/{_pack}.json",  # first: a DAG lookup of it never compiles the points' patterns
+            metrics=[sub_point_args(point)["metrics"] for point in _members],
+            masks=[sub_point_args(point)["mask"] for point in _members],
+        log:
+            f"logs/submasking/packs/{_pack}.log",
+        benchmark:
+            f"{BENCH_DIR}/submasking/packs/{_pack}.jsonl"
+        params:
+            points=as_json([sub_point_args(point) for point in _members]),
+            settings=sub_train_settings(_members[0]["backbone"], _members[0]["task"]),
+            backbone_arg=(f"--backbone {sub_backbone_file(_members[0]['backbone'])}"
+                          if SUB_BACKBONES[_members[0]["backbone"]]["source"] == "vision_base" else ""),
+            device=config["device"],
+        threads: config["threads_per_job"]
+        resources:
+            **sub_pack_resources(len(_members)),
+        conda:
+            "../../envs/subtask-induction.yaml"
+        shell:
+            train_step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --points {params.points:q} "
+            "--manifest {output.manifest:q} --settings {params.settings:q} --threads {threads} "
+            "--device {params.device} > {log:q} 2>&1"
 
 
 rule submasking_aggregate:

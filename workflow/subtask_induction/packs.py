@@ -7,6 +7,7 @@ the Snakefile forms the same packs as the head node that submitted them.
 
 from __future__ import annotations
 
+import hashlib
 import math
 
 
@@ -14,7 +15,9 @@ def form_packs(points: list[dict], size: int, shape: tuple[str, ...], order: tup
     """Group `points` by their `shape` keys (points that can train as one stacked model), sort each group
     by `order`, and cut it into the fewest packs of at most `size` points, of near-equal sizes.
 
-    Returns [(name, members)], sorted by name; a name reads like `layers2_n250_1of2`.
+    Returns [(name, members)], sorted by name; a name reads like `layers2_n250_1of2_3f9c2a1b`, the last part
+    a digest of the members: a pack whose membership changes (a seed added) gets a new name, so its manifest
+    (what the tables read) is new and the pack runs, training the new points and restoring the others.
     """
     if size < 1:
         raise ValueError(f"pack size must be >= 1, got {size}")
@@ -30,5 +33,6 @@ def form_packs(points: list[dict], size: int, shape: tuple[str, ...], order: tup
         stem = "_".join(f"{name}{value}" for name, value in zip(shape, key))
         for index in range(count):
             chunk = members[index * len(members) // count:(index + 1) * len(members) // count]
-            packs.append((f"{stem}_{index + 1}of{count}", chunk))
+            digest = hashlib.sha1(repr([tuple(point[name] for name in order) for point in chunk]).encode()).hexdigest()
+            packs.append((f"{stem}_{index + 1}of{count}_{digest[:8]}", chunk))
     return sorted(packs, key=lambda pack: pack[0])

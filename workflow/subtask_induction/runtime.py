@@ -90,28 +90,72 @@ def tensor_digest(obj: Any) -> str:
 
 
 # The libraries whose kernels and initialisers compute a run's numbers: their versions are part of it.
-NUMERIC_LIBRARIES = ("torch", "transformers", "timm", "numpy", "sklearn", "segment_anything")
+NUMERIC_LIBRARIES = ("torch", "transformers", "timm", "numpy", "scikit-learn", "segment-anything")
 
 
-def code_hash() -> str:
-    """Hash of the source of every module of this package the process has imported (less the top-level
-    __init__, which holds only the version), plus the versions of the numeric libraries it has imported.
+def _package_imports(module: str, root: Path) -> set[str]:
+    """The modules of this package that `module`'s source imports (anywhere in it, lazy imports included)."""
+    import ast
 
-    Steps call it once their imports are done, so it covers exactly the code that can compute their numbers
-    (a fresh GPT-2's initialisation lives in transformers, seeds and splits in runtime.py): a result kept
-    across runs (a transfer record, a resumable checkpoint) is not reused under other code."""
+    package = root.name
+    parts = module.split(".")
+    source = root.joinpath(*parts[1:])
+    path = source / "__init__.py" if source.is_dir() else source.with_suffix(".py")
+    if not path.is_file():
+        return set()
+    anchor = parts if path.name == "__init__.py" else parts[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = (anchor[:len(anchor) - node.level + 1] if node.level else []) + (node.module.split(".") if node.module else [])
+            names = [".".join(base)] + [".".join(base + [alias.name]) for alias in node.names]
+        else:
+            continue
+        found |= {name for name in names if name == package or name.startswith(package + ".")}
+    return found
+
+
+def code_hash(entry: str | None = None) -> str:
+    """Hash of the source of every module of this package that `entry` imports, directly or through others
+    (read from the sources, lazy imports included, so the hash does not depend on what has been imported
+    so far), plus the installed versions of the numeric libraries. `entry` defaults to the module run as
+    `python -m`; anywhere else (a test, a notebook) every module of the package counts.
+
+    Part of every fingerprint of a result kept across runs (a transfer record, a resumable checkpoint), so
+    one computed by other code is not reused (a fresh GPT-2's initialisation lives in transformers, seeds
+    and splits in runtime.py)."""
     import sys
+    from importlib import metadata
 
+    root = Path(__file__).resolve().parent
+    package = root.name
+    if entry is None:
+        spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+        entry = spec.name if spec is not None and spec.name.startswith(package + ".") else None
+    if entry is None:
+        modules = {package + "." + ".".join(p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.py")}
+    else:
+        modules, todo = set(), [entry]
+        while todo:
+            name = todo.pop()
+            if name not in modules:
+                modules.add(name)
+                todo += sorted(_package_imports(name, root) - modules)
     digest = hashlib.sha256()
-    package = __name__.split(".")[0]
-    for name in sorted(n for n in list(sys.modules) if n.startswith(package + ".")):
-        source = getattr(sys.modules[name], "__file__", None)
-        if source and Path(source).suffix == ".py":
+    for name in sorted(modules):
+        parts = name.split(".")[1:]
+        source = root.joinpath(*parts)
+        path = source / "__init__.py" if source.is_dir() else source.with_suffix(".py")
+        if path.is_file() and path != root / "__init__.py":  # the top-level __init__ holds only the version
             digest.update(name.encode())
-            digest.update(Path(source).read_bytes())
+            digest.update(path.read_bytes())
     for library in NUMERIC_LIBRARIES:
-        if library in sys.modules:
-            digest.update(f"{library}=={getattr(sys.modules[library], '__version__', '?')}".encode())
+        try:
+            digest.update(f"{library}=={metadata.version(library)}".encode())
+        except metadata.PackageNotFoundError:
+            pass
     return digest.hexdigest()[:16]
 
 

@@ -19,9 +19,6 @@ torch, transformers and numpy (runtime.code_hash). --retrain ignores records; so
 """
 
 import json
-import os
-import shutil
-from pathlib import Path
 
 import torch
 
@@ -30,6 +27,7 @@ from ..arithmetic.model import answer_metrics, build_gpt2, lm_loss, load_gpt2, m
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..method.masks import load_subnetwork
 from ..method.transfer import prepare_transfer_model
+from ..records import keep, restore, write_manifest
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..selection import PROTOCOLS, select_all
 from ..stacked import StackedAdamW
@@ -37,40 +35,6 @@ from ..training import fit
 from .common import fingerprint, parser, provenance, require
 
 POINT_KEYS = ("variant", "variant_settings", "n", "seed", "base", "subnetwork", "data", "out")
-
-
-def record_path(out: str | Path) -> Path:
-    return Path(out).with_name("record.json")
-
-
-def restore(out: str, point_fingerprint: str) -> bool:
-    """Put a finished point's record back as its metrics.json, if it was written for this fingerprint."""
-    record = record_path(out)
-    try:
-        finished = json.loads(record.read_text())
-    except (OSError, ValueError):
-        return False
-    if finished.get("fingerprint") != point_fingerprint:
-        return False
-    tmp = Path(out).with_name(f".{Path(out).name}.restore")
-    tmp.unlink(missing_ok=True)
-    try:
-        os.link(record, tmp)
-    except OSError:  # a file system without hard links
-        shutil.copyfile(record, tmp)
-    os.replace(tmp, out)
-    return True
-
-
-def keep_record(out: str) -> None:
-    """record.json: a hard link to the final metrics.json (a copy where links are not possible)."""
-    record, tmp = record_path(out), Path(out).with_name(".record.json.tmp")
-    tmp.unlink(missing_ok=True)
-    try:
-        os.link(out, tmp)
-    except OSError:
-        shutil.copyfile(out, tmp)
-    os.replace(tmp, record)
 
 
 def main(argv=None):
@@ -95,7 +59,7 @@ def main(argv=None):
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
     configure(args.threads, points[0]["seed"])
-    code = code_hash()  # after every import: the package modules and libraries this step runs
+    code = code_hash()  # the package modules this step imports and the numeric libraries
     bases, subnetworks, datasets = {}, {}, {}
     for point in points:
         if point["base"] not in bases:
@@ -133,18 +97,17 @@ def main(argv=None):
                            code=False)
 
     restored = [] if args.retrain else [q for q in points
-                                        if not q.get("retrain") and restore(q["out"], point_fingerprint(q))]
+                                        if not q.get("retrain") and restore([q["out"]], point_fingerprint(q))]
     todo = [q for q in points if q not in restored]
     print(f"pack of {len(points)}: {len(restored)} restored from their records, {len(todo)} to train", flush=True)
 
-    def write_manifest(failed=()):
-        if args.manifest:
-            save_json({"points": [q["out"] for q in points], "restored": [q["out"] for q in restored],
-                       "trained": [q["out"] for index, q in enumerate(todo) if index not in failed],
-                       "failed": [todo[index]["out"] for index in failed]}, args.manifest)
+    def manifest(failed=()):
+        write_manifest(args.manifest, [q["out"] for q in points], [q["out"] for q in restored],
+                       [q["out"] for index, q in enumerate(todo) if index not in failed],
+                       [todo[index]["out"] for index in failed])
 
     if not todo:
-        write_manifest()
+        manifest()
         return
     device = resolve_device(args.device)
     models, trains, holdouts, evals, tests, rules, configs = [], [], [], [], [], [], []
@@ -210,10 +173,10 @@ def main(argv=None):
                    "rows": {"train": len(trains[index]), "holdout": len(holdouts[index])}, "curve": history,
                    "seed": point["seed"], "config": configs[index], "fingerprint": point_fingerprint(point),
                    "pack_size": len(todo), "provenance": provenance()}, point["out"])
-        keep_record(point["out"])
+        keep([point["out"]])
         print(f"{names[index]}: test accuracy " + ", ".join(
             f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
-    write_manifest(failed=sorted(result.failed))
+    manifest(failed=sorted(result.failed))
     if result.failed:
         raise SystemExit("error: the loss became non-finite, so these points wrote nothing (their pack mates "
                          "finished and are kept; a rerun trains only these): "

@@ -1,24 +1,40 @@
-"""One submasking point: (backbone, task, method, label fraction, seed) -> test accuracy, mask, k-NN, bytes."""
+"""Submasking points of one backbone and one task, one process: each (method, label fraction, seed) ->
+test accuracy, mask, k-NN accuracy, bytes.
+
+Points that share a backbone and a task train one after another in one process (a pack: the imports, the
+task's images and the backbone file are read once, not once per point), each from its own seeds exactly as
+alone. Records (records.py): a point whose record was written for the same fingerprint (its settings,
+method, fraction, seed, the contents of the task folder and backbone file, and the code the step runs) is
+restored instead of trained, so adding a seed trains only the new points. A point's resume checkpoint is
+deleted once its outputs and records are written.
+"""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import torch
-from sklearn.neighbors import KNeighborsClassifier
 
 from ..method.masks import kept_fraction, save_subnetwork
-from ..runtime import configure, derive_seed, resolve_device, save_json
+from ..records import keep, restore, write_manifest
+from ..runtime import configure, content_hash, derive_seed, resolve_device, save_json
 from ..submasking.methods import (METHODS, features, linear_probe, train_submask_or_finetune,
                                   trained_backbone_context)
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
 from .common import fingerprint, parser, provenance, require
 
+POINT_KEYS = ("method", "fraction", "seed", "metrics", "mask")
+
 
 @torch.no_grad()
 def scores(model, train, test, k: int, batch_size: int, device) -> tuple[float, float]:
     """Test accuracy of the head, and k-NN (cosine) accuracy of the backbone's features fitted on the
     labelled training rows: one pass of the backbone over each split serves both."""
+    from sklearn.neighbors import KNeighborsClassifier
+
     train_x = features(model, train.images, batch_size, device)
     test_x = features(model, test.images, batch_size, device)
     predictions = model.head(test_x.to(device)).argmax(-1).cpu()
@@ -28,67 +44,89 @@ def scores(model, train, test, k: int, batch_size: int, device) -> tuple[float, 
             float(np.mean(knn.predict(test_x.numpy()) == test.labels.numpy())))
 
 
-def main(argv=None):
-    p = parser(__doc__)
-    p.add_argument("--backbone", default=None, help="model.pt of the vision family's base (source vision_base)")
-    p.add_argument("--task-root", required=True, help="the task's folder (train/, test/, optional val/) or CIFAR folder")
-    p.add_argument("--method", required=True, choices=METHODS)
-    p.add_argument("--fraction", type=float, required=True, help="fraction of training labels used")
-    p.add_argument("--seed", type=int, required=True)
-    p.add_argument("--out-metrics", required=True)
-    p.add_argument("--out-mask", required=True, help="bit-packed masks (empty for methods without one)")
-    args = p.parse_args(argv)
-    s = args.settings
-    require(s, "backbone", "task", "image_size", "training", "self_supervised", "knn")
+def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, threads: int, device,
+                checkpoint_interval_s: float, point_fingerprint: str) -> None:
+    """One point, from its own seeds: the numbers it would have in a process of its own."""
     t = s["training"]
-    require(t, "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
-            where="submasking.training")
-    configure(args.threads, args.seed)
-    device = resolve_device(args.device)
-    splits = read_task(s["task"], args.task_root, s["image_size"])
+    method, fraction, seed = point["method"], float(point["fraction"]), int(point["seed"])
+    configure(threads, seed)
     train, test = splits["train"], splits["test"]
-    labelled = train.subset(label_subset(train.labels, args.fraction, args.seed))
-    torch.manual_seed(derive_seed("submasking head", args.seed))
-    model = TaskModel(load_backbone(s["backbone"], args.backbone), len(train.classes)).to(device)
-    names = masked_weight_names(model)
-    storage = storage_bytes(model, args.method, names)
+    labelled = train.subset(label_subset(train.labels, fraction, seed))
+    torch.manual_seed(derive_seed("submasking head", seed))
+    model = TaskModel(load_backbone(s["backbone"], backbone_file), len(train.classes)).to(device)
+    storage = storage_bytes(model, method, masked_weight_names(model))
     batch = t["batch_size"]
-    point = f"{args.method} {args.fraction:g} seed {args.seed}"
-    checkpoint = args.out_mask + ".ckpt"
-    common = {"checkpoint_interval_s": args.checkpoint_interval_s, "settings": s,
-              "fingerprint": fingerprint(s, args.method, args.fraction, args.seed, inputs=[args.task_root]
-                                         + ([args.backbone] if args.backbone else []))}
+    name = f"{method} {fraction:g} seed {seed}"
+    checkpoint = point["mask"] + ".ckpt"
+    common = {"checkpoint_interval_s": checkpoint_interval_s, "settings": s, "fingerprint": point_fingerprint}
     binary, pretext = {}, []
-    if args.method == "lp":
-        history = linear_probe(model, labelled, t, args.seed, device, checkpoint=checkpoint, desc=f"lp {point}", **common)
-    elif args.method in ("fs", "fft"):
-        history, binary = train_submask_or_finetune(model, args.method, labelled, t, args.seed, device,
-                                                    checkpoint=checkpoint, desc=f"{point}", **common)
+    if method == "lp":
+        history = linear_probe(model, labelled, t, seed, device, checkpoint=checkpoint, desc=f"lp {name}", **common)
+    elif method in ("fs", "fft"):
+        history, binary = train_submask_or_finetune(model, method, labelled, t, seed, device,
+                                                    checkpoint=checkpoint, desc=name, **common)
     else:  # ss_fs / ss_fft: label-free pretext on every training image, then a linear probe on the labels
         ss = {**t, **s["self_supervised"]}
-        pretext, binary = train_submask_or_finetune(model, args.method.removeprefix("ss_"), train, ss, args.seed,
-                                                    device, objective="rotation", checkpoint=checkpoint + ".pretext",
-                                                    desc=f"pretext {point}", **common)
-        history = linear_probe(model, labelled, t, args.seed, device, checkpoint=checkpoint,
-                               desc=f"probe {point}", **common)
+        pretext, binary = train_submask_or_finetune(model, method.removeprefix("ss_"), train, ss, seed, device,
+                                                    objective="rotation", checkpoint=checkpoint + ".pretext",
+                                                    desc=f"pretext {name}", **common)
+        history = linear_probe(model, labelled, t, seed, device, checkpoint=checkpoint, desc=f"probe {name}", **common)
     # optimiser steps the mask trained for (more steps flip more masks: compare off-fractions at equal steps)
-    mask_steps = (t["epochs"] * -(-len(labelled) // batch) if args.method == "fs" else
-                  s["self_supervised"]["epochs"] * -(-len(train) // batch) if args.method == "ss_fs" else 0)
+    mask_steps = (t["epochs"] * -(-len(labelled) // batch) if method == "fs" else
+                  s["self_supervised"]["epochs"] * -(-len(train) // batch) if method == "ss_fs" else 0)
     with trained_backbone_context(model):
         test_accuracy, knn = scores(model, labelled, test, s["knn"]["k"], batch, device)
     fractions = kept_fraction(binary) if binary else None
-    save_subnetwork(args.out_mask, binary, method=args.method, task=s["task"]["name"], seed=args.seed,
-                    fraction=args.fraction)
+    save_subnetwork(point["mask"], binary, method=method, task=s["task"]["name"], seed=seed, fraction=fraction)
     save_json({"metrics": {"test_accuracy": test_accuracy, "knn_accuracy": knn,
                            "off_fraction": fractions["off"] if fractions else None, **storage},
                "off_per_tensor": {k: 1 - v for k, v in fractions["per_tensor"].items()} if fractions else None,
                "rows": {"train": len(train), "labelled": len(labelled), "test": len(test)},
-               "classes": train.classes, "curve": history, "pretext_curve": pretext,
-               "mask_steps": mask_steps,
-               "config": {**s, "method": args.method, "fraction": args.fraction}, "seed": args.seed,
-               "provenance": provenance()}, args.out_metrics)
-    print(f"{s['task']['name']} {point}: test {test_accuracy:.4f}, k-NN {knn:.4f}"
-          + (f", off {fractions['off']:.4f}" if fractions else ""))
+               "classes": train.classes, "curve": history, "pretext_curve": pretext, "mask_steps": mask_steps,
+               "config": {**s, "method": method, "fraction": fraction}, "seed": seed,
+               "fingerprint": point_fingerprint, "provenance": provenance()}, point["metrics"])
+    print(f"{s['task']['name']} {name}: test {test_accuracy:.4f}, k-NN {knn:.4f}"
+          + (f", off {fractions['off']:.4f}" if fractions else ""), flush=True)
+
+
+def main(argv=None):
+    p = parser(__doc__)
+    p.add_argument("--backbone", default=None, help="model.pt of the vision family's base (source vision_base)")
+    p.add_argument("--task-root", required=True, help="the task's folder (train/, test/, optional val/) or CIFAR folder")
+    p.add_argument("--points", type=json.loads, required=True,
+                   help=f"JSON list of points, each with {list(POINT_KEYS)} (metrics and mask: output paths)")
+    p.add_argument("--manifest", help="written last: the pack's points, and which were trained or restored")
+    args = p.parse_args(argv)
+    s, points = args.settings, args.points
+    require(s, "backbone", "task", "image_size", "training", "self_supervised", "knn")
+    require(s["training"], "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
+            where="submasking.training")
+    if not points:
+        raise SystemExit("error: --points lists no point")
+    for point in points:
+        require(point, *POINT_KEYS, where=f"point {point}")
+        if point["method"] not in METHODS:
+            raise SystemExit(f"error: point {point}: method must be one of {list(METHODS)}")
+    configure(args.threads, int(points[0]["seed"]))
+    inputs = [content_hash(args.task_root)] + ([content_hash(args.backbone)] if args.backbone else [])
+
+    def point_fingerprint(point):
+        return fingerprint(s, point["method"], float(point["fraction"]), int(point["seed"]), inputs)
+
+    restored = [q for q in points if restore([q["metrics"], q["mask"]], point_fingerprint(q))]
+    todo = [q for q in points if q not in restored]
+    print(f"pack of {len(points)}: {len(restored)} restored from their records, {len(todo)} to train", flush=True)
+    if todo:
+        device = resolve_device(args.device)
+        splits = read_task(s["task"], args.task_root, s["image_size"])
+        for point in todo:
+            train_point(point, s, splits, args.backbone, args.threads, device, args.checkpoint_interval_s,
+                        point_fingerprint(point))
+            keep([point["metrics"], point["mask"]])
+            for suffix in (".ckpt", ".ckpt.pretext"):  # its records are written: the checkpoint has done its job
+                Path(point["mask"] + suffix).unlink(missing_ok=True)
+    write_manifest(args.manifest, [q["metrics"] for q in points], [q["metrics"] for q in restored],
+                   [q["metrics"] for q in todo])
 
 
 if __name__ == "__main__":
