@@ -89,6 +89,7 @@ def check(began: float) -> None:
     config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
     config.update(families=["arithmetic"], threads_per_job=2, device="cpu")
     config["arithmetic"]["transfer"]["pack_size"] = 3  # two packs per n: 4 pack jobs
+    config["arithmetic"]["chains"] = [0]
     config["resources"]["gpu_per_training_job"] = 1  # ask SLURM for --gpus=1 (fake GPUs run on the CPU)
     workdir = workdir_copy(config)
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
@@ -130,7 +131,7 @@ def check(began: float) -> None:
     long = workdir / "long_base.yaml"
     epochs = int(os.environ.get("LONG_EPOCHS", 12000))  # ~60 epochs/s on 2 threads of our CPUs: ~3 minutes
     long.write_text(yaml.safe_dump({"checkpoint_interval_s": 5, "arithmetic": {"base": {"epochs": epochs}}}))
-    target = "results/arithmetic/base/a+ab/layers2/model.pt"
+    target = "results/arithmetic/chain0/base/a+ab/layers2/model.pt"
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
     time.sleep(1)
     started = time.monotonic()
@@ -138,7 +139,7 @@ def check(began: float) -> None:
     print(f"2. time-limit retry: {time.monotonic() - started:.0f} s, exit {result.returncode}")
     attempts = [job for job in sacct(since, submitted_jobs(result)) if job["rule"] == "arithmetic_base"]
     print("   attempts: " + ", ".join(f"{job['State']} after {job['Elapsed']} (limit {job['Timelimit']})" for job in attempts))
-    log = (workdir / "logs/arithmetic/base/a+ab/layers2.log").read_text()
+    log = (workdir / "logs/arithmetic/chain0/base/a+ab/layers2.log").read_text()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert [job["State"] for job in attempts] == ["TIMEOUT", "COMPLETED"], attempts
     assert [job["Timelimit"] for job in attempts] == ["00:01:00", "00:10:00"], attempts

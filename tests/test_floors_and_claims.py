@@ -10,7 +10,7 @@ from PIL import Image
 
 from subtask_induction.method.masks import save_subnetwork
 from subtask_induction.steps import check_images, select_subnetwork
-from subtask_induction.vision.tables import comparison_verdict
+from subtask_induction.claims import comparison_verdict
 
 
 def subnetwork(path, kept, accuracy, chance=0.25, l0=1e-6):

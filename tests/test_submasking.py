@@ -86,6 +86,20 @@ def test_mask_overlap_against_chance():
     assert mask_overlap(a, a)["jaccard"] == 1.0
 
 
+def test_chance_overlap_is_computed_per_tensor():
+    """Two tensors, 1,000 weights kept at 50% in both masks and 9,000 at 0%: random masks with these
+    per-tensor densities overlap with Jaccard ~1/3, not the 0.026 a pooled density of 5% predicts."""
+    generator = torch.Generator().manual_seed(0)
+    half = lambda: torch.randperm(1000, generator=generator) < 500  # noqa: E731
+    first = {"dense": half(), "empty": torch.zeros(9000, dtype=torch.bool)}
+    second = {"dense": half(), "empty": torch.zeros(9000, dtype=torch.bool)}
+    result = mask_overlap(first, second)
+    assert result["chance"] == pytest.approx(0.25 / 0.75)  # 1000 * 0.5 * 0.5 / (1000 * (0.5 + 0.5 - 0.25))
+    assert result["chance_pooled"] == pytest.approx(chance_jaccard(0.05, 0.05)) == pytest.approx(0.0256, abs=1e-4)
+    assert result["jaccard"] == pytest.approx(result["chance"], abs=0.05)  # two random masks: about chance
+    assert result["ratio"] == pytest.approx(1.0, abs=0.2)  # the pooled chance would call it 13x
+
+
 def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
     from subtask_induction.runtime import save_torch
     from subtask_induction.steps import submasking_train

@@ -117,3 +117,26 @@ def test_inherit_unmasked_refuses_models_that_differ(tiny_gpt2):
     masks = {"transformer.h.0.mlp.c_fc.weight": torch.ones(16, 32, dtype=torch.bool)}
     with pytest.raises(ValueError, match="differ"):
         insert_subnetwork(base, other, masks, inherit_unmasked=True)
+
+
+def test_train_holdout_ties_go_to_the_lower_answer_token_loss_not_the_whole_row_loss():
+    from subtask_induction.selection import choose_epoch
+
+    # Epochs 1 and 2 tie on holdout accuracy. Epoch 1 has the lower whole-row LM loss (it predicts b from a
+    # better, noise on a!=b rows), epoch 2 the lower loss on the answer token: epoch 2 is chosen.
+    history = [{"epoch": 1, "holdout_accuracy": 0.9, "holdout_loss": 2.0, "holdout_answer_loss": 0.40, "eval_accuracy": 0.5},
+               {"epoch": 2, "holdout_accuracy": 0.9, "holdout_loss": 2.3, "holdout_answer_loss": 0.30, "eval_accuracy": 0.4},
+               {"epoch": 3, "holdout_accuracy": 0.8, "holdout_loss": 1.0, "holdout_answer_loss": 0.10, "eval_accuracy": 0.6}]
+    assert choose_epoch(history, "train_holdout")["epoch"] == 2
+    assert min(history[:2], key=lambda record: record["holdout_loss"])["epoch"] == 1  # the old tie-break's pick
+
+
+def test_answer_loss_is_the_loss_of_the_answer_token(tiny_gpt2):
+    from subtask_induction.arithmetic.model import answer_loss, lm_loss
+
+    model = tiny_gpt2(seed=0).eval()
+    rows = torch.tensor([[1, 2, 20, 3], [4, 5, 20, 6]])
+    logits = model(input_ids=rows).logits
+    expected = torch.nn.functional.cross_entropy(logits[:, 2, :], rows[:, 3])
+    assert torch.allclose(answer_loss(model, rows), expected)
+    assert not torch.allclose(answer_loss(model, rows), lm_loss(model, rows))

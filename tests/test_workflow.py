@@ -11,17 +11,20 @@ import yaml
 
 from harness import REPO, clone_run, copy_workflow, pack_manifests, smoke_config, snakemake
 
-TRANSFER_POINT = "results/arithmetic/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json"
+TRANSFER_POINT = "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json"
 
 
 def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     summary = smoke_run / "results/arithmetic/summary"
     transfer = pd.read_csv(summary / "transfer.csv")
-    assert len(transfer) == 4 * 2 * 3  # variants x sizes x seeds, one row per selection protocol
+    assert len(transfer) == 4 * 2 * 2 * 3  # variants x sizes x chains, one row per selection protocol
+    assert sorted(transfer["chain"].unique()) == [0, 1] and sorted(transfer["seed"].unique()) == [0, 100]
     assert set(transfer["variant"]) == {"si", "si_trainable", "sampled", "random"}
     assert set(transfer["protocol"]) == {"eval", "train_holdout", "last"}
     assert transfer["test_accuracy"].between(0, 1).all()
     assert (summary / "table3.md").read_text().count("|") > 10
+    chains = (summary / "chains.md").read_text()
+    assert "| chain 0 | chain 1 |" in chains and "si vs sampled" in chains
     assert "protocol `train_holdout`" in (summary / "transfer.md").read_text().split("###")[1]
     for figure in ("fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"):
         for ext in ("png", "pdf"):
@@ -42,7 +45,7 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
                                .read_text())
     assert hard_concrete["mask_method"] == "hard_concrete" and hard_concrete["config"]["mask_init"] == 2.0
     assert not list(smoke_run.glob("results/**/*.ckpt")), "checkpoints are removed after success"
-    assert (smoke_run / "logs/arithmetic/base/a+ab/layers1.log").stat().st_size > 0
+    assert (smoke_run / "logs/arithmetic/chain0/base/a+ab/layers1.log").stat().st_size > 0
 
 
 def curve(path: Path) -> list[dict]:
@@ -53,7 +56,7 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     smoke_run = clone_run(smoke_run, tmp_path / "run")
     point = smoke_run / TRANSFER_POINT
     before = curve(point)
-    others = {path: path.read_text() for path in smoke_run.glob("results/arithmetic/transfer/a+ab/**/metrics.json")
+    others = {path: path.read_text() for path in smoke_run.glob("results/arithmetic/chain*/transfer/a+ab/**/metrics.json")
               if path != point}
     started = time.time()
     time.sleep(1)
@@ -72,7 +75,7 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     assert result.returncode == 0, result.stderr[-3000:]
     assert not [path for pack in pack_manifests(smoke_run, since=started).values() for path in pack["trained"]]
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
-    row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout")]
+    row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout") & (table["chain"] == 0)]
     assert row["test_accuracy"].item() == pytest.approx(rerun)
     assert "Nothing to be done" in snakemake(smoke_run, "-n").stdout
 
@@ -84,7 +87,7 @@ def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, me
     workdir = clone_run(smoke_run, tmp_path / "run")
     switch = workdir / "mask.yaml"
     switch.write_text(yaml.safe_dump({"arithmetic": {"discovery": {"mask": {"method": method}, "mask_init": init}}}))
-    selected = "results/arithmetic/discovery/a+ab/ab/layers1/selected.json"
+    selected = "results/arithmetic/chain0/discovery/a+ab/ab/layers1/selected.json"
     result = snakemake(workdir, selected, "--configfile", str(switch), "--cores", "2")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "arithmetic_discover" in result.stderr and "arithmetic_transfer" not in result.stderr
@@ -93,7 +96,7 @@ def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, me
     assert chosen["mask_method"] == method == selection["mask_method"]
     assert all(mask.dtype == torch.bool for mask in chosen["masks"].values())
     for tag in ("0.0001", "0.001"):
-        metrics = json.loads((workdir / f"results/arithmetic/discovery/a+ab/ab/layers1/lambda{tag}/metrics.json")
+        metrics = json.loads((workdir / f"results/arithmetic/chain0/discovery/a+ab/ab/layers1/lambda{tag}/metrics.json")
                              .read_text())
         assert metrics["mask_method"] == method and metrics["config"]["mask"] == {"method": method}
 

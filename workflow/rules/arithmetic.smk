@@ -13,6 +13,7 @@ wildcard_constraints:
     variant=one_of(ARITH["transfer"]["variants"]),
     n=r"\d+",
     seed=r"\d+",
+    chain=r"\d+",
 
 
 rule arithmetic_data:
@@ -34,14 +35,14 @@ rule arithmetic_base:
     input:
         data=f"{ARITH_DIR}/data/base/{{base}}.pt",
     output:
-        model=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
-        metrics=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/metrics.json",
+        model=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        metrics=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json",
     log:
-        f"logs/arithmetic/base/{{base}}/layers{{layers}}.log",
+        f"logs/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.log",
     benchmark:
-        f"{BENCH_DIR}/arithmetic/base/{{base}}/layers{{layers}}.jsonl"
+        f"{BENCH_DIR}/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl"
     params:
-        settings=arith_stage_settings("base", model=ARITH["model"]),
+        settings=lambda wildcards: arith_stage_settings("base", wildcards.chain, model=ARITH["model"]),
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
@@ -59,17 +60,17 @@ rule arithmetic_base:
 
 rule arithmetic_discover:
     input:
-        base=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        base=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/model.pt",
         data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
     output:
-        subnetwork=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
-        metrics=f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
+        subnetwork=f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
+        metrics=f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
     log:
-        f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.log",
+        f"logs/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.log",
     benchmark:
-        f"{BENCH_DIR}/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl"
+        f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl"
     params:
-        settings=arith_stage_settings("discovery"),
+        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
@@ -90,13 +91,13 @@ rule arithmetic_discover:
 checkpoint arithmetic_select_subnetwork:
     input:
         expand(
-            f"{ARITH_DIR}/discovery/{{{{base}}}}/{{{{subtask}}}}/layers{{{{layers}}}}/lambda{{l0}}/subnetwork.pt",
+            f"{ARITH_DIR}/chain{{{{chain}}}}/discovery/{{{{base}}}}/{{{{subtask}}}}/layers{{{{layers}}}}/lambda{{l0}}/subnetwork.pt",
             l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
         ),
     output:
-        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.json",
+        f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.json",
     log:
-        f"logs/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
+        f"logs/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
     params:
         check=("--check-complement " if ARITH_USES_COMPLEMENT else "")
         + ("--floor" if ARITH["discovery"].get("floor", True) else ""),
@@ -117,6 +118,9 @@ for _pack, _members in ARITH_PACKS:
             f"arithmetic_transfer_pack_{_pack}"
         input:
             partial(arith_pack_inputs, _members),
+            # Every selection the pack reads, so that the DAG holds all of them from the start; ancient():
+            # a selection rerun that keeps its choice (a λ added that loses) must not rerun the pack.
+            selections=[ancient(path) for path in arith_pack_selections(_members)],
         output:
             # The manifest first: a DAG lookup of it matches here and never compiles the points' patterns.
             manifest=arith_pack_manifest(_pack),
@@ -183,7 +187,7 @@ rule arithmetic_plots:
 # method), and the overlap of the kept sets against chance (arithmetic.overlap).
 rule arithmetic_overlap_discover:
     input:
-        base=f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        base=f"{ARITH_DIR}/chain{ARITH_OVERLAP_CHAIN}/base/{{base}}/layers{{layers}}/model.pt",
         data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
     output:
         subnetwork=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
@@ -215,8 +219,9 @@ rule arithmetic_overlap_discover:
 rule arithmetic_overlap:
     input:
         default=arith_experiment_paths(
-            f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
-            l0=number_tag(ARITH["discovery"]["l0_weights"][0]), only_layers=ARITH_OVERLAP["layers"]),
+            f"{ARITH_DIR}/chain{ARITH_OVERLAP_CHAIN}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
+            l0=number_tag(ARITH["discovery"]["l0_weights"][0]), only_layers=ARITH_OVERLAP["layers"],
+            only_chains=[ARITH_OVERLAP_CHAIN]),
         runs=arith_experiment_paths(
             f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
             run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]),

@@ -38,12 +38,20 @@ def one_of(values):
 os.environ.update(SUBTASK_INDUCTION_PACKAGE=str(PACKAGE_ROOT))
 
 
+# cpu_kernels: avx2 pins the kernels torch dispatches to on x86-64 (ATen's vectorised code, MKL's GEMM
+# code path, oneDNN's ISA) to AVX2, so that AVX2 and AVX-512 machines compute the same numbers; native lets
+# each CPU use its best (docs/results.md, "CPU kernels"). Read once when torch loads: set on the command line.
+CPU_KERNEL_PINS = {"native": "", "avx2": "ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 "}
+
+
 def step(module):
     """The shell prefix that runs a step module. OMP_NUM_THREADS must be set before torch is imported to
-    bound its thread pool, so it is set here, on the command line, from the rule's `threads:`. The package
-    comes first on PYTHONPATH: this checkout's code runs, whatever else the Python has installed."""
+    bound its thread pool, so it is set here, on the command line, from the rule's `threads:`; so are the
+    kernel pins (config cpu_kernels), which change numbers: changing them changes the rules' code and reruns.
+    The package comes first on PYTHONPATH: this checkout's code runs, whatever else the Python has installed."""
     return ('PYTHONPATH="$SUBTASK_INDUCTION_PACKAGE${{PYTHONPATH:+:$PYTHONPATH}}" OMP_NUM_THREADS={threads} '
-            f"MKL_NUM_THREADS={{threads}} python -m subtask_induction.steps.{module}")
+            f"MKL_NUM_THREADS={{threads}} {CPU_KERNEL_PINS[config['cpu_kernels']]}"
+            f"python -m subtask_induction.steps.{module}")
 
 
 def train_step(module):
@@ -79,6 +87,7 @@ def with_report(paths, captions, category, subcategory=None):
 
 # Report captions by file name: every figure (its PNG) and summary table of every family.
 ARITH_CAPTIONS = {"transfer.csv": "arithmetic/transfer_table", "table3.csv": "arithmetic/table3",
+                  "chains.md": "arithmetic/chains",
                   "base.csv": "arithmetic/base_table", "discovery.csv": "arithmetic/discovery_table",
                   "discovery_curves.csv": "arithmetic/discovery_curves_table",
                   "overlap.csv": "arithmetic/overlap_table", "overlap.png": "arithmetic/overlap",
@@ -124,9 +133,10 @@ def benchmark_files():
         files.update({path: rule for path in paths})
 
     if "arithmetic" in config["families"]:
-        add("arithmetic_base", arith_experiment_paths(f"{BENCH_DIR}/arithmetic/base/{{base}}/layers{{layers}}.jsonl"))
+        add("arithmetic_base", arith_experiment_paths(
+            f"{BENCH_DIR}/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl"))
         add("arithmetic_discover", arith_experiment_paths(
-            f"{BENCH_DIR}/arithmetic/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl",
+            f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl",
             l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]]))
         add("arithmetic_overlap_discover", arith_experiment_paths(
             f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl",
@@ -165,7 +175,13 @@ ARITH_COMPUTATIONS = sorted(
     | {e["subtask"] for e in ARITH["experiments"]}
     | {t for e in ARITH["experiments"] for t in e["targets"]}
 )
+# A chain is one seed for the whole chain base -> discovery -> transfer (the data and the held-out split are
+# shared): tables give mean ± std over chains, so the spread includes the base and the discovery.
+ARITH_CHAINS = ARITH["chains"]
 for _experiment in ARITH["experiments"]:
+    _chains = sorted(set(_experiment.get("chains", [])) - set(ARITH_CHAINS))
+    if _chains:
+        raise ValueError(f"config arithmetic.experiments: chains {_chains} are not in arithmetic.chains {ARITH_CHAINS}")
     _unknown = sorted(set(_experiment.get("variants", [])) - set(ARITH["transfer"]["variants"]))
     if _unknown:
         raise ValueError(f"config arithmetic.experiments: variants {_unknown} are not defined in arithmetic.transfer.variants")
@@ -186,7 +202,7 @@ ARITH_USES_COMPLEMENT = any(
 )
 ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"]
 ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv",
-                "transfer.md"]
+                "transfer.md", "chains.csv", "chains.md"]
 
 
 # The transfer pool holds every a!=b pair that is not held out, whatever the largest n: adding an n rewrites
@@ -205,14 +221,16 @@ def arith_data_settings(wildcards):
                     "eval_rows": data["eval_rows"], "test_rows": data["test_rows"], **rows})
 
 
-def arith_stage_settings(stage, **extra):
-    """Base steps take their optimiser settings under "training"; discovery takes them flat.
+def arith_stage_settings(stage, chain, **extra):
+    """Base steps take their optimiser settings under "training"; discovery takes them flat. The chain is
+    the seed of the base's initialisation and of both stages' batch order.
 
     The λ list is left out: each discovery job gets its λ from the wildcard, so adding a λ value
     must not change (and rerun) the jobs already done.
     """
-    section = {key: value for key, value in ARITH[stage].items() if key != "l0_weights"}
-    return as_json({"seed": ARITH["seed"], **extra, **({"training": section} if stage != "discovery" else section)})
+    section = {key: value for key, value in ARITH[stage].items() if key not in ("l0_weights", "floor")}
+    return as_json({"seed": int(chain), "chain": int(chain), **extra,
+                    **({"training": section} if stage != "discovery" else section)})
 
 
 ARITH_OVERLAP = ARITH.get("overlap") or {"layers": [], "runs": []}
@@ -224,12 +242,16 @@ if set(ARITH_OVERLAP["layers"]) - set(ARITH["layers"]):
     raise ValueError(f"config arithmetic.overlap.layers: {ARITH_OVERLAP['layers']} not all in arithmetic.layers")
 
 
+# The overlap runs vary the first chain's default discovery (its base, its first λ).
+ARITH_OVERLAP_CHAIN = ARITH_CHAINS[0]
+
+
 def arith_overlap_settings(wildcards):
-    """The default discovery (first λ) with one run's changes: seed, λ, mask method or mask_init."""
+    """The default discovery (first chain, first λ) with one run's changes: seed, λ, mask method or mask_init."""
     run = ARITH_OVERLAP_RUNS[wildcards.run]
-    section = {key: value for key, value in ARITH["discovery"].items() if key != "l0_weights"}
+    section = {key: value for key, value in ARITH["discovery"].items() if key not in ("l0_weights", "floor")}
     section.update({key: value for key, value in run.items() if key in ("mask", "mask_init", "lr", "epochs")})
-    return as_json({"seed": run.get("seed", ARITH["seed"]), **section})
+    return as_json({"seed": run.get("seed", ARITH_OVERLAP_CHAIN), "chain": ARITH_OVERLAP_CHAIN, **section})
 
 
 def arith_overlap_l0(wildcards):
@@ -243,8 +265,11 @@ def arith_overlap_targets():
             f"{ARITH_DIR}/figures/overlap.png", f"{ARITH_DIR}/figures/overlap.pdf"]
 
 
-ARITH_TRANSFER_PATH = (f"{ARITH_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/n{{n}}/"
-                       f"seed{{seed}}/metrics.json")
+ARITH_CHAIN_DIR = f"{ARITH_DIR}/chain{{chain}}"
+ARITH_TRANSFER_PATH = (f"{ARITH_CHAIN_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/"
+                       f"n{{n}}/seed{{seed}}/metrics.json")
+# The transfer seeds of chain c are 100 c + arithmetic.transfer.seeds: chain 0's are the seeds as listed.
+ARITH_CHAIN_SEED_STRIDE = 100
 
 
 def arith_transfer_training():
@@ -269,11 +294,12 @@ def selected_subnetwork(selection):
 def arith_point_args(point):
     """One point as the transfer step reads it (--points); `subnetwork` is the chosen λ's own file."""
     out = ARITH_TRANSFER_PATH.format(**point)
-    selection = checkpoints.arithmetic_select_subnetwork.get(base=point["base"], subtask=point["subtask"],
-                                                             layers=point["layers"])
+    chain = int(point["chain"])
+    selection = checkpoints.arithmetic_select_subnetwork.get(chain=chain, base=point["base"],
+                                                             subtask=point["subtask"], layers=point["layers"])
     return {"variant": point["variant"], "variant_settings": ARITH["transfer"]["variants"][point["variant"]],
-            "n": int(point["n"]), "seed": int(point["seed"]),
-            "base": f"{ARITH_DIR}/base/{point['base']}/layers{point['layers']}/model.pt",
+            "n": int(point["n"]), "chain": chain, "seed": ARITH_CHAIN_SEED_STRIDE * chain + int(point["seed"]),
+            "base": f"{ARITH_DIR}/chain{chain}/base/{point['base']}/layers{point['layers']}/model.pt",
             "subnetwork": selected_subnetwork(selection),
             "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
             "out": out, **({"retrain": True} if out in ARITH_RETRAIN else {})}
@@ -285,22 +311,30 @@ def arith_pack_inputs(members, wildcards):
                    if key in ("base", "subnetwork", "data")})
 
 
+def arith_pack_selections(members):
+    """The selection records (checkpoint outputs) a pack's points depend on."""
+    return sorted({f"{ARITH_DIR}/chain{point['chain']}/discovery/{point['base']}/{point['subtask']}/"
+                   f"layers{point['layers']}/selected.json" for point in members})
+
+
 def arith_pack_points(members, wildcards):
     return as_json([arith_point_args(point) for point in members])
 
 
 def arith_transfer_point_list():
-    """Every sweep point as a dict; an experiment may run a subset of the variants (its `variants` list)."""
+    """Every sweep point as a dict; an experiment may run a subset of the variants, depths, chains and
+    transfer seeds (its own lists)."""
     points = {}
     for experiment in ARITH["experiments"]:
-        for target in experiment["targets"]:
-            for layers in experiment.get("layers", ARITH["layers"]):
-                for variant in experiment.get("variants", list(ARITH["transfer"]["variants"])):
-                    for n in ARITH["transfer"]["disambiguation_rows"]:
-                        for seed in ARITH["transfer"]["seeds"]:
-                            point = {"base": experiment["base"], "subtask": experiment["subtask"], "target": target,
-                                     "layers": layers, "variant": variant, "n": n, "seed": seed}
-                            points[ARITH_TRANSFER_PATH.format(**point)] = point
+        for chain in experiment.get("chains", ARITH_CHAINS):
+            for target in experiment["targets"]:
+                for layers in experiment.get("layers", ARITH["layers"]):
+                    for variant in experiment.get("variants", list(ARITH["transfer"]["variants"])):
+                        for n in ARITH["transfer"]["disambiguation_rows"]:
+                            for seed in experiment.get("seeds", ARITH["transfer"]["seeds"]):
+                                point = {"chain": chain, "base": experiment["base"], "subtask": experiment["subtask"],
+                                         "target": target, "layers": layers, "variant": variant, "n": n, "seed": seed}
+                                points[ARITH_TRANSFER_PATH.format(**point)] = point
     return [points[path] for path in sorted(points)]
 
 
@@ -311,7 +345,7 @@ if _unknown_points:
 # Points of one depth and one n train as one stacked model (README, "Packs"); the packs depend on the
 # config alone, so a compute node re-reading this file forms the same ones.
 ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), shape=("layers", "n"),
-                         order=("seed", "base", "subtask", "target", "variant"))
+                         order=("chain", "seed", "base", "subtask", "target", "variant"))
 
 
 def arith_transfer_shell():
@@ -330,14 +364,19 @@ def arith_pack_resources(size):
             **training_resources()}
 
 
-def arith_experiment_paths(pattern, only_layers=None, **extra):
-    """expand() over the experiments list, each with its own base and subtask (and depths, or only_layers)."""
+def arith_experiment_paths(pattern, only_layers=None, only_chains=None, **extra):
+    """expand() over the experiments list, each with its own base and subtask, depths and chains (or only
+    those of them in only_layers, only_chains)."""
     paths = []
     for experiment in ARITH["experiments"]:
         layers = experiment.get("layers", ARITH["layers"])
+        chains = experiment.get("chains", ARITH_CHAINS)
         if only_layers is not None:
             layers = [depth for depth in layers if depth in only_layers]
-        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"], layers=layers, **extra)
+        if only_chains is not None:
+            chains = [chain for chain in chains if chain in only_chains]
+        paths += expand(pattern, base=experiment["base"], subtask=experiment["subtask"], layers=layers, chain=chains,
+                        **extra)
     return sorted(set(paths))
 
 
@@ -352,13 +391,13 @@ def arith_pack_manifest(pack):
 
 def arith_discovery_metrics():
     return arith_experiment_paths(
-        f"{ARITH_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
+        f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
         l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
     )
 
 
 def arith_base_metrics():
-    return arith_experiment_paths(f"{ARITH_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
+    return arith_experiment_paths(f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
 
 
 def arith_final_targets():

@@ -156,7 +156,13 @@ def code_hash(entry: str | None = None) -> str:
             digest.update(f"{library}=={metadata.version(library)}".encode())
         except metadata.PackageNotFoundError:
             pass
+    for name in KERNEL_PINS:  # kernel pins choose other code paths: other numbers
+        digest.update(f"{name}={os.environ.get(name, '')}".encode())
     return digest.hexdigest()[:16]
+
+
+# Environment variables that pin the CPU kernels torch dispatches to (config cpu_kernels; read at import).
+KERNEL_PINS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
 
 
 def resolve_device(name: str) -> torch.device:

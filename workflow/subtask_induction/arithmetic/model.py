@@ -67,6 +67,26 @@ def mean_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000):
     return (total / max(count, 1)).tolist()
 
 
+def answer_loss(model: nn.Module, rows: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy of the answer token alone (the prediction at SEP against c): the part of the LM loss
+    the task is about. rows [B, 4] -> a scalar; a pack's rows [M, B, 4] -> one loss per model [M]."""
+    logits = model(input_ids=rows).logits[..., 2, :]
+    losses = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[..., 3].reshape(-1),
+                                         reduction="none")
+    return losses.mean() if rows.dim() == 2 else losses.view(rows.shape[0], -1).mean(1)
+
+
+@torch.no_grad()
+def mean_answer_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000):
+    """answer_loss over `rows` in eval mode, weighted by batch size: a float, or a list per model of a pack."""
+    chunk = max(1, batch_size // rows.shape[0]) if rows.dim() == 3 else batch_size
+    count = rows.shape[-2]
+    with eval_mode(model):
+        total = sum(answer_loss(model, rows[..., i:i + chunk, :]).double() * len(range(i, min(i + chunk, count)))
+                    for i in range(0, count, chunk))
+    return (total / max(count, 1)).tolist()
+
+
 def answer_metrics(predictions: torch.Tensor, rows: torch.Tensor, rules: dict[str, str] | None = None,
                    modulus: int = 7) -> dict:
     """Accuracy of predicted answers against the rows' own, plus agreement with other rules (name -> computation)."""

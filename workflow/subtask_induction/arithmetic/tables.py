@@ -1,4 +1,8 @@
-"""Collect per-point metrics.json files of the arithmetic family into tables (pandas)."""
+"""Collect per-point metrics.json files of the arithmetic family into tables (pandas).
+
+A chain is one seed for base, discovery and transfer; a transfer point's `seed` column is its own seed
+(100 chain + the configured transfer seed), so the spread over rows of one cell is over chains and seeds.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..claims import comparison_verdict
 from ..method.discovery import selection_key
 
 
@@ -19,9 +24,9 @@ def base_table(paths) -> pd.DataFrame:
     rows = []
     for path in paths:
         record = _read(path)
-        rows.append({"base": record["config"]["computation"], "layers": record["config"]["layers"],
-                     **record["metrics"], "best_epoch": record["best_epoch"]})
-    return pd.DataFrame(rows).sort_values(["base", "layers"])
+        rows.append({"chain": record["config"].get("chain", 0), "base": record["config"]["computation"],
+                     "layers": record["config"]["layers"], **record["metrics"], "best_epoch": record["best_epoch"]})
+    return pd.DataFrame(rows).sort_values(["base", "layers", "chain"])
 
 
 def discovery_tables(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -30,25 +35,39 @@ def discovery_tables(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
     for path in paths:
         record = _read(path)
         config = record["config"]
-        key = {"base": config["base"]["computation"], "subtask": config["subtask"],
+        key = {"chain": config.get("chain", 0), "base": config["base"]["computation"], "subtask": config["subtask"],
                "layers": config["base"]["layers"], "l0_weight": config["l0_weight"]}
         rows.append({**key, **record["metrics"], "best_epoch": record["best_epoch"]})
         curves += [{**key, **{k: point[k] for k in ("epoch", "eval_accuracy", "kept_fraction", "beta", "train_loss")}}
                    for point in record["curve"]]
-    table = pd.DataFrame(rows).sort_values(["base", "subtask", "layers", "l0_weight"])
+    table = pd.DataFrame(rows).sort_values(["base", "subtask", "layers", "chain", "l0_weight"])
     best = table.apply(lambda r: selection_key(r["eval_accuracy"], r["kept_fraction"]), axis=1)
     table["selected"] = False
-    for _, group in table.assign(key=best).groupby(["base", "subtask", "layers"]):
+    for _, group in table.assign(key=best).groupby(["base", "subtask", "layers", "chain"]):
         table.loc[group["key"].idxmax(), "selected"] = True
     return table, pd.DataFrame(curves)
 
 
 def table3(discovery: pd.DataFrame) -> pd.DataFrame:
-    """Paper Table 3: kept fraction (%) of the selected subnetwork per depth."""
+    """Paper Table 3: kept fraction (%) of the selected subnetwork per depth, one row per chain."""
     chosen = discovery[discovery["selected"]].copy()
     chosen["kept_percent"] = 100 * chosen["kept_fraction"]
-    columns = ["base", "subtask", "layers", "l0_weight", "kept_percent", "eval_accuracy", "test_accuracy"]
+    columns = ["base", "subtask", "layers", "chain", "l0_weight", "kept_percent", "eval_accuracy", "test_accuracy"]
     return chosen[columns].reset_index(drop=True)
+
+
+def table3_markdown(table: pd.DataFrame) -> str:
+    """Table 3 as mean ± std over chains, with every chain's kept percent."""
+    lines = ["| subtask of base | layers | chains | kept % (mean ± std) | kept % per chain | test accuracy on the "
+             "subtask (per chain) |", "|---|---|---|---|---|---|"]
+    for (base, subtask, layers), rows in table.groupby(["base", "subtask", "layers"]):
+        kept = rows["kept_percent"]
+        std = kept.std(ddof=1) if len(kept) > 1 else 0.0
+        lines.append(f"| {subtask} of {base} | {layers} | {len(rows)} | {kept.mean():.2f} ± {std:.2f} | "
+                     + ", ".join(f"{v:.2f}" for v in kept) + " | " + ", ".join(f"{v:.3f}" for v in rows["test_accuracy"])
+                     + " |")
+    return "\n".join(lines) + ("\n\nKept %: share of the masked weights (every attention and MLP matrix) the "
+                               "selected subnetwork keeps (best eval accuracy over λ, ties to the sparser).\n")
 
 
 EXPERIMENT = ["base", "subtask", "target"]
@@ -62,17 +81,19 @@ def transfer_table(paths) -> pd.DataFrame:
         config = record["config"]
         variant = config["variant"]
         point = {"base": config["base"]["computation"], "subtask": config["subtask"], "target": config["target"],
-                 "layers": config["base"]["layers"], "variant": config["variant_name"], "method": variant["method"],
+                 "layers": config["base"]["layers"], "chain": config.get("chain", 0),
+                 "variant": config["variant_name"], "method": variant["method"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "n": config["n_disambiguation"], "seed": record["seed"], "path": str(Path(path))}
         for protocol, chosen in record["metrics"].items():
             rows.append({**point, "protocol": protocol, **chosen})
-    columns = EXPERIMENT + ["layers", "variant", "n", "seed", "protocol"]
+    columns = EXPERIMENT + ["layers", "variant", "n", "chain", "seed", "protocol"]
     return pd.DataFrame(rows).sort_values(columns).reset_index(drop=True)
 
 
 def seed_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accuracy") -> pd.DataFrame:
-    """mean and std over seeds of the depth-averaged metric, per `by` group (std 0 for one seed)."""
+    """mean and std over replicates (a point's own seed: one per chain and transfer seed) of the
+    depth-averaged metric, per `by` group (std 0 for one replicate)."""
     per_seed = transfer.groupby(by + ["seed"])[metric].mean().reset_index()
     summary = per_seed.groupby(by)[metric].agg(["mean", "std", "count"]).reset_index()
     summary["std"] = summary["std"].fillna(0.0)
@@ -84,12 +105,16 @@ def depths_of(rows: pd.DataFrame) -> list[int]:
 
 
 def shared_depths(rows: pd.DataFrame) -> pd.DataFrame:
-    """`rows` restricted to the depths at which every variant in them ran, so that curves compared in one
-    panel are means over the same depths (an experiment may run some variants at fewer depths)."""
+    """`rows` restricted to the depths and the chains in which every variant in them ran, so that curves
+    compared in one panel are means over the same depths and the same bases and subnetworks (an experiment
+    may run some variants at fewer depths or in fewer chains)."""
     if rows.empty:
         return rows
-    common = set.intersection(*(set(d) for d in rows.groupby("variant")["layers"].unique()))
-    return rows[rows["layers"].isin(common)]
+    for column in ("layers", "chain"):
+        if column in rows:
+            common = set.intersection(*(set(values) for values in rows.groupby("variant")[column].unique()))
+            rows = rows[rows[column].isin(common)]
+    return rows
 
 
 def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
@@ -105,7 +130,7 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
                 continue
             sizes = sorted(rows["n"].unique())
             lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}` "
-                      f"(test accuracy, mean ± std over seeds of the mean over the variant's depths)", "",
+                      f"(test accuracy, mean ± std over chains and seeds of the mean over the variant's depths)", "",
                       "| variant | depths | " + " | ".join(f"n={n}" for n in sizes) + " |",
                       "|---|---|" + "---|" * len(sizes)]
             for variant, by_variant in rows.groupby("variant", sort=False):
@@ -113,3 +138,43 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
                 lines.append(f"| {variant} | {depths[variant]} | " + " | ".join(cells.get(n, "") for n in sizes) + " |")
             lines.append("")
     return "\n".join(lines)
+
+
+def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
+    """Under `protocol`: per experiment, depth, variant, n and chain, the test accuracy (mean over that chain's
+    transfer seeds)."""
+    rows = transfer[transfer["protocol"] == protocol]
+    keys = EXPERIMENT + ["layers", "variant", "n", "chain"]
+    return rows.groupby(keys)["test_accuracy"].mean().reset_index()
+
+
+CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random")]
+
+
+def chains_markdown(chains: pd.DataFrame, protocol: str) -> str:
+    """Every chain's test accuracy, per depth (no averaging over depths), and the comparisons that hold in
+    every chain: SI against its controls, per depth and n."""
+    lines = []
+    for (base, subtask, target), experiment in chains.groupby(EXPERIMENT):
+        chain_ids = sorted(experiment["chain"].unique())
+        lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}`: test accuracy per chain", "",
+                  "| layers | variant | n | " + " | ".join(f"chain {c}" for c in chain_ids) + " |",
+                  "|---|---|---|" + "---|" * len(chain_ids)]
+        for (layers, variant, n), rows in experiment.groupby(["layers", "variant", "n"]):
+            values = dict(zip(rows["chain"], rows["test_accuracy"]))
+            lines.append(f"| {layers} | {variant} | {n} | " + " | ".join(
+                f"{values[c]:.3f}" if c in values else "" for c in chain_ids) + " |")
+        lines += ["", "Comparisons per depth and n (differences in accuracy points, chain by chain):", "",
+                  "| layers | n | comparison | difference per chain | verdict |", "|---|---|---|---|---|"]
+        for (layers, n), rows in experiment.groupby(["layers", "n"]):
+            wide = rows.pivot_table(index="chain", columns="variant", values="test_accuracy")
+            for first, second in CLAIMS:
+                if first in wide and second in wide:
+                    difference = (100 * (wide[first] - wide[second])).dropna()
+                    if not difference.empty:
+                        lines.append(f"| {layers} | {n} | {first} vs {second} | "
+                                     + ", ".join(f"{d:+.1f}" for d in difference)
+                                     + f" | {comparison_verdict(difference, first, second)} |")
+        lines.append("")
+    return "\n".join(lines)
+

@@ -4,7 +4,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..arithmetic.tables import base_table, discovery_tables, table3, transfer_markdown, transfer_table
+from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, table3, table3_markdown,
+                                 transfer_markdown, transfer_table)
 from ..selection import PROTOCOLS
 from ..runtime import save_text
 
@@ -34,14 +35,16 @@ def main(argv=None):
     discovery, curves = discovery_tables(args.discovery)
     kept = table3(discovery)
     transfer = transfer_table(point_files(args.transfer))
+    chains = chains_table(transfer, args.protocol)
     tables = {"base.csv": base_table(args.base), "discovery.csv": discovery, "discovery_curves.csv": curves,
-              "transfer.csv": transfer, "table3.csv": kept}
+              "transfer.csv": transfer, "table3.csv": kept, "chains.csv": chains}
     for name, table in tables.items():
         save_text(table.to_csv(index=False), out / name)
-    save_text(kept.to_markdown(index=False, floatfmt=".4g") + "\n", out / "table3.md")
+    save_text(table3_markdown(kept), out / "table3.md")
     order = [args.protocol] + [name for name in PROTOCOLS if name != args.protocol]
     save_text(transfer_markdown(transfer, order), out / "transfer.md")
-    print(kept.to_markdown(index=False, floatfmt=".4g"))
+    save_text(chains_markdown(chains, args.protocol), out / "chains.md")
+    print(table3_markdown(kept))
 
 
 if __name__ == "__main__":

@@ -46,8 +46,9 @@ def main(argv=None):
                          **mask_overlap(runs[first][0], runs[second][0])})
     table = pd.DataFrame(rows)
     save_text(table.to_csv(index=False), args.table)
-    lines = ["Overlap of the kept weights of subnetworks for the same subtask (Jaccard; chance = two random",
-             "masks of the same densities; ratio = Jaccard / chance)", ""]
+    lines = ["Overlap of the kept weights of subnetworks for the same subtask (Jaccard; chance = two random masks",
+             "with each tensor's own densities, summed expected intersection over summed expected union; ratio =",
+             "Jaccard / chance)", ""]
     for (base, subtask, layers), part in table.groupby(["base", "subtask", "layers"]):
         lines += [f"### {subtask} of {base}, {layers} layers", "",
                   "| subnetwork | other | kept | kept (other) | Jaccard | chance | ratio |", "|---|---|---|---|---|---|---|"]

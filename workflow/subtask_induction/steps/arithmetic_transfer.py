@@ -23,7 +23,8 @@ import json
 import torch
 
 from ..arithmetic.data import competing_rules, split_holdout, transfer_training_rows
-from ..arithmetic.model import answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_loss, predict_answers, stacked_batches
+from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_answer_loss, mean_loss,
+                                predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..method.masks import load_subnetwork
 from ..method.transfer import prepare_transfer_model
@@ -88,8 +89,8 @@ def main(argv=None):
 
     def point_config(point, meta, dataset, subnetwork):
         return {**s, "variant": point["variant_settings"], "variant_name": point["variant"],
-                "n_disambiguation": point["n"], "seed": point["seed"], "target": dataset["computation"],
-                "subtask": subnetwork.get("subtask"), "base": meta}
+                "n_disambiguation": point["n"], "seed": point["seed"], "chain": point.get("chain", 0),
+                "target": dataset["computation"], "subtask": subnetwork.get("subtask"), "base": meta}
 
     def point_fingerprint(point):
         return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point["seed"], code,
@@ -143,6 +144,7 @@ def main(argv=None):
     def evaluate(net):
         held = predict_answers(net, holdout_rows)
         held_loss = mean_loss(net, holdout_rows)
+        held_answer_loss = mean_answer_loss(net, holdout_rows)
         evaluated = predict_answers(net, eval_rows)
         tested = predict_answers(net, test_rows)
         out = []
@@ -150,7 +152,8 @@ def main(argv=None):
             test = answer_metrics(tested[index], test_rows[index], rules[index], modulus)
             out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
                         "holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
-                        "holdout_loss": held_loss[index], "test_accuracy": test.pop("accuracy"),
+                        "holdout_loss": held_loss[index], "holdout_answer_loss": held_answer_loss[index],
+                        "test_accuracy": test.pop("accuracy"),
                         **{f"test_{key}": value for key, value in test.items()}})
         return out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import platform
 
 import torch
@@ -47,5 +48,49 @@ def fingerprint(settings: dict, *parts, inputs=(), code: bool = True) -> str:
     return hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+# Environment variables that choose kernels; read once when torch loads (the rules set them: kernel pins).
+KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _cpu_model() -> str:
+    """The CPU's name with its family and model numbers (virtual machines often report only "AMD EPYC"),
+    and whether it offers AVX-512."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo") as handle:
+            for line in handle:
+                key, _, value = line.partition(":")
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        return platform.processor() or platform.machine()
+    flags = fields.get("flags", "").split()
+    return (f"{fields.get('model name', platform.machine())} (family {fields.get('cpu family', '?')}, model "
+            f"{fields.get('model', '?')}; {'avx512f' if 'avx512f' in flags else 'avx2' if 'avx2' in flags else 'no avx2'})")
+
+
+def _library_versions() -> dict:
+    from importlib import metadata
+
+    versions = {}
+    for name in ("transformers", "numpy", "timm", "scikit-learn", "snakemake"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
 def provenance() -> dict:
-    return {"package_version": __version__, "torch": torch.__version__, "python": platform.python_version()}
+    """Which code and which machine computed a record: versions, the CPU and the kernels torch dispatches to
+    (ATen's capability, BLAS, oneDNN), threads, kernel pins from the environment, and the GPU if one ran it.
+    Same seeds give bit-identical numbers on one CPU type, other numbers on another (README, docs/results.md)."""
+    build = torch.__config__.show()
+    onednn = next((line.split("MKL-DNN", 1)[1].split("(")[0].strip() for line in build.splitlines()
+                   if "MKL-DNN" in line or "oneDNN" in line), None)
+    blas = next((part.split("=", 1)[1] for part in build.replace(",", " ").split() if part.startswith("BLAS_INFO=")), None)
+    return {"package_version": __version__, "torch": torch.__version__, "python": platform.python_version(),
+            **_library_versions(), "cpu": _cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "blas": blas, "mkl": torch.backends.mkl.is_available(), "onednn": onednn,
+            "onednn_enabled": torch.backends.mkldnn.is_available(), "threads": torch.get_num_threads(),
+            "kernel_environment": {name: os.environ[name] for name in KERNEL_VARIABLES if name in os.environ},
+            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}

@@ -88,7 +88,7 @@ def overlaps(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             for a, b in combinations(sorted(seeds), 2):
                 stability.append({"backbone": backbone, "method": method, "fraction": fraction, "task": task,
                                   "seed": a, "other_seed": b, **mask_overlap(seeds[a], seeds[b])})
-    overlap = ["jaccard", "chance", "ratio", "density_first", "density_second"]
+    overlap = ["jaccard", "chance", "ratio", "chance_pooled", "density_first", "density_second"]
     return (pd.DataFrame(between, columns=["backbone", "method", "fraction", "task", "other", "seed", *overlap]),
             pd.DataFrame(stability, columns=["backbone", "method", "fraction", "task", "seed", "other_seed", *overlap]))
 
@@ -106,7 +106,7 @@ def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.Da
               f"{r.task_bytes / r.full_copy_bytes:.4f} |" for r in storage.itertuples()]
     for title, table, other in (("between tasks (same seed)", between, "other"),
                                 ("across seeds of one task", stability, "other_seed")):
-        parts += ["", f"## Overlap of the off sets {title}: Jaccard / chance", ""]
+        parts += ["", f"## Overlap of the off sets {title}: Jaccard / chance (random masks with each tensor's own off densities)", ""]
         if table.empty:
             parts.append("(fewer than two masks to compare)")
             continue

@@ -11,6 +11,8 @@ import json
 
 import pandas as pd
 
+from ..claims import comparison_verdict
+
 MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear"]  # Table 1's rows, others after
 TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
                   "cue_shape_accuracy", "cue_robustness", "shape_bias"]
@@ -129,23 +131,6 @@ def chains_markdown(runs: pd.DataFrame) -> str:
                     for _, row in rows.iterrows()}
         lines.append(f"| {model} | " + " | ".join(by_chain.get(c, "") for c in chains) + " |")
     return "\n".join(lines) + "\n"
-
-
-def comparison_verdict(difference: pd.Series, first: str, second: str) -> str:
-    """What per-chain differences can claim: one chain shows a direction, not a claim; a tie is a tie."""
-    higher, lower, tied = int((difference > 0).sum()), int((difference < 0).sum()), int((difference == 0).sum())
-    count = len(difference)
-    if count < 2:
-        one = float(difference.iloc[0])
-        direction = "tie" if one == 0 else f"{first if one > 0 else second} higher"
-        return f"one chain only ({direction}): no claim"
-    if higher == count:
-        return f"{first} higher in every chain ({count})"
-    if lower == count:
-        return f"{second} higher in every chain ({count})"
-    if tied == count:
-        return f"tied in every chain ({count})"
-    return f"mixed: {first} higher in {higher}, {second} higher in {lower}, tied in {tied} of {count}"
 
 
 def comparisons_markdown(runs: pd.DataFrame) -> str:
