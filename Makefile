@@ -29,7 +29,7 @@ test-paper: $(STAMP)
 	$(BIN)/pytest -q -m paper_slice
 
 # The arithmetic smoke DAG through profiles/slurm on a one-node SLURM it installs and starts
-# (tests/harness/local_slurm.sh; root, Debian; minutes; README), then stops and uninstalls.
+# (tests/local_slurm.sh; root, Debian; minutes; README), then stops and uninstalls.
 test-slurm: $(STAMP)
 	$(BIN)/python tests/slurm_smoke.py
 

@@ -25,6 +25,7 @@ localrules:
     arithmetic_aggregate,
     arithmetic_plots,
     arithmetic_overlap,
+    arithmetic_budget,
     vision_select_subnetwork,
     vision_aggregate,
     vision_plots,

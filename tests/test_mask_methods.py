@@ -171,3 +171,29 @@ def test_packed_masks_round_trip_at_one_bit_per_weight(tmp_path):
     packed["a"]["bits"] = packed["a"]["bits"][:1]
     with pytest.raises(ValueError, match="mask 'a' has 1"):
         unpack_masks(packed)
+
+
+def test_top_k_keeps_exactly_k_percent_ties_deterministic_and_contains_the_discovered_subnetwork():
+    from subtask_induction.method.masks import top_k_masks
+
+    generator = torch.Generator().manual_seed(0)
+    scores = {"b.weight": torch.randn(30, 20, generator=generator), "a.weight": torch.randn(50, generator=generator)}
+    scores["a.weight"][:10] = 0.5  # ten equal scores: ties
+    total = 30 * 20 + 50
+    discovered = {name: value > 0 for name, value in scores.items()}  # what continuous sparsification keeps
+    discovered_fraction = sum(int(m.sum()) for m in discovered.values()) / total
+    for fraction in (0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 0.75):
+        masks = top_k_masks(scores, fraction)
+        assert sum(int(m.sum()) for m in masks.values()) == round(fraction * total)
+        again = top_k_masks(scores, fraction)
+        assert all(torch.equal(masks[name], again[name]) for name in masks)  # deterministic
+        kept = [float(scores[n][masks[n]].min()) for n in masks if masks[n].any()]
+        dropped = [float(scores[n][~masks[n]].max()) for n in masks if (~masks[n]).any()]
+        assert min(kept) >= max(dropped)  # the highest scores, over every tensor at once
+        if fraction >= discovered_fraction:
+            assert all(bool((masks[n] | ~discovered[n]).all()) for n in masks)  # contains the discovered one
+        else:
+            assert all(bool((~masks[n] | discovered[n]).all()) for n in masks)  # inside it
+    # ties go by position: a.weight (first in name order), lowest index first
+    tied = top_k_masks({"a.weight": torch.zeros(10)}, 0.3)["a.weight"]
+    assert tied.tolist() == [True, True, True] + [False] * 7

@@ -112,6 +112,20 @@ def test_fingerprint_covers_input_contents_but_not_the_checkpoint_interval(input
     assert fingerprint(settings, inputs=[folder / "base.pt"]) != first
 
 
+def test_fingerprint_covers_where_the_numbers_are_computed(inputs):
+    folder, _ = inputs
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        one = fingerprint({"lr": 1e-3}, inputs=[folder / "base.pt"])
+        torch.set_num_threads(2)
+        assert fingerprint({"lr": 1e-3}, inputs=[folder / "base.pt"]) != one  # another thread count: retrain
+        torch.set_num_threads(1)
+        assert fingerprint({"lr": 1e-3}, inputs=[folder / "base.pt"]) == one
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_nan_loss_stops_with_a_named_error_and_writes_nothing(inputs):
     folder, _ = inputs
     out = folder / "diverged.json"
@@ -130,3 +144,44 @@ def test_accuracy_is_scored_without_dropout_and_keeps_the_mode(tiny_gpt2):
     model.train()
     assert [accuracy(model, rows) for _ in range(3)] == [reference] * 3
     assert model.training
+
+
+def test_a_discovery_from_a_row_subset_reads_only_those_rows(tmp_path, monkeypatch):
+    """The label budget: --train-rows r trains on the first r subtask rows and on nothing else."""
+    from subtask_induction.arithmetic.data import build_dataset
+    from subtask_induction.arithmetic.model import build_gpt2, save_gpt2
+    from subtask_induction.method.masks import load_subnetwork
+    from subtask_induction.runtime import save_torch
+    from subtask_induction.steps import arithmetic_discover
+
+    dataset = build_dataset("discovery", "ab", n_numbers=20, modulus=7, seed=0, train_rows=120, eval_rows=20,
+                            test_rows=20)
+    save_torch(dataset, tmp_path / "data.pt")
+    settings = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
+    save_gpt2(build_gpt2(20, 1, settings, seed=0), {"n_numbers": 20, "layers": 1, "model_settings": settings,
+                                                    "computation": "a+ab", "modulus": 7}, tmp_path / "base.pt")
+    seen = []
+    real = arithmetic_discover.shuffled_batches
+
+    def recording(rows, *args, **kwargs):
+        batches = real(rows, *args, **kwargs)
+        seen.extend(tuple(row) for batch in batches for row in batch.tolist())
+        return batches
+
+    monkeypatch.setattr(arithmetic_discover, "shuffled_batches", recording)
+    arithmetic_discover.main(["--base", str(tmp_path / "base.pt"), "--data", str(tmp_path / "data.pt"),
+                              "--l0-weight", "1e-4", "--train-rows", "30", "--device", "cpu",
+                              "--checkpoint-interval-s", "0",
+                              "--settings", json.dumps({"seed": 0, "epochs": 2, "batch_size": 8, "lr": 1e-2,
+                                                        "beta_final": 100, "mask_init": 0.1}),
+                              "--out-subnetwork", str(tmp_path / "s.pt"), "--out-metrics", str(tmp_path / "m.json")])
+    first = {tuple(row) for row in dataset["splits"]["train"][:30].tolist()}
+    assert seen and set(seen) == first  # every batch row is one of the first 30, and all 30 were used
+    record = load_subnetwork(tmp_path / "s.pt", ("scores", "train_rows"))
+    assert record["train_rows"] == 30 and set(record["scores"]) == set(record["masks"])
+    with pytest.raises(SystemExit, match="--train-rows 500"):
+        arithmetic_discover.main(["--base", str(tmp_path / "base.pt"), "--data", str(tmp_path / "data.pt"),
+                                  "--l0-weight", "1e-4", "--train-rows", "500", "--device", "cpu",
+                                  "--settings", json.dumps({"seed": 0, "epochs": 1, "batch_size": 8, "lr": 1e-2,
+                                                            "beta_final": 100, "mask_init": 0.1}),
+                                  "--out-subnetwork", str(tmp_path / "t.pt"), "--out-metrics", str(tmp_path / "n.json")])

@@ -87,7 +87,7 @@ rule arithmetic_discover:
 
 
 # A checkpoint: the packs read the chosen lambda's own subnetwork.pt, found from selected.json once this
-# has run, so adding a lambda that loses reruns no pack (README, "Reruns").
+# has run, so adding a lambda that loses reruns no pack (README, "Changing the config and running again").
 checkpoint arithmetic_select_subnetwork:
     input:
         expand(
@@ -108,7 +108,7 @@ checkpoint arithmetic_select_subnetwork:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
 
 
-# The transfer sweep, one pack of points per job (common.smk ARITH_PACKS; README, "Packs"). Each point's
+# The transfer sweep, one pack of points per job (common.smk ARITH_PACKS; docs/running.md, "Packs"). Each point's
 # metrics.json is an output of its pack; a pack restores finished points from their records, and trains
 # again only the points in config `retrain_points` (a single-point rerun).
 for _pack, _members in ARITH_PACKS:
@@ -181,6 +181,71 @@ rule arithmetic_plots:
     shell:
         step("arithmetic_plots") + " --transfer {input.transfer:q} --curves {input.curves:q} --report {params.report:q} "
         "--outdir {params.outdir:q} > {log:q} 2>&1"
+
+
+# How many labelled subtask rows does a discovery need? The discovery from only the first `rows` subtask
+# rows (variants with discovery_rows transfer it), at the λ the selection chose from every row: `reference`
+# (that choice; ancient: only which file it is matters, and another choice reruns this) pins the λ.
+rule arithmetic_discover_budget:
+    input:
+        base=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/model.pt",
+        data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
+        reference=lambda wildcards: ancient(arith_selected_subnetwork(wildcards.chain, wildcards.base,
+                                                                      wildcards.subtask, wildcards.layers)),
+    output:
+        subnetwork=f"{ARITH_BUDGET_PATH}/subnetwork.pt",
+        metrics=f"{ARITH_BUDGET_PATH}/metrics.json",
+    log:
+        f"logs/arithmetic/chain{{chain}}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}.log",
+    benchmark:
+        f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}.jsonl"
+    wildcard_constraints:
+        rows=r"\d+",
+    params:
+        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
+        l0=lambda wildcards: Path(arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask,
+                                                            wildcards.layers)).parent.name.removeprefix("lambda"),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources(),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        then_remove_checkpoints(
+            train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
+            "--train-rows {wildcards.rows} --settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
+            "subnetwork",
+        )
+
+
+rule arithmetic_budget:
+    input:
+        budget=arith_budget_files()["budget"],
+        data=arith_budget_files()["data"],
+        full=lambda wildcards: arith_budget_full(),  # the selections' choices: known once they have run
+        transfer=f"{ARITH_DIR}/summary/transfer.csv",
+    output:
+        table=with_report([f"{ARITH_DIR}/summary/budget.csv"], ARITH_CAPTIONS, "Arithmetic", "Label budget")[0],
+        markdown=f"{ARITH_DIR}/summary/budget.md",
+        png=with_report([f"{ARITH_DIR}/figures/budget.png"], ARITH_CAPTIONS, "Arithmetic", "Label budget")[0],
+        pdf=f"{ARITH_DIR}/figures/budget.pdf",
+    log:
+        "logs/arithmetic/budget.log",
+    params:
+        variants=as_json(ARITH_BUDGET_VARIANTS),
+        n=ARITH["report"].get("budget_n", max(ARITH["transfer"]["disambiguation_rows"])),
+        protocol=ARITH["report"]["protocol"],
+        figures=lambda wildcards, output: Path(output.png).parent,
+    threads: 1
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("arithmetic_budget") + " --budget {input.budget:q} --full {input.full:q} --data {input.data:q} "
+        "--transfer {input.transfer:q} "
+        "--variants {params.variants:q} --n {params.n} --protocol {params.protocol} --table {output.table:q} "
+        "--markdown {output.markdown:q} --figures {params.figures:q} > {log:q} 2>&1"
 
 
 # Is "the" subnetwork unique? The default discovery repeated with one change at a time (seed, λ, mask

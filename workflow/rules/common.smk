@@ -87,12 +87,13 @@ def with_report(paths, captions, category, subcategory=None):
 
 # Report captions by file name: every figure (its PNG) and summary table of every family.
 ARITH_CAPTIONS = {"transfer.csv": "arithmetic/transfer_table", "table3.csv": "arithmetic/table3",
-                  "chains.md": "arithmetic/chains",
+                  "chains.md": "arithmetic/chains", "sparsity_dial.md": "arithmetic/sparsity_dial_table",
+                  "budget.csv": "arithmetic/budget_table", "budget.png": "arithmetic/budget",
                   "base.csv": "arithmetic/base_table", "discovery.csv": "arithmetic/discovery_table",
                   "discovery_curves.csv": "arithmetic/discovery_curves_table",
                   "overlap.csv": "arithmetic/overlap_table", "overlap.png": "arithmetic/overlap",
                   **{f"{figure}.png": f"arithmetic/{figure}" for figure in
-                     ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"]}}
+                     ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]}}
 VIS_CAPTIONS = {"table1.csv": "vision/table1", "table2.csv": "vision/table2", "chains.csv": "vision/chains",
                 "comparisons.md": "vision/comparisons", "per_class.csv": "vision/per_class_table",
                 "curves.csv": "vision/curves", "discovery_curves.csv": "vision/discovery_curves",
@@ -142,6 +143,8 @@ def benchmark_files():
             f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl",
             run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]))
         add("arithmetic_transfer_pack", [f"{BENCH_DIR}/arithmetic/transfer/packs/{pack}.jsonl" for pack, _ in ARITH_PACKS])
+        add("arithmetic_discover_budget", [f"{BENCH_DIR}/arithmetic/chain{c}/discovery_budget/{b}/{s}/layers{l}/rows{r}.jsonl"
+                                           for c, b, s, l, r in ARITH_BUDGET])
     if "vision" in config["families"]:
         add("vision_world" if VIS_SOURCE == "world" else "vision_imagenet16",
             [f"{BENCH_DIR}/vision/data/{'world' if VIS_SOURCE == 'world' else 'imagenet16'}.jsonl"])
@@ -188,6 +191,10 @@ for _experiment in ARITH["experiments"]:
     _depths = sorted(set(_experiment.get("layers", [])) - set(ARITH["layers"]))
     if _depths:
         raise ValueError(f"config arithmetic.experiments: layers {_depths} are not in arithmetic.layers {ARITH['layers']}")
+    _sizes = sorted(set(_experiment.get("n", [])) - set(ARITH["transfer"]["disambiguation_rows"]))
+    if _sizes:
+        raise ValueError(f"config arithmetic.experiments: n {_sizes} are not in arithmetic.transfer.disambiguation_rows "
+                         f"{ARITH['transfer']['disambiguation_rows']}")
 if ARITH["model"]["n_embd"] % ARITH["model"]["n_head"]:
     raise ValueError(f"config arithmetic.model: n_embd {ARITH['model']['n_embd']} is not divisible by "
                      f"n_head {ARITH['model']['n_head']}")
@@ -200,9 +207,9 @@ ARITH_USES_COMPLEMENT = any(
     for experiment in ARITH["experiments"]
     for name in experiment.get("variants", ARITH["transfer"]["variants"])
 )
-ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"]
+ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
 ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv",
-                "transfer.md", "chains.csv", "chains.md"]
+                "transfer.md", "chains.csv", "chains.md", "sparsity_dial.md"]
 
 
 # The transfer pool holds every a!=b pair that is not held out, whatever the largest n: adding an n rewrites
@@ -291,16 +298,32 @@ def selected_subnetwork(selection):
     return json.loads(Path(selection.output[0]).read_text())["subnetwork"]
 
 
+ARITH_BUDGET_PATH = f"{ARITH_CHAIN_DIR}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}"
+
+
+def arith_selected_subnetwork(chain, base, subtask, layers):
+    """The every-row subnetwork the selection chose for one (chain, base, subtask, depth)."""
+    return selected_subnetwork(checkpoints.arithmetic_select_subnetwork.get(chain=int(chain), base=base,
+                                                                            subtask=subtask, layers=layers))
+
+
+def arith_point_subnetwork(point):
+    """The subnetwork a point transfers: the selection's choice (a checkpoint), or for a label-budget variant
+    (discovery_rows) the discovery from that many subtask rows."""
+    rows = ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
+    if rows:
+        return f"{ARITH_BUDGET_PATH.format(rows=rows, **point)}/subnetwork.pt"
+    return arith_selected_subnetwork(point["chain"], point["base"], point["subtask"], point["layers"])
+
+
 def arith_point_args(point):
     """One point as the transfer step reads it (--points); `subnetwork` is the chosen λ's own file."""
     out = ARITH_TRANSFER_PATH.format(**point)
     chain = int(point["chain"])
-    selection = checkpoints.arithmetic_select_subnetwork.get(chain=chain, base=point["base"],
-                                                             subtask=point["subtask"], layers=point["layers"])
     return {"variant": point["variant"], "variant_settings": ARITH["transfer"]["variants"][point["variant"]],
             "n": int(point["n"]), "chain": chain, "seed": ARITH_CHAIN_SEED_STRIDE * chain + int(point["seed"]),
             "base": f"{ARITH_DIR}/chain{chain}/base/{point['base']}/layers{point['layers']}/model.pt",
-            "subnetwork": selected_subnetwork(selection),
+            "subnetwork": arith_point_subnetwork(point),
             "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
             "out": out, **({"retrain": True} if out in ARITH_RETRAIN else {})}
 
@@ -312,9 +335,10 @@ def arith_pack_inputs(members, wildcards):
 
 
 def arith_pack_selections(members):
-    """The selection records (checkpoint outputs) a pack's points depend on."""
+    """The selection records (checkpoint outputs) a pack's points depend on (not the label-budget points)."""
     return sorted({f"{ARITH_DIR}/chain{point['chain']}/discovery/{point['base']}/{point['subtask']}/"
-                   f"layers{point['layers']}/selected.json" for point in members})
+                   f"layers{point['layers']}/selected.json" for point in members
+                   if not ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")})
 
 
 def arith_pack_points(members, wildcards):
@@ -330,7 +354,7 @@ def arith_transfer_point_list():
             for target in experiment["targets"]:
                 for layers in experiment.get("layers", ARITH["layers"]):
                     for variant in experiment.get("variants", list(ARITH["transfer"]["variants"])):
-                        for n in ARITH["transfer"]["disambiguation_rows"]:
+                        for n in experiment.get("n", ARITH["transfer"]["disambiguation_rows"]):
                             for seed in experiment.get("seeds", ARITH["transfer"]["seeds"]):
                                 point = {"chain": chain, "base": experiment["base"], "subtask": experiment["subtask"],
                                          "target": target, "layers": layers, "variant": variant, "n": n, "seed": seed}
@@ -342,7 +366,7 @@ ARITH_POINTS = arith_transfer_point_list()
 _unknown_points = sorted(ARITH_RETRAIN - {ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS})
 if _unknown_points:
     raise ValueError(f"config retrain_points: {_unknown_points} are not transfer points of this config")
-# Points of one depth and one n train as one stacked model (README, "Packs"); the packs depend on the
+# Points of one depth and one n train as one stacked model (docs/running.md, "Packs"); the packs depend on the
 # config alone, so a compute node re-reading this file forms the same ones.
 ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), shape=("layers", "n"),
                          order=("chain", "seed", "base", "subtask", "target", "variant"))
@@ -380,10 +404,6 @@ def arith_experiment_paths(pattern, only_layers=None, only_chains=None, **extra)
     return sorted(set(paths))
 
 
-def arith_transfer_points():
-    return [ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS]
-
-
 def arith_pack_manifest(pack):
     """What a pack writes last: its points, and which it trained or restored."""
     return f"{ARITH_DIR}/transfer/packs/{pack}.json"
@@ -400,10 +420,39 @@ def arith_base_metrics():
     return arith_experiment_paths(f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
 
 
+# The label budget (variants with discovery_rows): which discoveries from fewer rows run, where.
+ARITH_BUDGET = sorted({(point["chain"], point["base"], point["subtask"], point["layers"],
+                        ARITH["transfer"]["variants"][point["variant"]]["discovery_rows"])
+                       for point in ARITH_POINTS if ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")})
+ARITH_BUDGET_VARIANTS = {name: variant["discovery_rows"] for name, variant in ARITH["transfer"]["variants"].items()
+                         if variant.get("discovery_rows")}
+
+
+def arith_budget_files():
+    """The label-budget discoveries and the discovery data (its training rows)."""
+    budget = [f"{ARITH_BUDGET_PATH.format(chain=c, base=b, subtask=s, layers=l, rows=r)}/subnetwork.pt"
+              for c, b, s, l, r in ARITH_BUDGET]
+    data = sorted({f"{ARITH_DIR}/data/discovery/{s}.pt" for _, _, s, _, _ in ARITH_BUDGET})
+    return {"budget": budget, "data": data}
+
+
+def arith_budget_full():
+    """The every-row subnetworks the selections chose, which the budget discoveries are compared with (they
+    use the same λ; variant si transfers them). Raises until the selections have run (checkpoints)."""
+    return sorted({arith_selected_subnetwork(c, b, s, l) for c, b, s, l, _ in ARITH_BUDGET})
+
+
+def arith_budget_targets():
+    if not ARITH_BUDGET:
+        return []
+    return [f"{ARITH_DIR}/summary/budget.csv", f"{ARITH_DIR}/summary/budget.md",
+            f"{ARITH_DIR}/figures/budget.png", f"{ARITH_DIR}/figures/budget.pdf"]
+
+
 def arith_final_targets():
     return (expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES)
             + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"])
-            + arith_overlap_targets())
+            + arith_overlap_targets() + arith_budget_targets())
 
 
 # ---- vision family -----------------------------------------------------------------------------------

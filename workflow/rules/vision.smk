@@ -38,12 +38,15 @@ rule vision_imagenet16:
     benchmark:
         f"{BENCH_DIR}/vision/data/imagenet16.jsonl"
     params:
-        settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS["data"]["imagenet"].items() if k != "root"}}),
+        settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS["data"]["imagenet"].items()
+                                                   if k not in ("root", "skip_unreadable", "min_fill")}}),
+        gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
+        + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} "
+        step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
         "--out {output:q} > {log:q} 2>&1"
 
 
@@ -136,7 +139,7 @@ rule vision_discover:
         f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl"
     params:
         settings=lambda wildcards: vis_settings(
-            wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits")}
+            wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits", "floor")}
         ),
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),

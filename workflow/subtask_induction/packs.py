@@ -1,4 +1,4 @@
-"""Which sweep points train together in one process (a pack; DESIGN §9).
+"""Which sweep points train together in one process (a pack; docs/running.md, "Packs").
 
 Torch-free: the Snakefile imports this to build the DAG. Packs are a function of the config alone (the
 list of points and the pack size), never of which results already exist, so a compute node that re-reads

@@ -1,4 +1,4 @@
-"""Finished sweep points kept as records, so that a pack trains only what is new (DESIGN §9).
+"""Finished sweep points kept as records, so that a pack trains only what is new (docs/running.md, "Packs").
 
 A pack (several sweep points trained by one process: arithmetic transfer points, submasking points) writes
 each point's outputs and, next to them, a record of each: a hard link (a copy where links are not
@@ -51,8 +51,10 @@ def restore(outputs: list[str | Path], fingerprint: str) -> bool:
 
 
 def keep(outputs: list[str | Path]) -> None:
-    """Record a finished point's outputs (the first one a JSON file holding its fingerprint)."""
-    for output in outputs:
+    """Record a finished point's outputs (the first one a JSON file holding its fingerprint). The JSON
+    record is linked last: a kill in between leaves an old fingerprint beside new files (retrained on the
+    next run), never a new fingerprint beside an old mask (restored as if it were current)."""
+    for output in list(outputs[1:]) + [outputs[0]]:
         _link(Path(output), record_of(output))
 
 

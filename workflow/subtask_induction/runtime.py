@@ -17,7 +17,7 @@ import torch
 def configure(threads: int, seed: int) -> None:
     """Pin PyTorch to `threads` threads and seed every RNG.
 
-    Two jobs that each use all cores run ~100x slower on a small machine (DESIGN §7), so every step
+    Two jobs that each use all cores run ~100x slower on a small machine (docs/running.md, "Threads"), so every step
     uses exactly the threads its rule declared. OMP_NUM_THREADS only takes effect if set before torch is
     imported, so the rules set it on the command line; here torch.set_num_threads is what counts.
     Denormal flushing removes a ~5x CPU slowdown of sigmoid(beta*s) tails late in discovery.
@@ -121,7 +121,8 @@ def code_hash(entry: str | None = None) -> str:
     """Hash of the source of every module of this package that `entry` imports, directly or through others
     (read from the sources, lazy imports included, so the hash does not depend on what has been imported
     so far), plus the installed versions of the numeric libraries. `entry` defaults to the module run as
-    `python -m`; anywhere else (a test, a notebook) every module of the package counts.
+    `python -m`; anywhere else (a test, a notebook) every module of the package counts. Also hashes where
+    the process computes (compute_identity), so call it after `configure` has set the threads.
 
     Part of every fingerprint of a result kept across runs (a transfer record, a resumable checkpoint), so
     one computed by other code is not reused (a fresh GPT-2's initialisation lives in transformers, seeds
@@ -158,7 +159,17 @@ def code_hash(entry: str | None = None) -> str:
             pass
     for name in KERNEL_PINS:  # kernel pins choose other code paths: other numbers
         digest.update(f"{name}={os.environ.get(name, '')}".encode())
+    digest.update(json.dumps(compute_identity(), sort_keys=True).encode())
     return digest.hexdigest()[:16]
+
+
+def compute_identity() -> dict:
+    """Where this process computes, as far as it changes numbers: the CPU kernels torch dispatches to (its
+    capability after any pin, so `cpu_kernels: native` on an AVX-512 node differs from an AVX2 node), the
+    thread count (reductions split by thread), and the GPU when one is present (device `auto` uses it).
+    Part of code_hash: a record or checkpoint computed elsewhere is not restored or resumed as if local."""
+    return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
+            "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
 
 
 # Environment variables that pin the CPU kernels torch dispatches to (config cpu_kernels; read at import).

@@ -1,4 +1,4 @@
-"""Building blocks for training M models as one (a pack; DESIGN §9): every tensor has a leading model
+"""Building blocks for training M models as one (a pack; docs/running.md, "Packs"): every tensor has a leading model
 dimension M, and nothing mixes the models, so each gets exactly its own gradients and updates.
 
 - `StackedAdamW`: torch.optim.AdamW's update, elementwise, with a learning rate per model. AdamW is

@@ -8,7 +8,7 @@ with the same numbers as an uninterrupted run. Progress is a tqdm bar on a termi
 per epoch otherwise (a job's log file), so a log reads as a table, not as carriage returns. A non-finite loss stops the run at once (NonFiniteLoss):
 a diverged model must not train on and be reported.
 
-A pack (M models trained as one, DESIGN §9; arithmetic.stacked) goes through the same loop: its loss_fn
+A pack (M models trained as one, arithmetic.stacked) goes through the same loop: its loss_fn
 returns one loss per model, its evaluate() one metrics dict per model, and each history record holds
 them under "points". A model whose loss turns non-finite stops alone (FitResult.failed names it and why)
 while its pack mates train on; nothing mixes the models, so its NaNs reach only its own entries.

@@ -17,7 +17,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
-from .tables import EXPERIMENT, depths_of, seed_summary, shared_depths  # noqa: E402
+from .tables import EXPERIMENT, depths_of, discovered_fraction, plain_variants, seed_summary, shared_depths  # noqa: E402
 
 
 def experiments(transfer: pd.DataFrame) -> list[tuple]:
@@ -29,11 +29,14 @@ def _title(experiment: tuple) -> str:
     return f"{subtask} of {base} -> {target}"
 
 
-def _rows(transfer: pd.DataFrame, experiment: tuple) -> pd.DataFrame:
+def _rows(transfer: pd.DataFrame, experiment: tuple, plain: bool = True) -> pd.DataFrame:
+    """An experiment's rows; plain: only the variants that transfer the selected subnetwork as discovered
+    (the size dial and the label budget have their own figures)."""
     mask = np.ones(len(transfer), dtype=bool)
     for column, value in zip(EXPERIMENT, experiment):
         mask &= (transfer[column] == value).to_numpy()
-    return transfer[mask]
+    rows = transfer[mask]
+    return plain_variants(rows) if plain else rows
 
 
 def _curve(ax, frame: pd.DataFrame, label: str, **style) -> None:
@@ -232,3 +235,43 @@ def discovery_curves(curves: pd.DataFrame, outdir: Path) -> list[Path]:
     for ax in (accuracy_ax, kept_ax):
         ax.grid(alpha=0.3)
     return _save(figure, outdir, "discovery_curves")
+
+
+def sparsity_dial(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
+    """The size dial: test accuracy against the top-k fraction of the discovery's scores for SI and the
+    count-matched sampled control (mean ± std over chains), one panel per (experiment, depth, n); below,
+    SI's agreement with each competing rule. The dotted line marks the discovered subnetwork's own size."""
+    rows = (_protocol_rows(transfer, protocol)[lambda t: t["top_k"].notna()] if "top_k" in transfer
+            else transfer[:0])
+    panels = sorted(rows.groupby(EXPERIMENT + ["layers", "n"]).groups) if not rows.empty else []
+    figure, axes = _grid(2, max(1, len(panels)), width=4.5)
+    if not panels:
+        _empty(axes[0][0], "no top-k variants run")
+        _empty(axes[1][0], "")
+        return _save(figure, outdir, "sparsity_dial")
+    agree = sorted(column for column in rows.columns if column.startswith("test_agree_"))
+    for column, key in enumerate(panels):
+        base, subtask, target, layers, n = key
+        part = rows[(rows["base"] == base) & (rows["subtask"] == subtask) & (rows["target"] == target)
+                    & (rows["layers"] == layers) & (rows["n"] == n)]
+        top, bottom = axes[0][column], axes[1][column]
+        for method, label in (("subnetwork", "SI (top k of the scores)"), ("sampled", "sampled (same counts)")):
+            stats = seed_summary(part[part["method"] == method], ["top_k"])
+            line, = top.plot(100 * stats["top_k"], stats["mean"], marker="o", label=label)
+            top.fill_between(100 * stats["top_k"], stats["mean"] - stats["std"], stats["mean"] + stats["std"],
+                             alpha=0.15, color=line.get_color())
+        for rule in agree:
+            stats = seed_summary(part[part["method"] == "subnetwork"], ["top_k"], metric=rule)
+            bottom.plot(100 * stats["top_k"], stats["mean"], marker=".", label=f"SI agrees with {rule.removeprefix('test_agree_')}")
+        discovered = discovered_fraction(transfer, base, subtask, target, layers)
+        for ax in (top, bottom):
+            ax.set_xscale("log")
+            ax.set_ylim(0, 1.02)
+            ax.grid(alpha=0.3)
+            if discovered == discovered:
+                ax.axvline(100 * discovered, color="grey", linestyle=":", linewidth=1)
+        top.set(title=f"{subtask} of {base} -> {target}, {layers} layers, n = {n}", ylabel="test accuracy")
+        bottom.set(xlabel="top k % of the masked weights", ylabel="agreement with a competing rule")
+        top.legend(fontsize=7)
+        bottom.legend(fontsize=7)
+    return _save(figure, outdir, "sparsity_dial")

@@ -84,6 +84,8 @@ def transfer_table(paths) -> pd.DataFrame:
                  "layers": config["base"]["layers"], "chain": config.get("chain", 0),
                  "variant": config["variant_name"], "method": variant["method"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
+                 "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
+                 "mask_fraction": record.get("mask_fraction"),
                  "n": config["n_disambiguation"], "seed": record["seed"], "path": str(Path(path))}
         for protocol, chosen in record["metrics"].items():
             rows.append({**point, "protocol": protocol, **chosen})
@@ -175,6 +177,57 @@ def chains_markdown(chains: pd.DataFrame, protocol: str) -> str:
                         lines.append(f"| {layers} | {n} | {first} vs {second} | "
                                      + ", ".join(f"{d:+.1f}" for d in difference)
                                      + f" | {comparison_verdict(difference, first, second)} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plain_variants(transfer: pd.DataFrame) -> pd.DataFrame:
+    """The rows of variants that transfer the selected subnetwork as discovered (not a top-k size dial, not a
+    label-budget discovery): what the paper's figures compare."""
+    keep = pd.Series(True, index=transfer.index)
+    for column in ("top_k", "discovery_rows"):
+        if column in transfer:
+            keep &= transfer[column].isna()
+    return transfer[keep]
+
+
+def discovered_fraction(transfer: pd.DataFrame, base: str, subtask: str, target: str, layers: int) -> float:
+    """Mean kept fraction of the subnetworks variant si transfers in one experiment at one depth (over
+    chains; nan when si did not run there)."""
+    plain = transfer[(transfer["variant"] == "si") & (transfer["base"] == base) & (transfer["subtask"] == subtask)
+                     & (transfer["target"] == target) & (transfer["layers"] == layers)]
+    return plain["mask_fraction"].mean() if len(plain) and "mask_fraction" in plain else float("nan")
+
+
+def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
+    """The size dial: per experiment, depth and n, test accuracy of SI and of the count-matched sampled
+    control at each top-k fraction of the discovery's scores (mean ± std over chains), SI minus sampled in
+    every chain, and SI's agreement with the competing rules."""
+    rows = transfer[(transfer["protocol"] == protocol) & transfer["top_k"].notna()] if "top_k" in transfer else transfer[:0]
+    if rows.empty:
+        return "No top-k variants were run (arithmetic.transfer.variants.*.top_k).\n"
+    agree = sorted(column for column in rows.columns if column.startswith("test_agree_"))
+    lines = []
+    for (base, subtask, target, layers, n), part in rows.groupby(EXPERIMENT + ["layers", "n"]):
+        discovered = discovered_fraction(transfer, base, subtask, target, layers)
+        lines += [f"### {subtask} of {base} -> {target}, {layers} layers, n = {n}, protocol `{protocol}` "
+                  f"(the discovered subnetwork keeps {100 * discovered:.2f}% on average)", "",
+                  "| top k % | SI | sampled | SI − sampled per chain (points) | verdict | "
+                  + " | ".join(f"SI agrees with {c.removeprefix('test_agree_')}" for c in agree) + " |",
+                  "|---|---|---|---|---|" + "---|" * len(agree)]
+        for k, at_k in part.groupby("top_k"):
+            by = {method: at_k[at_k["method"] == method] for method in ("subnetwork", "sampled")}
+            cells = []
+            for method in ("subnetwork", "sampled"):
+                values = by[method].groupby("seed")["test_accuracy"].mean()
+                cells.append(f"{values.mean():.3f} ± {values.std(ddof=1) if len(values) > 1 else 0:.3f}" if len(values) else "—")
+            si = by["subnetwork"].groupby("chain")["test_accuracy"].mean()
+            sampled = by["sampled"].groupby("chain")["test_accuracy"].mean()
+            difference = (100 * (si - sampled)).dropna()
+            verdict = comparison_verdict(difference, "si", "sampled") if len(difference) else "—"
+            agreement = [f"{by['subnetwork'][c].mean():.3f}" for c in agree]
+            lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + ", ".join(f"{d:+.1f}" for d in difference)
+                         + f" | {verdict} | " + " | ".join(agreement) + " |")
         lines.append("")
     return "\n".join(lines)
 

@@ -113,7 +113,7 @@ class StraightThrough(WeightMask):
         return self.score
 
     def training_mask(self) -> torch.Tensor:
-        # The zero term first: its value is exactly 0, so the mask is exactly 0 or 1 (DESIGN §8).
+        # The zero term first: its value is exactly 0, so the mask is exactly 0 or 1.
         s = self.score
         return (s - s.detach()) + (s > self.threshold).to(s.dtype)
 
@@ -247,6 +247,34 @@ def l0_penalty(masks: dict[str, WeightMask]) -> torch.Tensor:
 def hard_masks(masks: dict[str, WeightMask]) -> dict[str, torch.Tensor]:
     """The discovered subnetwork: a boolean tensor per masked weight (True = kept)."""
     return {name: mask.hard_mask().detach().cpu() for name, mask in masks.items()}
+
+
+def mask_scores(masks: dict[str, WeightMask]) -> dict[str, torch.Tensor]:
+    """Every masked weight's score (the CS logit, the straight-through S, log α), float32 on the CPU: the
+    order in which the hard mask keeps weights, from which top_k_masks draws subnetworks of any size."""
+    return {name: mask.scores.detach().float().cpu().clone() for name, mask in masks.items()}
+
+
+def top_k_masks(scores: dict[str, torch.Tensor], fraction: float) -> dict[str, torch.Tensor]:
+    """The `fraction` of all masked weights with the highest scores, over every tensor at once: exactly
+    round(fraction x weights) kept, ties broken by position (tensors in sorted name order, then flat index),
+    so the result is deterministic. The discovered subnetwork keeps the weights whose score passes the
+    method's threshold, the top of this order: any fraction above its own keeps all of it and adds the
+    next-highest scores; any fraction below it keeps a subset of it."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"top-k fraction must lie in (0, 1], got {fraction}")
+    names = sorted(scores)
+    flat = torch.cat([scores[name].reshape(-1).float() for name in names])
+    count = round(fraction * flat.numel())
+    order = torch.sort(-flat, stable=True).indices  # highest first; equal scores keep their positions' order
+    kept = torch.zeros(flat.numel(), dtype=torch.bool)
+    kept[order[:count]] = True
+    masks, offset = {}, 0
+    for name in names:
+        size = scores[name].numel()
+        masks[name] = kept[offset:offset + size].reshape(scores[name].shape)
+        offset += size
+    return masks
 
 
 def kept_fraction(binary_masks: dict[str, torch.Tensor]) -> dict:

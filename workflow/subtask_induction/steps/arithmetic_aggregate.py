@@ -4,8 +4,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, table3, table3_markdown,
-                                 transfer_markdown, transfer_table)
+from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, plain_variants,
+                                 sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
 from ..selection import PROTOCOLS
 from ..runtime import save_text
 
@@ -35,7 +35,7 @@ def main(argv=None):
     discovery, curves = discovery_tables(args.discovery)
     kept = table3(discovery)
     transfer = transfer_table(point_files(args.transfer))
-    chains = chains_table(transfer, args.protocol)
+    chains = chains_table(plain_variants(transfer), args.protocol)
     tables = {"base.csv": base_table(args.base), "discovery.csv": discovery, "discovery_curves.csv": curves,
               "transfer.csv": transfer, "table3.csv": kept, "chains.csv": chains}
     for name, table in tables.items():
@@ -44,6 +44,7 @@ def main(argv=None):
     order = [args.protocol] + [name for name in PROTOCOLS if name != args.protocol]
     save_text(transfer_markdown(transfer, order), out / "transfer.md")
     save_text(chains_markdown(chains, args.protocol), out / "chains.md")
+    save_text(sparsity_dial_markdown(transfer, args.protocol), out / "sparsity_dial.md")
     print(table3_markdown(kept))
 
 

@@ -2,7 +2,7 @@
 
 from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
 from ..method.discovery import discover_subnetwork, majority_share, mask_settings
-from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
+from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
 from ..runtime import configure, load_torch, resolve_device, save_json
 from .common import fingerprint, parser, provenance, require
 
@@ -12,6 +12,8 @@ def main(argv=None):
     p.add_argument("--base", required=True, help="base model .pt")
     p.add_argument("--data", required=True, help="discovery dataset .pt (subtask labels)")
     p.add_argument("--l0-weight", type=float, required=True, help="lambda")
+    p.add_argument("--train-rows", type=int, default=None,
+                   help="discover from only the first this many training rows (a label budget); default all")
     p.add_argument("--out-subnetwork", required=True)
     p.add_argument("--out-metrics", required=True)
     args = p.parse_args(argv)
@@ -25,6 +27,10 @@ def main(argv=None):
         raise SystemExit(f"error: {args.data} uses {dataset['n_numbers']} numbers, {args.base} {meta['n_numbers']}")
     model.to(device)
     train, eval_rows, test = (dataset["splits"][k].to(device) for k in ("train", "eval", "test"))
+    if args.train_rows is not None:
+        if not 0 < args.train_rows <= len(train):
+            raise SystemExit(f"error: --train-rows {args.train_rows}: {args.data} holds {len(train)} training rows")
+        train = train[:args.train_rows]  # a prefix: the covering lead rows first, then uniform pairs
     checkpoint = args.out_subnetwork + ".ckpt"
     method, options = mask_settings(s)
     masks, result = discover_subnetwork(
@@ -33,7 +39,8 @@ def main(argv=None):
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
         epochs=s["epochs"], lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
         mask_init=s["mask_init"], mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
-        checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, args.l0_weight, inputs=[args.base, args.data]),
+        checkpoint_interval_s=args.checkpoint_interval_s,
+        fingerprint=fingerprint(s, args.l0_weight, args.train_rows, inputs=[args.base, args.data]),
         desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
     )
     with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard
@@ -42,11 +49,13 @@ def main(argv=None):
     chance = majority_share(dataset["splits"]["eval"][:, 3])
     save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, mask_method=method,
                     eval_accuracy=result.best_metrics["eval_accuracy"], test_accuracy=test_accuracy,
-                    chance_accuracy=chance, subtask=dataset["computation"])
+                    chance_accuracy=chance, subtask=dataset["computation"], train_rows=len(train),
+                    scores=mask_scores(find_masks(model)))
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
                            "kept_fraction": kept["overall"], "chance_accuracy": chance}, "mask_method": method,
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
-               "seed": s["seed"], "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
+               "seed": s["seed"], "train_rows": len(train),
+               "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)
     print(f"subnetwork for {dataset['computation']}: kept {100 * kept['overall']:.2f}% "
           f"eval {result.best_metrics['eval_accuracy']:.4f} test {test_accuracy:.4f}")

@@ -1,5 +1,5 @@
 """Draw the arithmetic figures (Fig 3, Fig 6, Fig 7, selection protocols, inheritance 2x2, lr_scale dial,
-discovery curves) as PNG and PDF."""
+the top-k size dial, discovery curves) as PNG and PDF."""
 
 import argparse
 import json
@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..arithmetic.figures import dial, discovery_curves, fig3, fig6, fig7, inheritance, protocols_figure
+from ..arithmetic.figures import (dial, discovery_curves, fig3, fig6, fig7, inheritance, protocols_figure,
+                                  sparsity_dial)
 from ..selection import PROTOCOLS
 
 
@@ -25,6 +26,7 @@ def main(argv=None):
     written = fig3(transfer, out, protocol) + fig6(transfer, out, protocol) + fig7(transfer, out, protocol)
     written += protocols_figure(transfer, out, [name for name in PROTOCOLS if name in set(transfer["protocol"])])
     written += inheritance(transfer, out, protocol, dial_n) + dial(transfer, out, protocol, dial_n)
+    written += sparsity_dial(transfer, out, protocol)
     written += discovery_curves(pd.read_csv(args.curves), out)
     print("\n".join(map(str, written)))
 

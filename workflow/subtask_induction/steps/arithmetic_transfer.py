@@ -1,7 +1,7 @@
 """Transfer sweep points: train variants (SI or a control) on the target with n disambiguation rows.
 
 One process trains a pack of points that share their shapes (depth and number of training rows) as one
-stacked model (arithmetic.stacked, DESIGN §9); a pack of one is a single point. Each point trains a
+stacked model (arithmetic.stacked; docs/running.md, "Packs"); a pack of one is a single point. Each point trains a
 fixed number of epochs and records, per epoch, the eval accuracy (target-labelled a!=b rows), the
 accuracy and loss on a held-out slice of its own training rows, and the test metrics. Its metrics.json
 reports the test metrics under each selection protocol (see selection.py): `eval` (the paper's),
@@ -12,9 +12,10 @@ job's outputs. A pack restores every point whose record was written for the same
 training it again, so adding a seed trains only the new points and a failed or killed pack does not
 retrain its finished members. A point's fingerprint covers what its numbers depend on and nothing else:
 its settings, n and seed; the rows it reads (its training rows, eval and test), the base's tensors and
-architecture, the subnetwork's masks (not the files, whose metadata changes when, say, a losing λ is added
-to the selection or the data pool grows for a larger n); the package code it runs and the versions of
-torch, transformers and numpy (runtime.code_hash). --retrain ignores records; so does a point with
+architecture, the subnetwork's masks (and its mask scores, for a top-k point; not the files, whose metadata
+changes when, say, a losing λ is added to the selection or the data pool grows for a larger n); the package
+code it runs, the versions of the numeric libraries, the kernel pins and where it computes (CPU kernels,
+threads, GPU: runtime.code_hash). --retrain ignores records; so does a point with
 "retrain": true (a single-point rerun).
 """
 
@@ -26,7 +27,8 @@ from ..arithmetic.data import competing_rules, split_holdout, transfer_training_
 from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_answer_loss, mean_loss,
                                 predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
-from ..method.masks import load_subnetwork
+from ..method.kinds import MASKED_METHODS
+from ..method.masks import kept_fraction, load_subnetwork, top_k_masks
 from ..method.transfer import prepare_transfer_model
 from ..records import keep, restore, write_manifest
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
@@ -74,7 +76,14 @@ def main(argv=None):
     base_digests = {path: tensor_digest({"state_dict": model.state_dict(), "layers": meta["layers"],
                                          "n_numbers": meta["n_numbers"], "model_settings": meta["model_settings"]})
                     for path, (model, meta) in bases.items()}
-    mask_digests = {path: tensor_digest(subnetwork["masks"]) for path, subnetwork in subnetworks.items()}
+    mask_digests = {path: tensor_digest({"masks": subnetwork["masks"]}) for path, subnetwork in subnetworks.items()}
+    score_digests = {path: tensor_digest({"scores": subnetwork.get("scores")}) for path, subnetwork in subnetworks.items()
+                     if any(q["subnetwork"] == path and q["variant_settings"].get("top_k") for q in points)}
+    for point in points:
+        if point["variant_settings"].get("top_k") and subnetworks[point["subnetwork"]].get("scores") is None:
+            raise SystemExit(f"error: variant '{point['variant']}' takes the top {point['variant_settings']['top_k']:g} "
+                             f"of the mask scores, but {point['subnetwork']} holds no scores (written before "
+                             f"version 0.2.0): run its discovery again")
     row_digests = {}
 
     def rows_digest(point):
@@ -95,6 +104,7 @@ def main(argv=None):
     def point_fingerprint(point):
         return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point["seed"], code,
                            base_digests[point["base"]], mask_digests[point["subnetwork"]], rows_digest(point),
+                           *([score_digests[point["subnetwork"]]] if point["variant_settings"].get("top_k") else []),
                            code=False)
 
     restored = [] if args.retrain else [q for q in points
@@ -111,7 +121,7 @@ def main(argv=None):
         manifest()
         return
     device = resolve_device(args.device)
-    models, trains, holdouts, evals, tests, rules, configs = [], [], [], [], [], [], []
+    models, trains, holdouts, evals, tests, rules, configs, transferred = [], [], [], [], [], [], [], []
     for point in todo:
         (base, meta), subnetwork, dataset = bases[point["base"]], subnetworks[point["subnetwork"]], datasets[point["data"]]
         v = point["variant_settings"]
@@ -120,8 +130,11 @@ def main(argv=None):
         if len(holdout) == 0:
             raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
         fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=point["seed"])
+        # A size dial: the top fraction of the discovery's scores instead of its own hard mask.
+        masks = top_k_masks(subnetwork["scores"], v["top_k"]) if v.get("top_k") else subnetwork["masks"]
+        transferred.append(kept_fraction(masks)["overall"] if v["method"] in MASKED_METHODS else None)
         models.append(prepare_transfer_model(
-            v["method"], base, fresh, subnetwork["masks"], lr_scale=v["lr_scale"],
+            v["method"], base, fresh, masks, lr_scale=v["lr_scale"],
             inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(point["seed"])))
         trains.append(train.to(device))
         holdouts.append(holdout)
@@ -174,6 +187,7 @@ def main(argv=None):
         protocols = select_all(history)
         save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules[index]),
                    "rows": {"train": len(trains[index]), "holdout": len(holdouts[index])}, "curve": history,
+                   "mask_fraction": transferred[index],
                    "seed": point["seed"], "config": configs[index], "fingerprint": point_fingerprint(point),
                    "pack_size": len(todo), "provenance": provenance()}, point["out"])
         keep([point["out"]])

@@ -108,7 +108,10 @@ def main(argv=None):
         if point["method"] not in METHODS:
             raise SystemExit(f"error: point {point}: method must be one of {list(METHODS)}")
     configure(args.threads, int(points[0]["seed"]))
-    inputs = [content_hash(args.task_root)] + ([content_hash(args.backbone)] if args.backbone else [])
+    backbone_file = args.backbone if s["backbone"]["source"] == "vision_base" else s["backbone"].get("weights")
+    if not backbone_file or not Path(backbone_file).exists():
+        raise SystemExit(f"error: backbone file {backbone_file!r} (submasking.backbone) does not exist")
+    inputs = [content_hash(args.task_root), content_hash(backbone_file)]  # a replaced weight file retrains
 
     def point_fingerprint(point):
         return fingerprint(s, point["method"], float(point["fraction"]), int(point["seed"]), inputs)

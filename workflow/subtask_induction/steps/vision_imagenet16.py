@@ -8,12 +8,17 @@ def main(argv=None):
     p = parser(__doc__)
     p.add_argument("--root", required=True, help="ImageNet folder with train/<wnid>/ and val/<wnid>/")
     p.add_argument("--out", required=True)
+    # gates, not settings: they decide whether a build may stand, never which images a finished build holds,
+    # so the rule passes them apart from --settings (changing one reruns nothing downstream)
+    p.add_argument("--skip-unreadable", action="store_true", help="leave unreadable images out (listed) instead of failing")
+    p.add_argument("--min-fill", type=float, default=0.5,
+                   help="fail when a category's split gets less than this share of the images asked for")
     args = p.parse_args(argv)
     s = args.settings
     require(s, "discovery_per_class", "eval_per_class", "seed", "link")
     summary = build_imagenet16(args.root, args.out, discovery_per_class=s["discovery_per_class"],
                                eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"],
-                               skip_unreadable=s.get("skip_unreadable", False), min_fill=s.get("min_fill", 0.5))
+                               skip_unreadable=args.skip_unreadable, min_fill=args.min_fill)
     for path in summary["unreadable_skipped"]:
         print(f"skipped unreadable image {path}")
     for split, folders in summary["empty_wnid_folders"].items():

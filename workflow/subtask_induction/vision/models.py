@@ -23,6 +23,20 @@ from ..runtime import load_torch  # noqa: E402
 from .imagenet16 import CATEGORIES, category_probabilities, member_indices  # noqa: E402
 
 
+@timm.models.register_model
+def vit_world_patch4(pretrained: bool = False, **kwargs) -> nn.Module:
+    """A small timm VisionTransformer for the generated world's 32 px images: 4 px patches (64 tokens),
+    width 96, 4 blocks of 3 heads (0.45M weights, near the quarter-width ResNet18's 0.7M). Registered under
+    this name so a config selects it with `model.arch` alone (`model_kwargs: null`), no kwargs to merge."""
+    from timm.models.vision_transformer import _create_vision_transformer
+
+    args = {"img_size": 32, "patch_size": 4, "embed_dim": 96, "depth": 4, "num_heads": 3, **kwargs}
+    if not args.get("pretrained_cfg"):  # timm passes None for a model without registered weights
+        args["pretrained_cfg"] = {"input_size": (3, args["img_size"], args["img_size"]), "mean": (0.5, 0.5, 0.5),
+                                  "std": (0.5, 0.5, 0.5), "num_classes": args.get("num_classes", 1000)}
+    return _create_vision_transformer("vit_world_patch4", pretrained=pretrained, **args)
+
+
 class Classifier(nn.Module):
     def __init__(self, net: nn.Module, num_outputs: int):
         super().__init__()
