@@ -29,7 +29,7 @@ def sparsity_per_layer(layers: pd.DataFrame, outdir: Path) -> list[Path]:
             ax.plot(range(len(order)), mean.to_numpy(), marker=".", label=f"{task} ({backbone})")
         ax.set_xticks(range(len(order)), [name.removeprefix("net.").removesuffix(".weight") for name in order],
                       rotation=90, fontsize=6)
-        ax.set(ylabel="fraction of weights off", title=f"FS, {fs['fraction'].max():g} of the labels, mean over seeds")
+        ax.set(ylabel="fraction of weights off", title=f"FS, {fs['fraction'].max():.0%} of the labels, mean over seeds")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     return save_figure(figure, outdir, "sparsity_per_layer")

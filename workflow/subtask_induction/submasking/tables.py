@@ -54,7 +54,7 @@ def method_by_task(frame: pd.DataFrame, metric: str, methods: list[str] | None =
     for (backbone, fraction), part in table.groupby(["backbone", "fraction"]):
         tasks = list(dict.fromkeys(part["task"]))
         present = [m for m in METHOD_ORDER if m in set(part["method"]) and (methods is None or m in methods)]
-        lines += [f"**{backbone}, {fraction:g} of the labels** ({metric}, %, mean ± std over seeds)", "",
+        lines += [f"**{backbone}, {fraction:.0%} of the labels** ({metric}, %, mean ± std over seeds)", "",
                   "| method | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
         for method in present:
             cells = []
