@@ -1,5 +1,5 @@
 """The paper configuration run as a user with their own data would run it, shrunk by an overlay to minutes:
-`make test-paper` (not part of `make test`: about 4 minutes on 2 cores).
+`make test-paper` (not part of `make test`: about 2 minutes on 2 cores).
 
 Vision: config/paper.yaml on a generated ImageNet-shaped tree (every WNID of the 16-class map, real JPEGs,
 one corrupt file and one empty WNID folder), a real-architecture timm resnet18 weight file with random

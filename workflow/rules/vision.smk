@@ -106,7 +106,8 @@ rule vision_base:
         settings=lambda wildcards: vis_settings(
             wildcards.chain, model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]}, training=VIS["base"]
         ),
-        train=vis_split("pretrain"),
+        # the world has its own pretraining split; ImageNet mode trains a base without weights on ImageNet-16 train
+        train=vis_split("pretrain" if VIS_SOURCE == "world" else "train"),
         eval=vis_split("eval"),
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
