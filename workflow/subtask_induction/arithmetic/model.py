@@ -38,7 +38,11 @@ def lm_loss(model: nn.Module, rows: torch.Tensor) -> torch.Tensor:
 
     rows [B, 4] -> the mean loss; rows [M, B, 4] for a pack (arithmetic.stacked) -> each model's own
     mean loss [M], so the pack's summed loss gives every model exactly its own gradients."""
-    logits = model(input_ids=rows).logits[..., :-1, :]
+    return _lm_loss(model(input_ids=rows).logits, rows)
+
+
+def _lm_loss(logits: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    logits = logits[..., :-1, :]
     if rows.dim() == 2:
         return nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1))
     losses = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[..., 1:].reshape(-1),
@@ -56,35 +60,33 @@ def predict_answers(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000
                           for i in range(0, rows.shape[-2], chunk)], dim=-1)
 
 
-@torch.no_grad()
-def mean_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000):
-    """lm_loss over `rows` in eval mode, weighted by batch size: a float, or a list per model of a pack."""
-    chunk = max(1, batch_size // rows.shape[0]) if rows.dim() == 3 else batch_size
-    count = rows.shape[-2]
-    with eval_mode(model):
-        total = sum(lm_loss(model, rows[..., i:i + chunk, :]).double() * len(range(i, min(i + chunk, count)))
-                    for i in range(0, count, chunk))
-    return (total / max(count, 1)).tolist()
-
-
 def answer_loss(model: nn.Module, rows: torch.Tensor) -> torch.Tensor:
     """Cross-entropy of the answer token alone (the prediction at SEP against c): the part of the LM loss
     the task is about. rows [B, 4] -> a scalar; a pack's rows [M, B, 4] -> one loss per model [M]."""
-    logits = model(input_ids=rows).logits[..., 2, :]
+    return _answer_loss(model(input_ids=rows).logits, rows)
+
+
+def _answer_loss(logits: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    logits = logits[..., 2, :]
     losses = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), rows[..., 3].reshape(-1),
                                          reduction="none")
     return losses.mean() if rows.dim() == 2 else losses.view(rows.shape[0], -1).mean(1)
 
 
 @torch.no_grad()
-def mean_answer_loss(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000):
-    """answer_loss over `rows` in eval mode, weighted by batch size: a float, or a list per model of a pack."""
+def mean_losses(model: nn.Module, rows: torch.Tensor, batch_size: int = 1000):
+    """(lm_loss, answer_loss) over `rows` in eval mode from one forward pass per batch, each weighted by
+    batch size: two floats, or two lists (one value per model of a pack)."""
     chunk = max(1, batch_size // rows.shape[0]) if rows.dim() == 3 else batch_size
     count = rows.shape[-2]
+    whole = answer = 0
     with eval_mode(model):
-        total = sum(answer_loss(model, rows[..., i:i + chunk, :]).double() * len(range(i, min(i + chunk, count)))
-                    for i in range(0, count, chunk))
-    return (total / max(count, 1)).tolist()
+        for i in range(0, count, chunk):
+            batch = rows[..., i:i + chunk, :]
+            logits, size = model(input_ids=batch).logits, batch.shape[-2]
+            whole = whole + _lm_loss(logits, batch).double() * size
+            answer = answer + _answer_loss(logits, batch).double() * size
+    return (whole / max(count, 1)).tolist(), (answer / max(count, 1)).tolist()
 
 
 def answer_metrics(predictions: torch.Tensor, rows: torch.Tensor, rules: dict[str, str] | None = None,

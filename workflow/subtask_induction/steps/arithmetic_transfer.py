@@ -24,7 +24,7 @@ import json
 import torch
 
 from ..arithmetic.data import competing_rules, split_holdout, transfer_training_rows
-from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_answer_loss, mean_loss,
+from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses,
                                 predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..method.kinds import MASKED_METHODS
@@ -156,8 +156,7 @@ def main(argv=None):
 
     def evaluate(net):
         held = predict_answers(net, holdout_rows)
-        held_loss = mean_loss(net, holdout_rows)
-        held_answer_loss = mean_answer_loss(net, holdout_rows)
+        held_loss, held_answer_loss = mean_losses(net, holdout_rows)
         evaluated = predict_answers(net, eval_rows)
         tested = predict_answers(net, test_rows)
         out = []
