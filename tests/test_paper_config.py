@@ -41,3 +41,37 @@ def test_a_dict_option_can_be_cleared_by_the_paper_config():
     effective = copy.deepcopy(default)
     update_config(effective, paper)
     assert effective["vision"]["model"]["model_kwargs"] is None  # the real architecture in the paper run
+
+
+# The grid keys config/paper_depth2.yaml may change; everything else must stay the paper config's own.
+PAPER_SLICE_KEYS = {("arithmetic", "layers"), ("arithmetic", "chains"), ("arithmetic", "experiments"),
+                    ("arithmetic", "transfer", "disambiguation_rows"), ("arithmetic", "transfer", "seeds"),
+                    ("arithmetic", "overlap", "layers"), ("arithmetic", "overlap", "runs")}
+
+
+def effective_config(*files):
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    for name in files:
+        update_config(config, yaml.safe_load((REPO / name).read_text()))
+    return config
+
+
+def value(node, path):
+    for key in path:
+        node = node[key] if isinstance(node, dict) and key in node else "<absent>"
+    return node
+
+
+def test_the_paper_slice_overlay_changes_only_the_grid_keys_it_names():
+    paper = effective_config("config/paper.yaml")
+    sliced = effective_config("config/paper.yaml", "config/paper_depth2.yaml")
+    paths = set(leaves(paper)) | set(leaves(sliced))
+    changed = {path for path in paths if value(paper, path) != value(sliced, path)}
+    assert changed, "the overlay changes nothing"
+    outside = sorted(".".join(map(str, path)) for path in changed
+                     if not any(path[:len(key)] == key for key in PAPER_SLICE_KEYS))
+    assert outside == [], f"the overlay changes settings that are not grid keys: {outside}"
+    assert sliced["arithmetic"]["layers"] == [2] and sliced["arithmetic"]["chains"] == [0]
+    assert {0, 100, 300, 1000, 3000, 10000} <= set(sliced["arithmetic"]["transfer"]["disambiguation_rows"])
+    assert len(sliced["arithmetic"]["transfer"]["seeds"]) >= 2
+    assert sliced["families"] == ["arithmetic"]

@@ -4,6 +4,7 @@ import torch
 
 from ..arithmetic.model import accuracy, build_gpt2, lm_loss, save_gpt2, shuffled_batches
 from ..runtime import configure, load_torch, resolve_device, save_json
+from ..seeds import arithmetic_base_seeds
 from ..training import fit
 from .common import fingerprint, parser, provenance, require
 
@@ -19,16 +20,17 @@ def main(argv=None):
     require(s, "seed", "model", "training")
     t = s["training"]
     require(t, "epochs", "batch_size", "lr", where="base training settings")
-    configure(args.threads, s["seed"])
+    dataset = load_torch(args.data, ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
+    seeds = arithmetic_base_seeds(s["seed"], dataset["computation"], args.layers)
+    configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
-    dataset = load_torch(args.data, ("splits", "n_numbers", "modulus"), "arithmetic dataset")
     train, eval_rows, test = (dataset["splits"][k].to(device) for k in ("train", "eval", "test"))
-    model = build_gpt2(dataset["n_numbers"], args.layers, s["model"], s["seed"]).to(device)
+    model = build_gpt2(dataset["n_numbers"], args.layers, s["model"], seeds["init"]).to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=t["lr"], betas=tuple(t.get("betas", (0.9, 0.999))),
                                   weight_decay=t.get("weight_decay", 0.0))
     checkpoint = args.out_model + ".ckpt"
     result = fit(
-        model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], s["seed"], epoch),
+        model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], seeds["batches"], epoch),
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}, t["epochs"],
         patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
         checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, args.layers, inputs=[args.data]),
@@ -36,10 +38,10 @@ def main(argv=None):
     )
     test_accuracy = accuracy(model, test)["accuracy"]
     meta = {"n_numbers": dataset["n_numbers"], "layers": args.layers, "model_settings": s["model"],
-            "computation": dataset["computation"], "modulus": dataset["modulus"]}
+            "computation": dataset["computation"], "modulus": dataset["modulus"], "seeds": seeds}
     save_gpt2(model, meta, args.out_model)
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy},
-               "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"],
+               "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"], "seeds": seeds,
                "config": {**s, "layers": args.layers, "computation": dataset["computation"]},
                "provenance": provenance()}, args.out_metrics)
     print(f"base {dataset['computation']} {args.layers} layers: eval {result.best_metrics['eval_accuracy']:.4f} "

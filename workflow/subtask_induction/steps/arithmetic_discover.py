@@ -4,6 +4,7 @@ from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names
 from ..method.discovery import discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
 from ..runtime import configure, load_torch, resolve_device, save_json
+from ..seeds import arithmetic_discovery_seeds
 from .common import fingerprint, parser, provenance, require
 
 
@@ -19,10 +20,11 @@ def main(argv=None):
     args = p.parse_args(argv)
     s = args.settings
     require(s, "seed", "epochs", "batch_size", "lr", "beta_final", "mask_init")
-    configure(args.threads, s["seed"])
-    device = resolve_device(args.device)
     model, meta = load_gpt2(args.base)
     dataset = load_torch(args.data, ("splits", "n_numbers"), "arithmetic dataset")
+    seeds = arithmetic_discovery_seeds(s["seed"], meta["computation"], dataset["computation"], meta["layers"])
+    configure(args.threads, seeds["batches"])
+    device = resolve_device(args.device)
     if dataset["n_numbers"] != meta["n_numbers"]:
         raise SystemExit(f"error: {args.data} uses {dataset['n_numbers']} numbers, {args.base} {meta['n_numbers']}")
     model.to(device)
@@ -35,7 +37,7 @@ def main(argv=None):
     method, options = mask_settings(s)
     masks, result = discover_subnetwork(
         model, masked_weight_names(model), lm_loss,
-        lambda epoch: shuffled_batches(train, s["batch_size"], s["seed"], epoch),
+        lambda epoch: shuffled_batches(train, s["batch_size"], seeds["batches"], epoch),
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
         epochs=s["epochs"], lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
         mask_init=s["mask_init"], mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
@@ -54,7 +56,7 @@ def main(argv=None):
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
                            "kept_fraction": kept["overall"], "chance_accuracy": chance}, "mask_method": method,
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
-               "seed": s["seed"], "train_rows": len(train),
+               "seed": s["seed"], "seeds": seeds, "train_rows": len(train),
                "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)
     print(f"subnetwork for {dataset['computation']}: kept {100 * kept['overall']:.2f}% "

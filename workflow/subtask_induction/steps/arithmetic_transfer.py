@@ -32,6 +32,7 @@ from ..method.masks import kept_fraction, load_subnetwork, top_k_masks
 from ..method.transfer import prepare_transfer_model
 from ..records import keep, restore, write_manifest
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
+from ..seeds import arithmetic_transfer_seeds
 from ..selection import PROTOCOLS, select_all
 from ..stacked import StackedAdamW
 from ..training import fit
@@ -61,7 +62,8 @@ def main(argv=None):
         raise SystemExit(f"error: a pack shares its number of training rows; got n = {sorted({q['n'] for q in points})}")
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
-    configure(args.threads, points[0]["seed"])
+    seeds_of = {q["out"]: arithmetic_transfer_seeds(q.get("chain", 0), q["seed"]) for q in points}
+    configure(args.threads, seeds_of[points[0]["out"]]["batches"])
     code = code_hash()  # the package modules this step imports and the numeric libraries
     bases, subnetworks, datasets = {}, {}, {}
     for point in points:
@@ -102,7 +104,7 @@ def main(argv=None):
                 "target": dataset["computation"], "subtask": subnetwork.get("subtask"), "base": meta}
 
     def point_fingerprint(point):
-        return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point["seed"], code,
+        return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point.get("chain", 0), point["seed"], code,
                            base_digests[point["base"]], mask_digests[point["subnetwork"]], rows_digest(point),
                            *([score_digests[point["subnetwork"]]] if point["variant_settings"].get("top_k") else []),
                            code=False)
@@ -126,16 +128,17 @@ def main(argv=None):
         (base, meta), subnetwork, dataset = bases[point["base"]], subnetworks[point["subnetwork"]], datasets[point["data"]]
         v = point["variant_settings"]
         rows = transfer_training_rows(dataset, point["n"])
-        train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], point["seed"])
+        seeds = seeds_of[point["out"]]
+        train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], seeds["holdout"])
         if len(holdout) == 0:
             raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
-        fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=point["seed"])
+        fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
         # A size dial: the top fraction of the discovery's scores instead of its own hard mask.
         masks = top_k_masks(subnetwork["scores"], v["top_k"]) if v.get("top_k") else subnetwork["masks"]
         transferred.append(kept_fraction(masks)["overall"] if v["method"] in MASKED_METHODS else None)
         models.append(prepare_transfer_model(
             v["method"], base, fresh, masks, lr_scale=v["lr_scale"],
-            inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(point["seed"])))
+            inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"])))
         trains.append(train.to(device))
         holdouts.append(holdout)
         evals.append(dataset["splits"]["eval"])
@@ -146,8 +149,8 @@ def main(argv=None):
         if len({len(part) for part in parts}) != 1:
             raise SystemExit(f"error: the pack's points have different numbers of {name} rows "
                              f"{[len(part) for part in parts]}; only points of one shape train together")
-    seeds = [point["seed"] for point in todo]
-    model = StackedGPT2.from_models(models, seeds).to(device)
+    batch_seeds = [seeds_of[point["out"]]["batches"] for point in todo]
+    model = StackedGPT2.from_models(models, batch_seeds).to(device)
     del models
     optimizer = StackedAdamW(optimizer_groups(model, t["lr"], [q["variant_settings"]["lr_scale"] for q in todo]),
                              weight_decay=t.get("weight_decay", 0.01))
@@ -171,7 +174,7 @@ def main(argv=None):
 
     names = [f"{q['variant']} n={q['n']} seed={q['seed']}" for q in todo]
     result = fit(
-        model, optimizer, lm_loss, lambda epoch: stacked_batches(trains, t["batch_size"], seeds, epoch),
+        model, optimizer, lm_loss, lambda epoch: stacked_batches(trains, t["batch_size"], batch_seeds, epoch),
         evaluate, t["epochs"], select=None, checkpoint=args.checkpoint,
         checkpoint_interval_s=args.checkpoint_interval_s,
         fingerprint=fingerprint({"points": [point_fingerprint(q) for q in todo]}, code=False),
@@ -187,7 +190,8 @@ def main(argv=None):
         save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules[index]),
                    "rows": {"train": len(trains[index]), "holdout": len(holdouts[index])}, "curve": history,
                    "mask_fraction": transferred[index],
-                   "seed": point["seed"], "config": configs[index], "fingerprint": point_fingerprint(point),
+                   "seed": point["seed"], "seeds": {**seeds_of[point["out"]], "init": transfer_init_seed(point, bases[point["base"]][1])},
+                   "config": configs[index], "fingerprint": point_fingerprint(point),
                    "pack_size": len(todo), "provenance": provenance()}, point["out"])
         keep([point["out"]])
         print(f"{names[index]}: test accuracy " + ", ".join(
@@ -198,6 +202,17 @@ def main(argv=None):
                          "finished and are kept; a rerun trains only these): "
                          + "; ".join(f"{names[index]} ({todo[index]['out']}): {why}"
                                      for index, why in sorted(result.failed.items())))
+
+
+def transfer_init_seed(point, base_meta):
+    """The transfer network's initial weights: its own fresh seed, or with `init: rewind` the base's own
+    initialisation (the lottery-ticket rewind, a question of its own: seeds.py)."""
+    if point["variant_settings"].get("init", "fresh") == "fresh":
+        return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"])["init"]
+    if "seeds" not in base_meta:
+        raise SystemExit(f"error: variant '{point['variant']}' rewinds to the base's initialisation, but {point['base']} "
+                         "records no seeds (written before version 0.3.0): train the base again")
+    return base_meta["seeds"]["init"]
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from ..training import fit
 from ..vision.models import build_classifier, load_pretrained_classifier, save_classifier
 from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, open_split,
                             shuffled_batches)
+from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
@@ -20,7 +21,8 @@ def main(argv=None):
     args = p.parse_args(argv)
     s = args.settings
     require(s, "seed", "model", "data", "training", "eval_batch_size")
-    configure(args.threads, s["seed"])
+    seeds = vision_seeds("base", s["seed"])
+    configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     spec, data, t = s["model"]["spec"], s["data"], s["training"]
     evaluation = EvaluationSets(args, data)
@@ -33,12 +35,12 @@ def main(argv=None):
             raise SystemExit("error: without a weight file the base is trained: give --train and --eval")
         require(t, "epochs", "batch_size", "lr", where="base training settings")
         train, eval_set = open_split(args.train, data, "pretraining"), open_split(args.eval, data, "eval")
-        model = build_classifier(spec, s["seed"]).to(device)
+        model = build_classifier(spec, seeds["init"]).to(device)
         checkpoint = args.out_model + ".ckpt"
         result = fit(
             model, make_optimizer(model.parameters(), t),
             nll_loss(class_weights(train.labels, t.get("class_weighted", False))),
-            shuffled_batches(train, t["batch_size"], s["seed"], device),
+            shuffled_batches(train, t["batch_size"], seeds["batches"], device),
             lambda net: {"eval_accuracy": accuracy(net, eval_set, s["eval_batch_size"], device)},
             t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
             checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, inputs=[args.train, args.eval]),
@@ -47,7 +49,7 @@ def main(argv=None):
         record.update(best_epoch=result.best_epoch, curve=result.history, eval_accuracy=result.best_metrics["eval_accuracy"])
     metrics = evaluation(model, s["eval_batch_size"], device)
     save_torch(save_classifier(model, spec), args.out_model)
-    save_json({"metrics": metrics, **record, "config": s, "provenance": provenance()}, args.out_metrics)
+    save_json({"metrics": metrics, **record, "seeds": seeds, "config": s, "provenance": provenance()}, args.out_metrics)
     print(f"base: original {metrics['original_accuracy']:.3f} pooled {metrics['pooled_accuracy']:.3f} "
           f"shape bias {metrics['shape_bias']:.3f}")
 

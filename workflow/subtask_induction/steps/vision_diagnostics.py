@@ -14,6 +14,7 @@ from ..vision.diagnostics import diagnose, diagnostics_markdown
 from ..vision.imagenet16 import CATEGORIES
 from ..vision.models import build_classifier, load_classifier
 from ..vision.tasks import open_split
+from ..seeds import vision_seeds
 from .common import parser, require
 
 
@@ -29,6 +30,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     s = args.settings
     require(s, "seed", "data", "eval_batch_size", "variants", "max_images")
+    seeds = vision_seeds("transfer", s["seed"])  # SI's start as its transfer run builds it
     configure(args.threads, s["seed"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
@@ -41,10 +43,10 @@ def main(argv=None):
     for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
         require(variant, "method", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
         si_start[f"{name} at start"] = prepare_transfer_model(
-            variant["method"], base, build_classifier(spec, s["seed"]), masks, lr_scale=variant["lr_scale"],
-            inherit_unmasked=variant["inherit_unmasked"], generator=torch.Generator().manual_seed(s["seed"]),
+            variant["method"], base, build_classifier(spec, seeds["init"]), masks, lr_scale=variant["lr_scale"],
+            inherit_unmasked=variant["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"]),
         ).to(device)
-    rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, s["seed"]).to(device), **sets,
+    rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, seeds["init"]).to(device), **sets,
                     max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["seed"], device=device,
                     classes=len(CATEGORIES))
     out = Path(args.outdir)

@@ -8,6 +8,7 @@ from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnet
 from ..runtime import configure, resolve_device, save_json
 from ..vision.models import build_classifier, load_classifier, masked_weight_names
 from ..vision.tasks import accuracy, nll_loss, open_split, shuffled_batches
+from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
@@ -27,11 +28,12 @@ def main(argv=None):
     require(s, "seed", "data", "discovery", "eval_batch_size")
     d = s["discovery"]
     require(d, "epochs", "batch_size", "lr", "beta_final", "mask_init", where="discovery settings")
-    configure(args.threads, s["seed"])
+    seeds = vision_seeds("discovery", s["seed"])
+    configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     model, spec = load_classifier(args.base)
     if args.init == "random":
-        model = build_classifier(spec, s["seed"] + 1)  # not the base's own initialisation
+        model = build_classifier(spec, seeds["init"])  # no chain's base initialisation (seeds.py)
     model.to(device)
     train = open_split(args.pooled_train, s["data"], "pooled discovery")
     eval_set = open_split(args.pooled_eval, s["data"], "pooled eval")
@@ -41,7 +43,7 @@ def main(argv=None):
     checkpoint = args.out_subnetwork + ".ckpt"
     method, options = mask_settings(d)
     masks, result = discover_subnetwork(
-        model, masked_weight_names(model), nll_loss(), shuffled_batches(train, d["batch_size"], s["seed"], device),
+        model, masked_weight_names(model), nll_loss(), shuffled_batches(train, d["batch_size"], seeds["batches"], device),
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device)},
         epochs=d["epochs"], lr=d["lr"], l0_weight=args.l0_weight, beta_final=d["beta_final"],
         mask_init=d["mask_init"], mask_method=method, mask_options=options, weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
@@ -61,7 +63,8 @@ def main(argv=None):
                            **{k: v for k, v in subnetwork.items() if k != "per_class"}},
                "whole_model": whole_model, "subnetwork": subnetwork, "kept_per_tensor": kept["per_tensor"],
                "best_epoch": result.best_epoch, "curve": result.history, "init": args.init,
-               "l0_weight": args.l0_weight, "config": s, "provenance": provenance()}, args.out_metrics)
+               "l0_weight": args.l0_weight, "seeds": seeds if args.init == "random" else {"batches": seeds["batches"]},
+               "config": s, "provenance": provenance()}, args.out_metrics)
     print(f"subnetwork ({args.init}, lambda {args.l0_weight:g}): kept {100 * kept['overall']:.2f}%, pooled test "
           f"{whole_model['pooled_accuracy']:.3f} -> {subnetwork['pooled_accuracy']:.3f}")
 

@@ -16,6 +16,7 @@ from ..training import fit
 from ..images import concatenate
 from ..vision.models import build_classifier, head_parameter_names, load_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
+from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
@@ -40,7 +41,8 @@ def main(argv=None):
     require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{args.variant}'")
     if v["method"] in MASKED_METHODS and not args.subnetwork:
         raise SystemExit(f"error: variant '{args.variant}' (method {v['method']}) needs --subnetwork")
-    configure(args.threads, args.seed)
+    seeds = vision_seeds("transfer", args.seed)
+    configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
     masks = load_subnetwork(args.subnetwork)["masks"] if v["method"] in MASKED_METHODS else None
@@ -52,8 +54,8 @@ def main(argv=None):
     eval_set, pooled_eval = open_split(args.eval, data, "eval"), open_split(args.pooled_eval, data, "pooled eval")
     evaluation = EvaluationSets(args, data)
     model = prepare_transfer_model(
-        v["method"], base, build_classifier(spec, args.seed), masks, lr_scale=v["lr_scale"],
-        inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(args.seed),
+        v["method"], base, build_classifier(spec, seeds["init"]), masks, lr_scale=v["lr_scale"],
+        inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"]),
     ).to(device)
     if v["trainable"] == "head":  # linear probe: only the classifier learns, the rest stays as it was
         head = set(head_parameter_names(model))
@@ -67,7 +69,7 @@ def main(argv=None):
     point = {**s, "variant_name": args.variant, "seed": args.seed}
     result = fit(
         model, make_optimizer(groups, t), nll_loss(class_weights(train.labels, t.get("class_weighted", False))),
-        shuffled_batches(train, t["batch_size"], args.seed, device),
+        shuffled_batches(train, t["batch_size"], seeds["batches"], device),
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device),
                      "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
         t["epochs"], train_mode=v["trainable"] != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
@@ -79,7 +81,7 @@ def main(argv=None):
     save_json({"metrics": {k: val for k, val in metrics.items() if k != "per_class"}, "per_class": metrics["per_class"],
                "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
                "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "seed": args.seed,
-               "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
+               "seeds": seeds, "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
     print(f"{args.variant} seed={args.seed}: original {metrics['original_accuracy']:.3f} pooled "
           f"{metrics['pooled_accuracy']:.3f} shape bias {metrics['shape_bias']:.3f} (epoch {result.best_epoch})")
 

@@ -1,0 +1,68 @@
+"""One seed per role: every random start of the pipeline, derived from what it starts and where.
+
+A role names what the randomness starts: a base network's initialisation, a transfer network's, a sampled
+control mask, a held-out split, a batch order. Coordinates say which one (family, chain, depth, transfer
+seed, ...). Seeds come from `derive_seed(role, *coordinates)`, so two roles or two chains never share one:
+a transfer network built with the base's own seed would start from the base's initial weights (the
+lottery-ticket "rewind"), not from the fresh network the paper describes. Rewinding is a variant of its own
+(`init: rewind`), which reads the base's recorded init seed on purpose.
+
+Every step records the seeds it used, by role, in its metrics.json (`seeds`).
+"""
+
+from __future__ import annotations
+
+from .runtime import derive_seed
+
+ROLES = (
+    "base init",            # the base network's initial weights
+    "base batches",         # the base's batch order (and dropout)
+    "discovery init",       # a random-init discovery's network (the Fig 11 control)
+    "discovery batches",    # a discovery's batch order (and hard-concrete noise)
+    "transfer init",        # the transfer network's fresh weights
+    "sampled mask",         # a count-matched random control mask (sampled, complement)
+    "holdout split",        # the slice of a transfer point's own rows held out for selection
+    "transfer batches",     # a transfer point's batch order (and dropout)
+)
+
+
+def role_seed(role: str, family: str, *coordinates) -> int:
+    """The seed of one random start: `role` (one of ROLES) of `family` at `coordinates` (chain, ...)."""
+    if role not in ROLES:
+        raise ValueError(f"unknown seed role {role!r}; roles: {list(ROLES)}")
+    return derive_seed(family, role, *coordinates)
+
+
+def arithmetic_base_seeds(chain: int, computation: str, layers: int) -> dict[str, int]:
+    """The base of one chain, computation and depth."""
+    where = (chain, computation, layers)
+    return {"init": role_seed("base init", "arithmetic", *where),
+            "batches": role_seed("base batches", "arithmetic", *where)}
+
+
+def arithmetic_discovery_seeds(seed: int, base: str, subtask: str, layers: int) -> dict[str, int]:
+    """A discovery of `subtask` in one base: `seed` is its chain (or an overlap run's own seed)."""
+    return {"batches": role_seed("discovery batches", "arithmetic", seed, base, subtask, layers)}
+
+
+def arithmetic_transfer_seeds(chain: int, seed: int) -> dict[str, int]:
+    """A transfer point of `chain` with transfer seed `seed` (its replicate). Every variant and n of one
+    (chain, seed) shares these: the comparisons between variants are paired on one fresh network."""
+    where = (chain, seed)
+    return {"init": role_seed("transfer init", "arithmetic", *where),
+            "mask": role_seed("sampled mask", "arithmetic", *where),
+            "holdout": role_seed("holdout split", "arithmetic", *where),
+            "batches": role_seed("transfer batches", "arithmetic", *where)}
+
+
+def vision_seeds(stage: str, chain: int) -> dict[str, int]:
+    """A vision stage of one chain: base, discovery (random init: its own network) or transfer."""
+    if stage == "base":
+        return {"init": role_seed("base init", "vision", chain), "batches": role_seed("base batches", "vision", chain)}
+    if stage == "discovery":
+        return {"init": role_seed("discovery init", "vision", chain),
+                "batches": role_seed("discovery batches", "vision", chain)}
+    if stage == "transfer":
+        return {"init": role_seed("transfer init", "vision", chain), "mask": role_seed("sampled mask", "vision", chain),
+                "batches": role_seed("transfer batches", "vision", chain)}
+    raise ValueError(f"unknown vision stage {stage!r}")
