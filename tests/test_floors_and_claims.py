@@ -61,6 +61,31 @@ def test_an_unreadable_image_in_a_users_folder_is_named_before_any_training(tmp_
     ([-1.0, -0.5, -2.0], "scratch higher in every chain (3)"),
     ([0.0, 0.0], "tied in every chain (2)"),
     ([1.0, 0.0, -1.0], "mixed: si higher in 1, scratch higher in 1, tied in 1 of 3"),
+    ([1.0, float("nan"), 2.0], "chain 1 missing: no claim (si higher in 2, scratch higher in 0, tied in 0 of the 2 present)"),
 ])
 def test_comparisons_claim_only_what_every_chain_shows_and_ties_are_ties(differences, verdict):
     assert comparison_verdict(pd.Series(differences), "si", "scratch") == verdict
+
+
+def test_a_single_run_shows_no_spread_and_last_epoch_selections_are_marked():
+    from subtask_induction.arithmetic.tables import transfer_markdown
+
+    rows = []
+    for seed, (accuracy, last) in enumerate(((0.5, True), (0.7, False))):
+        rows.append({"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": "si", "n": 10,
+                     "chain": seed, "seed": 100 * seed, "protocol": "train_holdout", "test_accuracy": accuracy,
+                     "last_epoch": last})
+    rows.append({**rows[0], "variant": "random", "test_accuracy": 0.25, "last_epoch": False})
+    text = transfer_markdown(pd.DataFrame(rows), ["train_holdout"])
+    assert "| si | 2 | 0.600 ± 0.141 ‡1/2 |" in text
+    assert "| random | 2 | 0.250 (1 run) |" in text and "± 0.000" not in text
+
+
+def test_every_protocol_says_whether_it_chose_the_last_epoch():
+    from subtask_induction.selection import select_all
+
+    history = [{"epoch": e, "eval_accuracy": a, "holdout_accuracy": a, "holdout_answer_loss": 1.0}
+               for e, a in ((1, 0.2), (2, 0.9), (3, 0.5))]
+    chosen = select_all(history)
+    assert chosen["eval"]["epoch"] == 2 and chosen["eval"]["last_epoch"] is False
+    assert chosen["last"]["last_epoch"] is True

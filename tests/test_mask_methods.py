@@ -4,6 +4,8 @@ import pytest
 import torch
 from torch import nn
 
+from harness import REPO
+
 from subtask_induction.method.discovery import discover_subnetwork
 from subtask_induction.method.masks import (MASK_METHODS, attach_masks, find_masks, hard_masks, hard_masks_on,
                                             kept_fraction, l0_penalty, load_subnetwork, mask_parameters,
@@ -197,3 +199,12 @@ def test_top_k_keeps_exactly_k_percent_ties_deterministic_and_contains_the_disco
     # ties go by position: a.weight (first in name order), lowest index first
     tied = top_k_masks({"a.weight": torch.zeros(10)}, 0.3)["a.weight"]
     assert tied.tolist() == [True, True, True] + [False] * 7
+
+
+def test_top_k_keeps_round_k_times_n_weights_as_the_decisions_say():
+    from subtask_induction.method.masks import top_k_masks
+
+    scores = {"a": torch.arange(600, dtype=torch.float32).reshape(20, 30), "b": torch.randn(400)}
+    for fraction, kept in ((0.05, 50), (0.0125, 12), (0.0135, 14), (0.0005, 0), (1.0, 1000)):  # 12.5 -> 12, 13.5 -> 14
+        assert sum(int(mask.sum()) for mask in top_k_masks(scores, fraction).values()) == kept, fraction
+    assert "round(k·N)" in (REPO / "docs/decisions.md").read_text()

@@ -42,5 +42,8 @@ def choose_epoch(history: list[dict], protocol: str) -> dict:
 
 
 def select_all(history: list[dict], protocols=tuple(PROTOCOLS)) -> dict[str, dict]:
-    """protocol -> the selected epoch's record."""
-    return {protocol: dict(choose_epoch(history, protocol)) for protocol in protocols}
+    """protocol -> the selected epoch's record, with `last_epoch`: whether it is the run's final epoch (a
+    curve selected at its end may still have been improving when training stopped)."""
+    final = history[-1]["epoch"] if history else None
+    return {protocol: {**choose_epoch(history, protocol), "last_epoch": choose_epoch(history, protocol)["epoch"] == final}
+            for protocol in protocols}

@@ -43,7 +43,7 @@ def _curve(ax, frame: pd.DataFrame, label: str, **style) -> None:
     """frame: the rows of one curve (any depths and seeds, one protocol)."""
     stats = seed_summary(frame, ["n"])
     line, = ax.plot(stats["n"], stats["mean"], marker="o", label=label, **style)
-    ax.fill_between(stats["n"], stats["mean"] - stats["std"], stats["mean"] + stats["std"], alpha=0.15,
+    ax.fill_between(stats["n"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0), alpha=0.15,
                     color=line.get_color())
 
 
@@ -182,7 +182,7 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
             if not at_n.empty:
                 labels.append(variant)
                 means.append(at_n["mean"].item())
-                stds.append(at_n["std"].item())
+                stds.append(at_n["std"].fillna(0).item())
         _axes_style(curves_ax, f"{_title(experiment)}: unmasked tensors inherited or fresh, depths "
                                f"{depths_of(rows)} ({protocol})")
         curves_ax.legend(fontsize=6)
@@ -215,7 +215,7 @@ def dial(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> li
         _axes_style(curves_ax, f"{_title(experiment)}: SI, subnetwork lr scaled, depths {depths_of(rows)} ({protocol})")
         curves_ax.legend(fontsize=7)
         at_n = seed_summary(rows[rows["n"] == dial_n], ["lr_scale"])
-        dial_ax.errorbar(at_n["lr_scale"], at_n["mean"], yerr=at_n["std"], marker="o", capsize=3)
+        dial_ax.errorbar(at_n["lr_scale"], at_n["mean"], yerr=at_n["std"].fillna(0), marker="o", capsize=3)
         dial_ax.set_xscale("symlog", linthresh=0.01)
         dial_ax.set(xlabel="lr_scale of the subnetwork (0 = frozen)", ylabel="test accuracy", ylim=(0, 1.02),
                     title=f"n = {dial_n}, mean ± std over seeds")
@@ -258,7 +258,7 @@ def sparsity_dial(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[P
         for method, label in (("subnetwork", "SI (top k of the scores)"), ("sampled", "sampled (same counts)")):
             stats = seed_summary(part[part["method"] == method], ["top_k"])
             line, = top.plot(100 * stats["top_k"], stats["mean"], marker="o", label=label)
-            top.fill_between(100 * stats["top_k"], stats["mean"] - stats["std"], stats["mean"] + stats["std"],
+            top.fill_between(100 * stats["top_k"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0),
                              alpha=0.15, color=line.get_color())
         for rule in agree:
             stats = seed_summary(part[part["method"] == "subnetwork"], ["top_k"], metric=rule)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import comparison_verdict
+from ..claims import comparison_verdict, format_differences
 from ..method.discovery import selection_key
 
 
@@ -95,11 +95,27 @@ def transfer_table(paths) -> pd.DataFrame:
 
 def seed_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accuracy") -> pd.DataFrame:
     """mean and std over replicates (a point's own seed: one per chain and transfer seed) of the
-    depth-averaged metric, per `by` group (std 0 for one replicate)."""
+    depth-averaged metric, per `by` group (std NaN for one replicate: there is no spread to show), and
+    how many of the group's points were selected at their last epoch (`at_last_epoch`, of `points`)."""
     per_seed = transfer.groupby(by + ["seed"])[metric].mean().reset_index()
     summary = per_seed.groupby(by)[metric].agg(["mean", "std", "count"]).reset_index()
-    summary["std"] = summary["std"].fillna(0.0)
+    if "last_epoch" in transfer:
+        flags = transfer.groupby(by)["last_epoch"].agg(at_last_epoch="sum", points="count").reset_index()
+        summary = summary.merge(flags, on=by, how="left")
     return summary
+
+
+def mean_std(mean: float, std: float, count: int) -> str:
+    """`0.912 ± 0.013`, or `0.912 (1 run)`: a single run has no spread, so it shows none."""
+    return f"{mean:.3f} (1 run)" if count < 2 else f"{mean:.3f} ± {std:.3f}"
+
+
+def last_epoch_mark(row, protocol: str) -> str:
+    """` ‡2/3` when 2 of a cell's 3 points were selected at their last epoch: their curve may still have
+    been rising (protocol `last` always picks it, so it is not marked)."""
+    if protocol == "last" or not row.get("at_last_epoch"):
+        return ""
+    return f" ‡{int(row['at_last_epoch'])}/{int(row['points'])}"
 
 
 def depths_of(rows: pd.DataFrame) -> list[int]:
@@ -136,8 +152,12 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
                       "| variant | depths | " + " | ".join(f"n={n}" for n in sizes) + " |",
                       "|---|---|" + "---|" * len(sizes)]
             for variant, by_variant in rows.groupby("variant", sort=False):
-                cells = {row["n"]: f"{row['mean']:.3f} ± {row['std']:.3f}" for _, row in by_variant.iterrows()}
+                cells = {row["n"]: mean_std(row["mean"], row["std"], row["count"]) + last_epoch_mark(row, protocol)
+                         for _, row in by_variant.iterrows()}
                 lines.append(f"| {variant} | {depths[variant]} | " + " | ".join(cells.get(n, "") for n in sizes) + " |")
+            if protocol != "last":
+                lines.append("\n‡k/m: k of the cell's m points were selected at their last epoch (still improving "
+                             "when training stopped?).")
             lines.append("")
     return "\n".join(lines)
 
@@ -169,13 +189,14 @@ def chains_markdown(chains: pd.DataFrame, protocol: str) -> str:
         lines += ["", "Comparisons per depth and n (differences in accuracy points, chain by chain):", "",
                   "| layers | n | comparison | difference per chain | verdict |", "|---|---|---|---|---|"]
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
-            wide = rows.pivot_table(index="chain", columns="variant", values="test_accuracy")
+            # every chain of the experiment, NaN where one of the two variants has no result in it
+            wide = rows.pivot_table(index="chain", columns="variant", values="test_accuracy").reindex(chain_ids)
             for first, second in CLAIMS:
                 if first in wide and second in wide:
-                    difference = (100 * (wide[first] - wide[second])).dropna()
-                    if not difference.empty:
+                    difference = 100 * (wide[first] - wide[second])
+                    if not difference.isna().all():
                         lines.append(f"| {layers} | {n} | {first} vs {second} | "
-                                     + ", ".join(f"{d:+.1f}" for d in difference)
+                                     + format_differences(difference)
                                      + f" | {comparison_verdict(difference, first, second)} |")
         lines.append("")
     return "\n".join(lines)
@@ -220,13 +241,14 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             cells = []
             for method in ("subnetwork", "sampled"):
                 values = by[method].groupby("seed")["test_accuracy"].mean()
-                cells.append(f"{values.mean():.3f} ± {values.std(ddof=1) if len(values) > 1 else 0:.3f}" if len(values) else "—")
-            si = by["subnetwork"].groupby("chain")["test_accuracy"].mean()
-            sampled = by["sampled"].groupby("chain")["test_accuracy"].mean()
-            difference = (100 * (si - sampled)).dropna()
-            verdict = comparison_verdict(difference, "si", "sampled") if len(difference) else "—"
+                cells.append(mean_std(values.mean(), values.std(ddof=1), len(values)) if len(values) else "—")
+            chains = sorted(part["chain"].unique())
+            si = by["subnetwork"].groupby("chain")["test_accuracy"].mean().reindex(chains)
+            sampled = by["sampled"].groupby("chain")["test_accuracy"].mean().reindex(chains)
+            difference = 100 * (si - sampled)
+            verdict = comparison_verdict(difference, "si", "sampled") if difference.notna().any() else "—"
             agreement = [f"{by['subnetwork'][c].mean():.3f}" for c in agree]
-            lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + ", ".join(f"{d:+.1f}" for d in difference)
+            lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + format_differences(difference)
                          + f" | {verdict} | " + " | ".join(agreement) + " |")
         lines.append("")
     return "\n".join(lines)

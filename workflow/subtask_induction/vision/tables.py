@@ -11,7 +11,7 @@ import json
 
 import pandas as pd
 
-from ..claims import comparison_verdict
+from ..claims import comparison_verdict, format_differences
 
 MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear"]  # Table 1's rows, others after
 TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
@@ -143,10 +143,10 @@ def comparisons_markdown(runs: pd.DataFrame) -> str:
         for metric, table in wide.items():
             if first not in table or second not in table:
                 continue
-            difference = (100 * (table[first] - table[second])).dropna()
-            if difference.empty:
+            difference = 100 * (table[first] - table[second])  # NaN where a chain lacks one of the two
+            if difference.isna().all():
                 continue
             verdict = comparison_verdict(difference, first, second)
-            lines.append(f"| {first} vs {second} | {metric} | " + ", ".join(f"{d:+.1f}" for d in difference)
+            lines.append(f"| {first} vs {second} | {metric} | " + format_differences(difference)
                          + f" | {verdict} |")
     return "\n".join(lines) + "\n"
