@@ -14,7 +14,9 @@ from test_report import ONLY_WITH_A_BUDGET, assert_captions_in, report_html
 
 BEYOND = {"si_top50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
           "sampled_top50": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
-          "si_rows50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50}}
+          "si_rows50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
+          "sampled_rows50": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
+          "si_rewind": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"}}
 
 
 def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the_report(smoke_run, tmp_path):
@@ -37,7 +39,7 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     assert ran.count("arithmetic_discover_budget") == 1
     assert not {"arithmetic_base", "arithmetic_discover", "vision_base", "vision_transfer"} & set(ran)
     trained = sorted(p for m in pack_manifests(workdir, started).values() for p in m["trained"])
-    assert [path.split("/")[-4] for path in trained] == sorted(BEYOND)  # the three new points, nothing else
+    assert sorted(path.split("/")[-4] for path in trained) == sorted(BEYOND)  # the new points, nothing else
 
     summary = workdir / "results/arithmetic/summary"
     chain0 = "results/arithmetic/chain0"
@@ -45,6 +47,14 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     budget_discovery = torch.load(workdir / f"{chain0}/discovery_budget/a+ab/ab/layers1/rows50/subnetwork.pt",
                                   weights_only=True)
     assert budget_discovery["train_rows"] == 50 and budget_discovery["l0_weight"] == selected["l0_weight"]
+    every_row_discovery = torch.load(workdir / selected["subnetwork"], weights_only=True)
+    # labels differ, optimiser steps do not: 100 rows x 2 epochs at batch 50 = 50 rows x 4 epochs
+    assert budget_discovery["steps"] == every_row_discovery["steps"] == 4
+    assert budget_discovery["selection_rows"] == 40  # the eval rows that picked its epoch count in its budget
+    rewind = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si_rewind/n10/seed0/metrics.json").read_text())
+    base = json.loads((workdir / f"{chain0}/base/a+ab/layers1/metrics.json").read_text())
+    si_point = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json").read_text())
+    assert rewind["seeds"]["init"] == base["seeds"]["init"] != si_point["seeds"]["init"]
 
     transfer = pd.read_csv(summary / "transfer.csv")
     top = transfer[(transfer["variant"] == "si_top50") & (transfer["protocol"] == "last")]
@@ -58,6 +68,10 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     si = transfer[(transfer["variant"] == "si") & (transfer["chain"] == 0) & (transfer["n"] == 10)
                   & (transfer["protocol"] == "train_holdout")]
     assert every_row["si_test_accuracy"] == si["test_accuracy"].mean()  # si transfers the chosen subnetwork
+    sampled = transfer[(transfer["variant"] == "sampled_rows50") & (transfer["protocol"] == "train_holdout")]
+    budget50 = budget[budget["rows"] == 50].iloc[0]
+    assert budget50["sampled_test_accuracy"] == sampled["test_accuracy"].mean() and budget50["steps"] == 4
+    assert "| 50 | 90 | 4 |" in (summary / "budget.md").read_text()  # subtask rows, labelled rows, steps
     dial = (summary / "sparsity_dial.md").read_text()
     assert "| 50 |" in dial and "n = 10" in dial
     for figure in ("sparsity_dial", "budget"):

@@ -184,7 +184,8 @@ rule arithmetic_plots:
 
 
 # How many labelled subtask rows does a discovery need? The discovery from only the first `rows` subtask
-# rows (variants with discovery_rows transfer it), at the λ the selection chose from every row: `reference`
+# rows (variants with discovery_rows transfer it), for as many optimiser steps as the every-row discovery
+# (--match-steps: labels, not steps, differ), at the λ the selection chose from every row: `reference`
 # (that choice; ancient: only which file it is matters, and another choice reruns this) pins the λ.
 rule arithmetic_discover_budget:
     input:
@@ -214,7 +215,7 @@ rule arithmetic_discover_budget:
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
-            "--train-rows {wildcards.rows} --settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--train-rows {wildcards.rows} --match-steps --settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
         )

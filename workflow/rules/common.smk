@@ -424,8 +424,8 @@ def arith_base_metrics():
 ARITH_BUDGET = sorted({(point["chain"], point["base"], point["subtask"], point["layers"],
                         ARITH["transfer"]["variants"][point["variant"]]["discovery_rows"])
                        for point in ARITH_POINTS if ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")})
-ARITH_BUDGET_VARIANTS = {name: variant["discovery_rows"] for name, variant in ARITH["transfer"]["variants"].items()
-                         if variant.get("discovery_rows")}
+ARITH_BUDGET_VARIANTS = {name: {"rows": variant["discovery_rows"], "method": variant["method"]}
+                         for name, variant in ARITH["transfer"]["variants"].items() if variant.get("discovery_rows")}
 
 
 def arith_budget_files():

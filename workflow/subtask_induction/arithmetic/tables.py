@@ -170,7 +170,7 @@ def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return rows.groupby(keys)["test_accuracy"].mean().reset_index()
 
 
-CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random")]
+CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random"), ("si", "si_rewind")]
 
 
 def chains_markdown(chains: pd.DataFrame, protocol: str) -> str:

@@ -1,5 +1,8 @@
 """Discover the subnetwork of a base model that performs a subtask (e.g. ab), for one L0 weight."""
 
+import math
+from itertools import islice
+
 from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
 from ..method.discovery import discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
@@ -15,6 +18,9 @@ def main(argv=None):
     p.add_argument("--l0-weight", type=float, required=True, help="lambda")
     p.add_argument("--train-rows", type=int, default=None,
                    help="discover from only the first this many training rows (a label budget); default all")
+    p.add_argument("--match-steps", action="store_true",
+                   help="with --train-rows: train as many optimiser steps as a discovery on every row would (more "
+                        "epochs over fewer rows, the last one cut short), so a label budget is not also a step budget")
     p.add_argument("--out-subnetwork", required=True)
     p.add_argument("--out-metrics", required=True)
     args = p.parse_args(argv)
@@ -33,16 +39,24 @@ def main(argv=None):
         if not 0 < args.train_rows <= len(train):
             raise SystemExit(f"error: --train-rows {args.train_rows}: {args.data} holds {len(train)} training rows")
         train = train[:args.train_rows]  # a prefix: the covering lead rows first, then uniform pairs
+    every_row_steps = math.ceil(len(dataset["splits"]["train"]) / s["batch_size"]) * s["epochs"]
+    per_epoch = math.ceil(len(train) / s["batch_size"])
+    steps = every_row_steps if args.match_steps else per_epoch * s["epochs"]
+    epochs = math.ceil(steps / per_epoch)
+
+    def batches(epoch):  # epochs count from 0; the last one stops at the step budget
+        return islice(shuffled_batches(train, s["batch_size"], seeds["batches"], epoch), steps - epoch * per_epoch)
+
     checkpoint = args.out_subnetwork + ".ckpt"
     method, options = mask_settings(s)
     masks, result = discover_subnetwork(
         model, masked_weight_names(model), lm_loss,
-        lambda epoch: shuffled_batches(train, s["batch_size"], seeds["batches"], epoch),
+        batches,
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
-        epochs=s["epochs"], lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
+        epochs=epochs, lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
         mask_init=s["mask_init"], mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
         checkpoint_interval_s=args.checkpoint_interval_s,
-        fingerprint=fingerprint(s, args.l0_weight, args.train_rows, inputs=[args.base, args.data]),
+        fingerprint=fingerprint(s, args.l0_weight, args.train_rows, args.match_steps, inputs=[args.base, args.data]),
         desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
     )
     with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard
@@ -52,11 +66,13 @@ def main(argv=None):
     save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, mask_method=method,
                     eval_accuracy=result.best_metrics["eval_accuracy"], test_accuracy=test_accuracy,
                     chance_accuracy=chance, subtask=dataset["computation"], train_rows=len(train),
+                    selection_rows=len(eval_rows), steps=steps,
                     scores=mask_scores(find_masks(model)))
     save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
                            "kept_fraction": kept["overall"], "chance_accuracy": chance}, "mask_method": method,
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
                "seed": s["seed"], "seeds": seeds, "train_rows": len(train),
+               "selection_rows": len(eval_rows), "epochs": epochs, "steps": steps,
                "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)
     print(f"subnetwork for {dataset['computation']}: kept {100 * kept['overall']:.2f}% "
