@@ -3,6 +3,7 @@ one chain cannot support."""
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
@@ -89,3 +90,39 @@ def test_every_protocol_says_whether_it_chose_the_last_epoch():
     chosen = select_all(history)
     assert chosen["eval"]["epoch"] == 2 and chosen["eval"]["last_epoch"] is False
     assert chosen["last"]["last_epoch"] is True
+
+
+def test_a_one_item_difference_is_a_tie_and_a_large_one_a_win():
+    from subtask_induction.claims import mcnemar_p, paired_difference
+
+    rng = np.random.default_rng(0)
+    base = rng.random(500) < 0.8
+    one_more = base.copy()
+    one_more[np.flatnonzero(~base)[0]] = True  # right on exactly one more test item
+    difference, p, counted = paired_difference(one_more, base)
+    assert difference == pytest.approx(0.2) and p == 1.0 and counted == 0.0
+    many_more = base.copy()
+    many_more[np.flatnonzero(~base)[:40]] = True
+    difference, p, counted = paired_difference(many_more, base)
+    assert p < 1e-10 and counted == difference == pytest.approx(8.0)
+    # exact McNemar: 6 discordant items all one way give p = 2 / 2**6
+    assert mcnemar_p(np.array([True] * 6), np.array([False] * 6)) == pytest.approx(2 / 64)
+    ties = pd.Series([paired_difference(one_more, base)[2]] * 3)
+    assert comparison_verdict(ties, "si", "sampled", unit="run") == "tied in every run (3)"
+    wins = pd.Series([paired_difference(many_more, base)[2]] * 3)
+    assert comparison_verdict(wins, "si", "sampled", unit="run") == "si higher in every run (3)"
+
+
+def test_transfer_records_keep_which_test_items_each_selected_epoch_got_right(smoke_run):
+    from subtask_induction.claims import bits_correct
+
+    point = json.loads((smoke_run / "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json")
+                       .read_text())
+    assert point["rows"]["test"] == 40
+    for chosen in point["metrics"].values():
+        correct = bits_correct(chosen["test_correct"], point["rows"]["test"])
+        assert len(correct) == 40 and correct.mean() == pytest.approx(chosen["test_accuracy"])
+    assert all("test_correct" not in epoch for epoch in point["curve"])
+    chains = (smoke_run / "results/arithmetic/summary/chains.md").read_text()
+    assert "| 1 | 10 | si vs sampled | 0/0, 1/100 |" in chains and "McNemar" in chains
+    assert "test_correct" not in (smoke_run / "results/arithmetic/summary/transfer.csv").read_text()

@@ -71,4 +71,17 @@ def test_selection_prefers_later_epoch_on_ties_and_stops_early():
     scores = iter([0.5, 0.7, 0.7, 0.6, 0.6, 0.6, 0.9])
     result = fit(model, optimizer, lambda m, b: m(b).sum(), lambda e: [torch.ones(1, 2)],
                  lambda m: {"eval_accuracy": next(scores)}, 7, patience=3)
-    assert result.best_epoch == 3 and result.stopped_early and len(result.history) == 6
+    # patience counts from the rise at epoch 2, not from the tie at 3 (which is still the one selected)
+    assert result.best_epoch == 3 and result.stopped_early and len(result.history) == 5
+
+
+def test_patience_counts_from_the_last_rise_so_a_saturated_signal_stops():
+    """Ties select the later epoch but do not reset patience: eval accuracy stuck at 1.0 stops after
+    `patience` epochs (before, every tie restarted the count and training ran all its epochs)."""
+    model = torch.nn.Linear(2, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    signal = iter([0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    result = fit(model, optimizer, lambda net, batch: net(batch).sum(), lambda epoch: [torch.ones(1, 2)],
+                 lambda net: {"eval_accuracy": next(signal)}, 10, patience=3)
+    assert [record["epoch"] for record in result.history] == [1, 2, 3, 4, 5]  # rose at 2, stopped 3 epochs later
+    assert result.best_epoch == 5  # the latest of the tied epochs

@@ -36,7 +36,7 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert point["metrics"]["last"]["epoch"] == 2 and "test_agree_2a2" in point["metrics"]["last"]
     assert point["competing_rules"] == ["2a2", "2b2", "a2+b2"]
     # 20 numbers: 20 a=b rows + 10 disambiguation rows, a fifth of each held out
-    assert point["rows"] == {"train": 16 + 8, "holdout": 4 + 2}
+    assert point["rows"] == {"train": 16 + 8, "holdout": 4 + 2, "test": 40}
     overlap = pd.read_csv(summary / "overlap.csv")  # default, seed1, hard_concrete: three pairs
     assert len(overlap) == 3 and overlap["jaccard"].between(0, 1).all() and (overlap["layers"] == 1).all()
     assert set(overlap["run"]) | set(overlap["other"]) == {"default (λ=0.0001)", "seed1", "hard_concrete"}

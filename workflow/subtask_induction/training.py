@@ -179,6 +179,12 @@ def fit(
     progress = Progress(desc, start_epoch, epochs)
     for message in messages:
         progress.note(message)
+    improved_at = 0  # the epoch at which the selected signal last rose (patience counts from it)
+    if select is not None:
+        peak = None
+        for record in history:  # rebuilt from a resumed history
+            if peak is None or record[select] > peak:
+                peak, improved_at = record[select], record["epoch"]
     for epoch in range(start_epoch, epochs):
         if stopped:
             break
@@ -238,11 +244,15 @@ def fit(
         history.append(record)
         if select is None:
             best = record  # the last epoch, whose state the model holds: nothing to copy
-        elif best is None or metrics[select] >= best[select]:
-            best, best_state = dict(record), _state_copy(model)
-        since_best = epoch + 1 - best["epoch"]
+        else:
+            if best is None or metrics[select] > best[select]:
+                improved_at = epoch + 1
+            if best is None or metrics[select] >= best[select]:  # ties go to the later epoch
+                best, best_state = dict(record), _state_copy(model)
+        # Patience counts epochs since the selected signal last rose: a tie (a saturated accuracy, say) selects the
+        # later epoch but does not keep training alive (with >= a base at eval 1.0 would never stop early).
         stopped = select is not None and bool((stop_at is not None and metrics[select] >= stop_at)
-                                              or (patience is not None and since_best >= patience))
+                                              or (patience is not None and epoch + 1 - improved_at >= patience))
         progress.epoch(record, select)
         if checkpoint is not None and (
             epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpoint_interval_s

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import comparison_verdict, format_differences
+from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired,
+                      paired_difference)
 from ..method.discovery import selection_key
 
 
@@ -86,7 +87,8 @@ def transfer_table(paths) -> pd.DataFrame:
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
                  "mask_fraction": record.get("mask_fraction"),
-                 "n": config["n_disambiguation"], "seed": record["seed"], "path": str(Path(path))}
+                 "n": config["n_disambiguation"], "seed": record["seed"], "test_items": record["rows"].get("test"),
+                 "path": str(Path(path))}
         for protocol, chosen in record["metrics"].items():
             rows.append({**point, "protocol": protocol, **chosen})
     columns = EXPERIMENT + ["layers", "variant", "n", "chain", "seed", "protocol"]
@@ -173,31 +175,59 @@ def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
 CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random"), ("si", "si_rewind")]
 
 
-def chains_markdown(chains: pd.DataFrame, protocol: str) -> str:
-    """Every chain's test accuracy, per depth (no averaging over depths), and the comparisons that hold in
-    every chain: SI against its controls, per depth and n."""
+def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tuple]) -> tuple[pd.Series, pd.Series]:
+    """Per run (chain, seed): `first` minus `second` in test accuracy points, and the part of it that counts
+    (0 when McNemar's test on the same test items calls it noise; the raw difference where a record keeps no
+    per-item correctness). NaN where a run lacks either variant."""
+    by_run = {(r.chain, r.seed, r.variant): r for r in rows.itertuples()}
+    differences, counted = [], []
+    for chain, seed in runs:
+        one, other = by_run.get((chain, seed, first)), by_run.get((chain, seed, second))
+        if one is None or other is None:
+            differences.append(float("nan"))
+            counted.append(float("nan"))
+        elif isinstance(getattr(one, "test_correct", None), str) and isinstance(getattr(other, "test_correct", None), str):
+            items = int(one.test_items)
+            difference, _, counts = paired_difference(bits_correct(one.test_correct, items),
+                                                      bits_correct(other.test_correct, items))
+            differences.append(difference)
+            counted.append(counts)
+        else:
+            differences.append(100 * (one.test_accuracy - other.test_accuracy))
+            counted.append(differences[-1])
+    index = [f"{chain}/{seed}" for chain, seed in runs]
+    return pd.Series(differences, index=index), pd.Series(counted, index=index)
+
+
+def chains_markdown(transfer: pd.DataFrame, protocol: str) -> str:
+    """Every chain's test accuracy (mean over its transfer seeds), per depth (no averaging over depths), and
+    the comparisons that hold in every run (chain x transfer seed): SI against its controls, per depth and n,
+    each run's difference counted only when beyond noise on the same test items."""
     lines = []
-    for (base, subtask, target), experiment in chains.groupby(EXPERIMENT):
+    transfer = transfer[transfer["protocol"] == protocol]
+    for (base, subtask, target), experiment in transfer.groupby(EXPERIMENT):
+        chains = chains_table(experiment, protocol)
         chain_ids = sorted(experiment["chain"].unique())
         lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}`: test accuracy per chain", "",
                   "| layers | variant | n | " + " | ".join(f"chain {c}" for c in chain_ids) + " |",
                   "|---|---|---|" + "---|" * len(chain_ids)]
-        for (layers, variant, n), rows in experiment.groupby(["layers", "variant", "n"]):
+        for (layers, variant, n), rows in chains.groupby(["layers", "variant", "n"]):
             values = dict(zip(rows["chain"], rows["test_accuracy"]))
             lines.append(f"| {layers} | {variant} | {n} | " + " | ".join(
                 f"{values[c]:.3f}" if c in values else "" for c in chain_ids) + " |")
-        lines += ["", "Comparisons per depth and n (differences in accuracy points, chain by chain):", "",
-                  "| layers | n | comparison | difference per chain | verdict |", "|---|---|---|---|---|"]
+        lines += ["", f"Comparisons per depth and n, run by run (chain/seed): differences in accuracy points, `*` where "
+                  f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}; a difference without `*` "
+                  "counts as a tie.", "",
+                  "| layers | n | comparison | runs | difference per run | verdict |", "|---|---|---|---|---|---|"]
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
-            # every chain of the experiment, NaN where one of the two variants has no result in it
-            wide = rows.pivot_table(index="chain", columns="variant", values="test_accuracy").reindex(chain_ids)
+            runs = sorted({(r.chain, r.seed) for r in rows.itertuples()})
+            variants = set(rows["variant"])
             for first, second in CLAIMS:
-                if first in wide and second in wide:
-                    difference = 100 * (wide[first] - wide[second])
-                    if not difference.isna().all():
-                        lines.append(f"| {layers} | {n} | {first} vs {second} | "
-                                     + format_differences(difference)
-                                     + f" | {comparison_verdict(difference, first, second)} |")
+                if first in variants and second in variants:
+                    difference, counted = run_differences(rows, first, second, runs)
+                    lines.append(f"| {layers} | {n} | {first} vs {second} | {', '.join(difference.index)} | "
+                                 f"{format_paired(difference, counted)} | "
+                                 f"{comparison_verdict(counted, first, second, unit='run')} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -233,7 +263,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
         discovered = discovered_fraction(transfer, base, subtask, target, layers)
         lines += [f"### {subtask} of {base} -> {target}, {layers} layers, n = {n}, protocol `{protocol}` "
                   f"(the discovered subnetwork keeps {100 * discovered:.2f}% on average)", "",
-                  "| top k % | SI | sampled | SI − sampled per chain (points) | verdict | "
+                  "| top k % | SI | sampled | SI − sampled per run (points; * beyond noise) | verdict | "
                   + " | ".join(f"SI agrees with {c.removeprefix('test_agree_')}" for c in agree) + " |",
                   "|---|---|---|---|---|" + "---|" * len(agree)]
         for k, at_k in part.groupby("top_k"):
@@ -242,13 +272,12 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             for method in ("subnetwork", "sampled"):
                 values = by[method].groupby("seed")["test_accuracy"].mean()
                 cells.append(mean_std(values.mean(), values.std(ddof=1), len(values)) if len(values) else "—")
-            chains = sorted(part["chain"].unique())
-            si = by["subnetwork"].groupby("chain")["test_accuracy"].mean().reindex(chains)
-            sampled = by["sampled"].groupby("chain")["test_accuracy"].mean().reindex(chains)
-            difference = 100 * (si - sampled)
-            verdict = comparison_verdict(difference, "si", "sampled") if difference.notna().any() else "—"
+            runs = sorted({(r.chain, r.seed) for r in part.itertuples()})
+            names = [by[method]["variant"].iloc[0] if len(by[method]) else None for method in ("subnetwork", "sampled")]
+            difference, counted = run_differences(at_k, *names, runs)
+            verdict = comparison_verdict(counted, "si", "sampled", unit="run") if difference.notna().any() else "—"
             agreement = [f"{by['subnetwork'][c].mean():.3f}" for c in agree]
-            lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + format_differences(difference)
+            lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + format_paired(difference, counted)
                          + f" | {verdict} | " + " | ".join(agreement) + " |")
         lines.append("")
     return "\n".join(lines)

@@ -27,6 +27,7 @@ from ..arithmetic.data import competing_rules, split_holdout, transfer_training_
 from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses,
                                 predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
+from ..claims import correct_bits
 from ..method.kinds import MASKED_METHODS
 from ..method.masks import kept_fraction, load_subnetwork, top_k_masks
 from ..method.transfer import prepare_transfer_model
@@ -169,6 +170,8 @@ def main(argv=None):
                         "holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
                         "holdout_loss": held_loss[index], "holdout_answer_loss": held_answer_loss[index],
                         "test_accuracy": test.pop("accuracy"),
+                        # which test items it got right: paired tests between variants (claims.py)
+                        "test_correct": correct_bits((tested[index] == test_rows[index][:, 3]).cpu()),
                         **{f"test_{key}": value for key, value in test.items()}})
         return out
 
@@ -186,9 +189,11 @@ def main(argv=None):
             continue
         history = [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
                    for record in result.history]
-        protocols = select_all(history)
+        protocols = select_all(history)  # the selected epochs keep their per-item test correctness; the curve not
+        curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
         save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules[index]),
-                   "rows": {"train": len(trains[index]), "holdout": len(holdouts[index])}, "curve": history,
+                   "rows": {"train": len(trains[index]), "holdout": len(holdouts[index]), "test": len(test_rows[index])},
+                   "curve": curve,
                    "mask_fraction": transferred[index],
                    "seed": point["seed"], "seeds": {**seeds_of[point["out"]], "init": transfer_init_seed(point, bases[point["base"]][1])},
                    "config": configs[index], "fingerprint": point_fingerprint(point),
