@@ -35,3 +35,28 @@ def test_the_vit_overlay_runs_the_vision_family_with_the_vit_in_its_own_folder(t
     assert re.search(r'"arch": "vit_world_patch4", "model_kwargs": \{\}', result.stdout)  # no ResNet kwargs leak
     assert counts(result)["vision_base"] == 3 and "arithmetic_base" not in counts(result)
     assert not (tmp_path / "results").exists()
+
+
+def test_an_overlay_adds_experiments_and_follows_a_change_to_the_defaults_list(tmp_path):
+    """config/beyond.yaml adds under arithmetic.added_experiments and does not restate the default's list, so
+    an experiment added to the default (here a new target) runs with the overlay too."""
+    import yaml
+
+    from harness import copy_workflow
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    config["families"] = ["arithmetic"]
+    workdir = copy_workflow(tmp_path / "run", config)
+    overlay = ["--configfile", "config/config.yaml", "config/beyond.yaml"]
+    before = counts(snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1", *overlay))
+    config["arithmetic"]["experiments"].append({"base": "a+ab", "subtask": "ab", "targets": ["a3+ab"], "variants": ["si"]})
+    copy_workflow(tmp_path / "changed", config)
+    after = snakemake(tmp_path / "changed", "-n", "--quiet", "rules", "--cores", "1", *overlay)
+    assert after.returncode == 0, after.stderr[-2000:]
+    def pack_jobs(found):  # named arithmetic_transfer_pack_..._<i>of<k>_<digest>, up to pack_size points each
+        return sum(count for rule, count in found.items() if rule.startswith("arithmetic_transfer_pack_"))
+
+    # 18 new points (2 depths x 3 n x 3 chains) need more packs
+    assert pack_jobs(counts(after)) > pack_jobs(before)
+    assert before["arithmetic_discover_budget"] == 2 * 3  # the overlay's label budget, in the default's three chains
+    assert "experiments:\n" not in (REPO / "config/beyond.yaml").read_text()  # the default's list is not restated

@@ -172,6 +172,10 @@ def benchmark_files():
 
 # ---- arithmetic family -------------------------------------------------------------------------------
 ARITH = config["arithmetic"]
+# The experiments to run: the config's list, then those overlays add under names of their own
+# (arithmetic.added_experiments; config/beyond.yaml): a change to the default's list reaches every overlay.
+ARITH["experiments"] = ARITH["experiments"] + [experiment for name in sorted(ARITH.get("added_experiments") or {})
+                                               for experiment in ARITH["added_experiments"][name]]
 ARITH_DIR = "results/arithmetic"
 ARITH_COMPUTATIONS = sorted(
     {e["base"] for e in ARITH["experiments"]}
