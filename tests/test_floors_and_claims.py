@@ -126,3 +126,19 @@ def test_transfer_records_keep_which_test_items_each_selected_epoch_got_right(sm
     chains = (smoke_run / "results/arithmetic/summary/chains.md").read_text()
     assert "| 1 | 10 | si vs sampled | 0/0, 1/100 |" in chains and "McNemar" in chains
     assert "test_correct" not in (smoke_run / "results/arithmetic/summary/transfer.csv").read_text()
+
+
+def test_shape_bias_differences_count_only_beyond_bootstrap_noise():
+    from subtask_induction.claims import shape_bias_difference
+
+    rng = np.random.default_rng(1)
+    shape = rng.random(300) < 0.4
+    texture = ~shape & (rng.random(300) < 0.5)
+    difference, p, counted = shape_bias_difference(shape, texture, shape, texture)
+    assert difference == 0 and counted == 0
+    flipped = texture.copy()
+    flipped[np.flatnonzero(texture)[0]] = False  # one texture decision fewer: a one-item difference
+    assert shape_bias_difference(shape, flipped, shape, texture)[2] == 0.0
+    strong = shape | texture  # every texture decision became a shape decision
+    difference, p, counted = shape_bias_difference(strong, np.zeros(300, bool), shape, texture)
+    assert p < 0.01 and counted == difference > 30

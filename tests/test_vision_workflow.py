@@ -30,7 +30,17 @@ def test_vision_dag_writes_tables_figures_and_samples(smoke_run):
     chains = pd.read_csv(summary / "chains.csv")
     assert sorted(chains.groupby("model")["chain"].apply(tuple).unique()) == [(0, 1)]
     comparisons = (summary / "comparisons.md").read_text()
-    assert "| si vs scratch | pooled_accuracy |" in comparisons
+    assert "| si vs scratch | pooled_accuracy |" in comparisons and "McNemar" in comparisons
+    # every model's record keeps which test items it got right: the paired tests read them
+    from subtask_induction.claims import bits_correct
+
+    record = json.loads((smoke_run / "results/vision/chain0/transfer/si/metrics.json").read_text())["metrics"]
+    items = record["items"]
+    assert bits_correct(items["pooled_correct"], items["n_test"]).mean() == pytest.approx(record["pooled_accuracy"])
+    shape = bits_correct(items["conflict_shape"], items["n_conflict"])
+    texture = bits_correct(items["conflict_texture"], items["n_conflict"])
+    assert shape.mean() == pytest.approx(record["cue_shape_accuracy"]) and not (shape & texture).any()
+    assert "items" not in chains.columns
     curves = pd.read_csv(summary / "curves.csv")
     assert set(curves["model"]) == {"si", "scratch", "mixture", "linear"} and curves["step"].max() > 0
     for figure in ("fig5", "fig11", "per_class"):

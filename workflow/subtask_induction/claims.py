@@ -78,6 +78,29 @@ def paired_difference(first, second, level: float = PAIRED_LEVEL) -> tuple[float
     return difference, p, difference if p < level else 0.0
 
 
+def shape_bias_difference(first_shape, first_texture, second_shape, second_texture, rounds: int = 2000,
+                          level: float = PAIRED_LEVEL) -> tuple[float, float, float]:
+    """Shape bias (shape / (shape + texture decisions)) is a ratio, not a per-item accuracy: its paired test
+    resamples the conflict images (the same draw for both models; a fixed generator, so the same records give
+    the same verdict). Returns (difference in points, two-sided bootstrap p, the difference that counts)."""
+    arrays = [np.asarray(a, dtype=bool) for a in (first_shape, first_texture, second_shape, second_texture)]
+    if len({a.shape for a in arrays}) != 1:
+        raise ValueError("paired shape-bias test on different numbers of conflict images")
+
+    def bias(shape, texture, axis=-1):
+        decisive = shape.sum(axis) + texture.sum(axis)
+        return np.where(decisive > 0, shape.sum(axis) / np.maximum(decisive, 1), np.nan)
+
+    difference = 100 * (bias(*arrays[:2]) - bias(*arrays[2:]))
+    draws = np.random.default_rng(0).integers(0, len(arrays[0]), size=(rounds, len(arrays[0])))
+    resampled = bias(arrays[0][draws], arrays[1][draws]) - bias(arrays[2][draws], arrays[3][draws])
+    resampled = resampled[~np.isnan(resampled)]
+    if np.isnan(difference) or not len(resampled):
+        return float(difference), 1.0, 0.0
+    p = min(1.0, 2 * min((resampled <= 0).mean(), (resampled >= 0).mean()))
+    return float(difference), float(p), float(difference) if p < level else 0.0
+
+
 def format_paired(differences: pd.Series, counted: pd.Series) -> str:
     """`+4.4*, +0.2, missing`: every run's difference in points, `*` where it is beyond noise."""
     return ", ".join("missing" if pd.isna(d) else f"{d:+.1f}" + ("*" if c != 0 else "")

@@ -28,7 +28,7 @@ def main(argv=None):
         save_text(tables[name].to_csv(index=False), out / f"{name}.csv")
     save_text(table1_markdown(tables["table1"]), out / "table1.md")
     save_text(table2_markdown(tables["table2"]), out / "table2.md")
-    save_text(tables["runs"].to_csv(index=False), out / "chains.csv")
+    save_text(tables["runs"].drop(columns=["items"]).to_csv(index=False), out / "chains.csv")  # items: records only
     save_text(chains_markdown(tables["runs"]), out / "chains.md")
     save_text(comparisons_markdown(tables["runs"]), out / "comparisons.md")
     save_text(tables["per_class"].to_csv(index=False), out / "per_class.csv")

@@ -11,7 +11,8 @@ import json
 
 import pandas as pd
 
-from ..claims import comparison_verdict, format_differences
+from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired, paired_difference,
+                      shape_bias_difference)
 
 MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear"]  # Table 1's rows, others after
 TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
@@ -39,7 +40,8 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
     for path in base_paths:
         record = _read(path)
         chain = record["config"]["seed"]
-        rows.append({"model": "base", "chain": chain, **_summary(record["metrics"])})
+        rows.append({"model": "base", "chain": chain, **_summary(record["metrics"]),
+                     "items": record["metrics"].get("items")})
         per_class += [{"model": "base", "chain": chain, "category": c, **values}
                       for c, values in record["metrics"]["per_class"].items()]
     for path in discovery_paths:
@@ -55,13 +57,15 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
                               "epoch": point["epoch"], "eval_pooled_accuracy": point["eval_accuracy"],
                               "kept_fraction": point["kept_fraction"]} for point in record["curve"]]
         if chosen and init == "pretrained":
-            rows.append({"model": "subnetwork", "chain": chain, **_summary(record["subnetwork"])})
+            rows.append({"model": "subnetwork", "chain": chain, **_summary(record["subnetwork"]),
+                         "items": record["subnetwork"].get("items")})
             per_class += [{"model": "subnetwork", "chain": chain, "category": c, **values}
                           for c, values in record["subnetwork"]["per_class"].items()]
     for path in transfer_paths:
         record = _read(path)
         chain = record["seed"]
-        rows.append({"model": record["variant"], "chain": chain, **_summary(record["metrics"])})
+        rows.append({"model": record["variant"], "chain": chain, **_summary(record["metrics"]),
+                     "items": record["metrics"].get("items")})
         per_class += [{"model": record["variant"], "chain": chain, "category": c, **values}
                       for c, values in record["per_class"].items()]
         curves += [{"model": record["variant"], "chain": chain, "epoch": point["epoch"],
@@ -133,20 +137,54 @@ def chains_markdown(runs: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def paired_chain_difference(one, other, metric: str) -> tuple[float, float]:
+    """(difference in points, the part that counts) of two models of one chain on `metric`, paired on the
+    same items where both records keep them (claims.py): McNemar for the accuracies, a paired bootstrap over
+    conflict images for shape bias; the raw difference for records without items."""
+    if not (isinstance(one["items"], dict) and isinstance(other["items"], dict)):
+        difference = 100 * (one[metric] - other[metric])
+        return difference, difference
+
+    def bits(record, key, count):
+        return bits_correct(record["items"][key], record["items"][count])
+
+    if metric == "shape_bias":
+        difference, _, counted = shape_bias_difference(
+            *(bits(record, key, "n_conflict") for record in (one, other) for key in ("conflict_shape", "conflict_texture")))
+        return difference, counted
+    key, count = {"pooled_accuracy": ("pooled_correct", "n_test"), "original_accuracy": ("original_correct", "n_test"),
+                  "cue_shape_accuracy": ("conflict_shape", "n_conflict")}[metric]
+    difference, _, counted = paired_difference(bits(one, key, count), bits(other, key, count))
+    return difference, counted
+
+
 def comparisons_markdown(runs: pd.DataFrame) -> str:
-    """For each comparison and metric: the per-chain difference and whether it has one sign in every chain.
-    Only a comparison that holds in every chain is a claim we state."""
-    wide = {metric: runs.pivot_table(index="chain", columns="model", values=metric, observed=True)
-            for metric in COMPARED_METRICS}
-    lines = ["| comparison | metric | difference per chain (points) | verdict |", "|---|---|---|---|"]
+    """For each comparison and metric: the per-chain difference, `*` where it is beyond noise on the same test
+    items (McNemar; shape bias by a paired bootstrap), and whether it holds in every chain. A difference
+    within noise is a tie; only a comparison that holds in every chain is a claim we state."""
+    chains = sorted(runs["chain"].unique())
+    by = {(row["model"], row["chain"]): row for _, row in runs.iterrows()}
+    models = set(runs["model"])
+    lines = [f"Differences in points, chain by chain; `*`: p < {PAIRED_LEVEL:g} on the same items (McNemar's exact "
+             "test; shape bias: a paired bootstrap over the conflict images); without `*` a difference is a tie.", "",
+             "| comparison | metric | difference per chain (points) | verdict |", "|---|---|---|---|"]
     for first, second in COMPARISONS:
-        for metric, table in wide.items():
-            if first not in table or second not in table:
-                continue
-            difference = 100 * (table[first] - table[second])  # NaN where a chain lacks one of the two
+        if first not in models or second not in models:
+            continue
+        for metric in COMPARED_METRICS:
+            difference, counted = [], []
+            for chain in chains:
+                one, other = by.get((first, chain)), by.get((second, chain))
+                if one is None or other is None or pd.isna(one[metric]) or pd.isna(other[metric]):
+                    difference.append(float("nan"))
+                    counted.append(float("nan"))
+                else:
+                    pair = paired_chain_difference(one, other, metric)
+                    difference.append(pair[0])
+                    counted.append(pair[1])
+            difference, counted = pd.Series(difference, index=chains), pd.Series(counted, index=chains)
             if difference.isna().all():
                 continue
-            verdict = comparison_verdict(difference, first, second)
-            lines.append(f"| {first} vs {second} | {metric} | " + format_differences(difference)
-                         + f" | {verdict} |")
+            lines.append(f"| {first} vs {second} | {metric} | {format_paired(difference, counted)} | "
+                         f"{comparison_verdict(counted, first, second)} |")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from ..claims import correct_bits
 from ..images import ImageItem, ImageSet, list_images
 from ..training import eval_mode
 from .cue_conflict import cue_conflict_metrics, read_cue_conflict
@@ -115,4 +116,12 @@ def evaluate(model, test: ImageSet, pooled_test: ImageSet, conflict: tuple[Image
         "cue_texture_accuracy": cue["texture_accuracy"],
         "n_conflict": cue["n_conflict"],
         "per_class": per_class,
+        # which items it got right, for paired tests between models (claims.py); conflict images: shape != texture
+        "items": {"original_correct": correct_bits((original == test.labels).cpu()),
+                  "pooled_correct": correct_bits((pooled == pooled_test.labels).cpu()),
+                  "conflict_shape": correct_bits([d == item.shape for d, item in zip(decisions, conflict_items)
+                                                  if item.shape != item.texture]),
+                  "conflict_texture": correct_bits([d == item.texture for d, item in zip(decisions, conflict_items)
+                                                    if item.shape != item.texture]),
+                  "n_test": len(test.labels), "n_conflict": cue["n_conflict"]},
     }
