@@ -85,3 +85,16 @@ def test_transfer_table_names_each_variants_depths():
     transfer = transfer[~((transfer["variant"] == "full") & (transfer["layers"] == 3))]
     text = transfer_markdown(transfer, ["train_holdout"])
     assert "| full | 2 |" in text and "| si | 2, 3 |" in text
+
+
+@pytest.mark.parametrize("figure", [figures.fig3, figures.fig6])
+def test_the_papers_stated_values_are_marked_only_when_asked_and_only_on_its_experiment(figure, monkeypatch, tmp_path):
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda fig, outdir, name: drawn.append(fig) or [])
+    figure(synthetic_transfer(), tmp_path, "train_holdout", paper_reference=True)
+    figure(synthetic_transfer(), tmp_path, "train_holdout")
+    marked, plain = drawn
+    labels = [[text for text in ax.get_legend_handles_labels()[1] if text.startswith("paper:")] for ax in marked.axes]
+    assert any("50.6%" in " ".join(axis) for axis in labels)  # the ab of a+ab -> a2+ab row
+    assert any(not axis for axis in labels)  # the other experiment's row carries no paper values
+    assert not any(text.startswith("paper:") for ax in plain.axes for text in ax.get_legend_handles_labels()[1])

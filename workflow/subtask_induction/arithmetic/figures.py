@@ -57,6 +57,23 @@ def _axes_style(ax, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
+# What the paper's text states for the main experiment (ab of a+ab -> a2+ab, 1,000 numbers, §4): marked on
+# Fig 3 and Fig 6 when arithmetic.report.paper_reference is set (config/paper.yaml).
+PAPER_REFERENCE = {"si_near_perfect_n": 1000, "near_perfect": 0.99, "random_mean": 0.506, "sampled_factor": 6}
+
+
+def _paper_reference(ax, experiment: tuple) -> None:
+    if experiment != ("a+ab", "ab", "a2+ab"):
+        return
+    ref = PAPER_REFERENCE
+    ax.axhline(ref["random_mean"], color="grey", linestyle="--", linewidth=0.8,
+               label=f"paper: random init, mean over n {100 * ref['random_mean']:.1f}%")
+    ax.plot([ref["si_near_perfect_n"]], [ref["near_perfect"]], marker="*", markersize=11, color="black",
+            linestyle="none", label=f"paper: SI near-perfect at n = {ref['si_near_perfect_n']:,}")
+    ax.axvline(ref["sampled_factor"] * ref["si_near_perfect_n"], color="grey", linestyle=":", linewidth=0.8,
+               label=f"paper: sampled needs ~{ref['sampled_factor']}x SI's data")
+
+
 def _grid(n_rows: int, n_cols: int, width: float = 4.5, height: float = 3.6):
     figure, axes = plt.subplots(n_rows, n_cols, figsize=(width * n_cols, height * n_rows), squeeze=False,
                                 sharey=True)
@@ -81,9 +98,10 @@ def _protocol_rows(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return rows
 
 
-def fig3(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
+def fig3(transfer: pd.DataFrame, outdir: Path, protocol: str, paper_reference: bool = False) -> list[Path]:
     """Left: mean over depths. Right: the smallest depth. One row per experiment; the frozen variants
-    that ran at every depth of the experiment (the others are in fig6, inheritance and dial)."""
+    that ran at every depth of the experiment (the others are in fig6, inheritance and dial). With
+    paper_reference, the paper's stated values are marked (PAPER_REFERENCE)."""
     transfer = _protocol_rows(transfer, protocol)
     found = experiments(transfer)
     figure, axes = _grid(len(found), 2, width=5.5)
@@ -99,12 +117,15 @@ def fig3(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
         depths = sorted(int(d) for d in rows["layers"].unique())
         _axes_style(left, f"{_title(experiment)}: mean over depths {depths} ({protocol})")
         _axes_style(right, f"{_title(experiment)}: {depth} layers ({protocol})")
+        if paper_reference:
+            for ax in (left, right):
+                _paper_reference(ax, experiment)
         left.legend(fontsize=7)
     return _save(figure, outdir, "fig3")
 
 
-def fig6(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
-    """Per depth, one row per experiment."""
+def fig6(transfer: pd.DataFrame, outdir: Path, protocol: str, paper_reference: bool = False) -> list[Path]:
+    """Per depth, one row per experiment (the paper's values marked with paper_reference)."""
     transfer = _protocol_rows(transfer, protocol)
     depths = sorted(transfer["layers"].unique())
     found = experiments(transfer)
@@ -115,6 +136,8 @@ def fig6(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
             for variant in frozen_variants(rows):
                 _curve(ax, rows[(rows["variant"] == variant) & (rows["layers"] == depth)], variant)
             _axes_style(ax, f"{_title(experiment)}: {depth} layers ({protocol})")
+            if paper_reference:
+                _paper_reference(ax, experiment)
         row_axes[0].legend(fontsize=7)
     return _save(figure, outdir, "fig6")
 
