@@ -87,6 +87,7 @@ def with_report(paths, captions, category, subcategory=None):
 
 # Report captions by file name: every figure (its PNG) and summary table of every family.
 ARITH_CAPTIONS = {"transfer.csv": "arithmetic/transfer_table", "table3.csv": "arithmetic/table3",
+                  "paper_comparison.md": "arithmetic/paper_comparison",
                   "chains.md": "arithmetic/chains", "sparsity_dial.md": "arithmetic/sparsity_dial_table",
                   "budget.csv": "arithmetic/budget_table", "budget.png": "arithmetic/budget",
                   "base.csv": "arithmetic/base_table", "discovery.csv": "arithmetic/discovery_table",
@@ -213,7 +214,7 @@ ARITH_USES_COMPLEMENT = any(
 )
 ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
 ARITH_TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv",
-                "transfer.md", "chains.csv", "chains.md", "sparsity_dial.md"]
+                "transfer.md", "chains.csv", "chains.md", "sparsity_dial.md", "paper_comparison.md"]
 
 
 # The transfer pool holds every a!=b pair that is not held out, whatever the largest n: adding an n rewrites

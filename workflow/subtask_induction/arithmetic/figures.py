@@ -17,6 +17,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
+from .paper import MAIN_EXPERIMENT, PAPER_REFERENCE  # noqa: E402
 from .tables import EXPERIMENT, depths_of, discovered_fraction, plain_variants, seed_summary, shared_depths  # noqa: E402
 
 
@@ -57,13 +58,9 @@ def _axes_style(ax, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-# What the paper's text states for the main experiment (ab of a+ab -> a2+ab, 1,000 numbers, §4): marked on
-# Fig 3 and Fig 6 when arithmetic.report.paper_reference is set (config/paper.yaml).
-PAPER_REFERENCE = {"si_near_perfect_n": 1000, "near_perfect": 0.99, "random_mean": 0.506, "sampled_factor": 6}
-
-
 def _paper_reference(ax, experiment: tuple) -> None:
-    if experiment != ("a+ab", "ab", "a2+ab"):
+    """The paper's stated values for its main experiment (paper.py), when arithmetic.report.paper_reference."""
+    if experiment != MAIN_EXPERIMENT:
         return
     ref = PAPER_REFERENCE
     ax.axhline(ref["random_mean"], color="grey", linestyle="--", linewidth=0.8,

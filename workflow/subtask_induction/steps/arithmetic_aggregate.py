@@ -4,6 +4,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..arithmetic.paper import paper_comparison_markdown
 from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, plain_variants,
                                  sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
 from ..selection import PROTOCOLS
@@ -46,6 +47,7 @@ def main(argv=None):
     save_text(transfer_markdown(transfer, order), out / "transfer.md")
     save_text(chains_markdown(plain_variants(transfer), args.protocol), out / "chains.md")
     save_text(sparsity_dial_markdown(transfer, args.protocol), out / "sparsity_dial.md")
+    save_text(paper_comparison_markdown(tables["base.csv"], kept, transfer), out / "paper_comparison.md")
     print(table3_markdown(kept))
 
 
