@@ -16,7 +16,9 @@ BEYOND = {"si_top50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmaske
           "sampled_top50": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
           "si_rows50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
           "sampled_rows50": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
-          "si_rewind": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"}}
+          "si_rewind": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"},
+          "mixture": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture"},
+          "distill": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "distill"}}
 
 
 def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the_report(smoke_run, tmp_path):
@@ -55,6 +57,12 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     base = json.loads((workdir / f"{chain0}/base/a+ab/layers1/metrics.json").read_text())
     si_point = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json").read_text())
     assert rewind["seeds"]["init"] == base["seeds"]["init"] != si_point["seeds"]["init"]
+    for kind in ("mixture", "distill"):  # beside its own rows, each read the every-row discovery's 100 subtask rows
+        record = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/{kind}/n10/seed0/metrics.json").read_text())
+        assert record["rows"]["subtask"] == every_row_discovery["train_rows"] == 100
+        assert record["seeds"]["init"] == si_point["seeds"]["init"]  # paired with SI on one fresh network
+    packs = sorted(pack_manifests(workdir, started))
+    assert any("withmixture" in name for name in packs) and any("withdistill" in name for name in packs)
 
     transfer = pd.read_csv(summary / "transfer.csv")
     top = transfer[(transfer["variant"] == "si_top50") & (transfer["protocol"] == "last")]

@@ -23,7 +23,7 @@ def test_no_two_roles_and_no_two_chains_share_a_seed():
                           for role, seed in arithmetic_transfer_seeds(chain, 100 * chain + transfer).items()})
         for stage in ("base", "discovery", "transfer"):
             seeds.update({("vision", stage, chain, role): seed for role, seed in vision_seeds(stage, chain).items()})
-    assert len(set(seeds.values())) == len(seeds) == 4 * (2 + 1 + 3 * 4 + 2 + 2 + 3)
+    assert len(set(seeds.values())) == len(seeds) == 4 * (2 + 1 + 3 * 5 + 2 + 2 + 3)
     with pytest.raises(ValueError, match="unknown seed role"):
         role_seed("base", "arithmetic", 0)
 

@@ -330,13 +330,14 @@ def arith_point_args(point):
             "base": f"{ARITH_DIR}/chain{chain}/base/{point['base']}/layers{point['layers']}/model.pt",
             "subnetwork": arith_point_subnetwork(point),
             "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
+            **({"subtask_data": f"{ARITH_DIR}/data/discovery/{point['subtask']}.pt"} if point["with"] else {}),
             "out": out, **({"retrain": True} if out in ARITH_RETRAIN else {})}
 
 
 def arith_pack_inputs(members, wildcards):
     """A pack's inputs: its bases, data and the chosen subnetworks (once the selections have run)."""
     return sorted({path for point in members for key, path in arith_point_args(point).items()
-                   if key in ("base", "subnetwork", "data")})
+                   if key in ("base", "subnetwork", "data", "subtask_data")})
 
 
 def arith_pack_selections(members):
@@ -362,7 +363,9 @@ def arith_transfer_point_list():
                         for n in experiment.get("n", ARITH["transfer"]["disambiguation_rows"]):
                             for seed in experiment.get("seeds", ARITH["transfer"]["seeds"]):
                                 point = {"chain": chain, "base": experiment["base"], "subtask": experiment["subtask"],
-                                         "target": target, "layers": layers, "variant": variant, "n": n, "seed": seed}
+                                         "target": target, "layers": layers, "variant": variant, "n": n, "seed": seed,
+                                         # points that also train on subtask rows pack apart: their batches differ
+                                         "with": ARITH["transfer"]["variants"][variant].get("subtask_rows", "")}
                                 points[ARITH_TRANSFER_PATH.format(**point)] = point
     return [points[path] for path in sorted(points)]
 
@@ -373,7 +376,7 @@ if _unknown_points:
     raise ValueError(f"config retrain_points: {_unknown_points} are not transfer points of this config")
 # Points of one depth and one n train as one stacked model (docs/running.md, "Packs"); the packs depend on the
 # config alone, so a compute node re-reading this file forms the same ones.
-ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), shape=("layers", "n"),
+ARITH_PACKS = form_packs(ARITH_POINTS, ARITH["transfer"].get("pack_size", 1), shape=("layers", "n", "with"),
                          order=("chain", "seed", "base", "subtask", "target", "variant"))
 
 

@@ -30,7 +30,7 @@ def form_packs(points: list[dict], size: int, shape: tuple[str, ...], order: tup
         if len({tuple(point[name] for name in order) for point in members}) != len(members):
             raise ValueError(f"two sweep points share {order} within {dict(zip(shape, key))}")
         count = math.ceil(len(members) / size)
-        stem = "_".join(f"{name}{value}" for name, value in zip(shape, key))
+        stem = "_".join(f"{name}{value}" for name, value in zip(shape, key) if value != "")  # "": no such kind
         for index in range(count):
             chunk = members[index * len(members) // count:(index + 1) * len(members) // count]
             digest = hashlib.sha1(repr([tuple(point[name] for name in order) for point in chunk]).encode()).hexdigest()

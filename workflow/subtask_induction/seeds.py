@@ -23,6 +23,7 @@ ROLES = (
     "sampled mask",         # a count-matched random control mask (sampled, complement)
     "holdout split",        # the slice of a transfer point's own rows held out for selection
     "transfer batches",     # a transfer point's batch order (and dropout)
+    "subtask batches",      # the order of the subtask rows a mixture or distillation point trains beside its own
 )
 
 
@@ -52,7 +53,8 @@ def arithmetic_transfer_seeds(chain: int, seed: int) -> dict[str, int]:
     return {"init": role_seed("transfer init", "arithmetic", *where),
             "mask": role_seed("sampled mask", "arithmetic", *where),
             "holdout": role_seed("holdout split", "arithmetic", *where),
-            "batches": role_seed("transfer batches", "arithmetic", *where)}
+            "batches": role_seed("transfer batches", "arithmetic", *where),
+            "subtask_batches": role_seed("subtask batches", "arithmetic", *where)}
 
 
 def vision_seeds(stage: str, chain: int) -> dict[str, int]:

@@ -172,7 +172,8 @@ def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return rows.groupby(keys)["test_accuracy"].mean().reset_index()
 
 
-CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random"), ("si", "si_rewind")]
+CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random"), ("si", "si_rewind"),
+          ("si", "mixture"), ("si", "distill"), ("mixture", "random"), ("distill", "random")]
 
 
 def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tuple]) -> tuple[pd.Series, pd.Series]:

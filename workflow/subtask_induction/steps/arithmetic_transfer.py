@@ -27,6 +27,7 @@ from ..arithmetic.data import competing_rules, split_holdout, transfer_training_
 from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses,
                                 predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
+from ..arithmetic.subtask_rows import discovery_rows, pack_batches, pack_loss, teacher_log_probs
 from ..claims import correct_bits
 from ..method.kinds import MASKED_METHODS
 from ..method.masks import kept_fraction, load_subnetwork, top_k_masks
@@ -63,6 +64,12 @@ def main(argv=None):
         raise SystemExit(f"error: a pack shares its number of training rows; got n = {sorted({q['n'] for q in points})}")
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
+    kinds = {point["variant_settings"].get("subtask_rows") for point in points}
+    if len(kinds) != 1:
+        raise SystemExit(f"error: a pack trains one kind of batch; got subtask_rows {sorted(map(str, kinds))}")
+    kind = kinds.pop()  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
+    if kind and any("subtask_data" not in point for point in points):
+        raise SystemExit(f"error: subtask_rows {kind} needs each point's subtask_data (the discovery dataset)")
     seeds_of = {q["out"]: arithmetic_transfer_seeds(q.get("chain", 0), q["seed"]) for q in points}
     configure(args.threads, seeds_of[points[0]["out"]]["batches"])
     code = code_hash()  # the package modules this step imports and the numeric libraries
@@ -72,9 +79,10 @@ def main(argv=None):
             bases[point["base"]] = load_gpt2(point["base"])
         if point["subnetwork"] not in subnetworks:
             subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
-        if point["data"] not in datasets:
-            datasets[point["data"]] = load_torch(point["data"], ("splits", "n_numbers", "modulus", "computation"),
-                                                 "arithmetic dataset")
+        for key in ("data", "subtask_data") if kind else ("data",):
+            if point[key] not in datasets:
+                datasets[point[key]] = load_torch(point[key], ("splits", "n_numbers", "modulus", "computation"),
+                                                  "arithmetic dataset")
     # What each input contributes to a point's numbers, by content (see the module docstring).
     base_digests = {path: tensor_digest({"state_dict": model.state_dict(), "layers": meta["layers"],
                                          "n_numbers": meta["n_numbers"], "model_settings": meta["model_settings"]})
@@ -107,6 +115,8 @@ def main(argv=None):
     def point_fingerprint(point):
         return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point.get("chain", 0), point["seed"], code,
                            base_digests[point["base"]], mask_digests[point["subnetwork"]], rows_digest(point),
+                           *([tensor_digest({"subtask": discovery_rows(datasets[point["subtask_data"]],
+                                                                        subnetworks[point["subnetwork"]])})] if kind else []),
                            *([score_digests[point["subnetwork"]]] if point["variant_settings"].get("top_k") else []),
                            code=False)
 
@@ -125,6 +135,7 @@ def main(argv=None):
         return
     device = resolve_device(args.device)
     models, trains, holdouts, evals, tests, rules, configs, transferred = [], [], [], [], [], [], [], []
+    subtask, teacher = [], []  # per point, with subtask_rows: the discovery's rows and the subnetwork's answers
     for point in todo:
         (base, meta), subnetwork, dataset = bases[point["base"]], subnetworks[point["subnetwork"]], datasets[point["data"]]
         v = point["variant_settings"]
@@ -146,6 +157,11 @@ def main(argv=None):
         tests.append(dataset["splits"]["test"])
         rules.append({rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])})
         configs.append(point_config(point, meta, dataset, subnetwork))
+        if kind:
+            rows_of_subtask = discovery_rows(datasets[point["subtask_data"]], subnetwork)
+            subtask.append(rows_of_subtask.to(device))
+            if kind == "distill":
+                teacher.append(teacher_log_probs(base, subnetwork["masks"], rows_of_subtask).to(device))
     for name, parts in (("training", trains), ("held-out", holdouts), ("eval", evals), ("test", tests)):
         if len({len(part) for part in parts}) != 1:
             raise SystemExit(f"error: the pack's points have different numbers of {name} rows "
@@ -176,8 +192,22 @@ def main(argv=None):
         return out
 
     names = [f"{q['variant']} n={q['n']} seed={q['seed']}" for q in todo]
+    if kind:
+        if len({len(part) for part in subtask}) != 1:
+            raise SystemExit(f"error: the pack's points read different numbers of subtask rows {[len(p) for p in subtask]}")
+        subtask_seeds = [seeds_of[point["out"]]["subtask_batches"] for point in todo]
+        loss_fn = pack_loss(kind)
+
+        def batches(epoch):
+            return pack_batches(trains, t["batch_size"], batch_seeds, subtask, teacher or None, subtask_seeds, epoch)
+    else:
+        loss_fn = lm_loss
+
+        def batches(epoch):
+            return stacked_batches(trains, t["batch_size"], batch_seeds, epoch)
+
     result = fit(
-        model, optimizer, lm_loss, lambda epoch: stacked_batches(trains, t["batch_size"], batch_seeds, epoch),
+        model, optimizer, loss_fn, batches,
         evaluate, t["epochs"], select=None, checkpoint=args.checkpoint,
         checkpoint_interval_s=args.checkpoint_interval_s,
         fingerprint=fingerprint({"points": [point_fingerprint(q) for q in todo]}, code=False),
@@ -192,7 +222,8 @@ def main(argv=None):
         protocols = select_all(history)  # the selected epochs keep their per-item test correctness; the curve not
         curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
         save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules[index]),
-                   "rows": {"train": len(trains[index]), "holdout": len(holdouts[index]), "test": len(test_rows[index])},
+                   "rows": {"train": len(trains[index]), "holdout": len(holdouts[index]), "test": len(test_rows[index]),
+                            **({"subtask": len(subtask[index])} if kind else {})},
                    "curve": curve,
                    "mask_fraction": transferred[index],
                    "seed": point["seed"], "seeds": {**seeds_of[point["out"]], "init": transfer_init_seed(point, bases[point["base"]][1])},
