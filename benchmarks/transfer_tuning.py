@@ -55,7 +55,7 @@ def main(argv=None):
                        cwd=args.run, check=True, capture_output=True, text=True)
         transfer = pd.read_csv(args.run / "results/arithmetic/summary/transfer.csv")
         chosen = transfer[(transfer["protocol"] == "train_holdout") & transfer["variant"].isin(VARIANTS)]
-        row = {"lr": lr, "holdout_fraction": holdout, "mean eval accuracy (choice)": chosen["eval_accuracy"].mean()}
+        row = {"lr": f"{lr:g}", "holdout_fraction": holdout, "mean eval accuracy (choice)": chosen["eval_accuracy"].mean()}
         for variant in ("si", "sampled"):
             for n in (250, 750):
                 at = chosen[(chosen["variant"] == variant) & (chosen["n"] == n)]
@@ -66,7 +66,7 @@ def main(argv=None):
     table = pd.DataFrame(rows)
     best = table.loc[table["mean eval accuracy (choice)"].idxmax()]
     print(table.to_markdown(index=False, floatfmt=".3f"))
-    print(f"choice (highest mean eval accuracy): lr {best['lr']:g}, holdout fraction {best['holdout_fraction']:g}")
+    print(f"choice (highest mean eval accuracy): lr {best['lr']}, holdout fraction {best['holdout_fraction']:g}")
 
 
 if __name__ == "__main__":
