@@ -46,7 +46,7 @@ rule arithmetic_base:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("arithmetic_base"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -74,7 +74,7 @@ rule arithmetic_discover:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("arithmetic_discover"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -209,7 +209,7 @@ rule arithmetic_discover_budget:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("arithmetic_discover_budget"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -270,7 +270,7 @@ rule arithmetic_overlap_discover:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("arithmetic_overlap_discover"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:

@@ -69,12 +69,25 @@ def then_remove_checkpoints(command, output=None, suffixes=(".ckpt",)):
     return f"{command} && rm -f {checkpoints}"
 
 
-def training_resources():
+def rule_requests(rule):
+    """What a rule's jobs ask a cluster for, from config resources.rules[rule]: runtime (minutes x attempt: a
+    job killed at its limit is retried with more), mem_mb, cpus_per_task. They live in the rules, not the
+    profile, because `--set-resources RULE:KEY=VALUE` on the command line replaces a profile's whole
+    set-resources mapping (every other rule's entry with it) but changes only RULE:KEY of a rule's own."""
+    spec = config["resources"].get("rules", {}).get(rule, {})
+    requests = {}
+    if "minutes" in spec:
+        requests["runtime"] = lambda wildcards, attempt, minutes=spec["minutes"]: minutes * attempt
+    requests.update({key: spec[key] for key in ("mem_mb", "cpus_per_task") if key in spec})
+    return requests
+
+
+def training_resources(rule=None):
     """gpu: GPUs a SLURM job asks for. gpu_slot: one share of a local GPU; `--resources gpu_slot=K` runs at
     most K training jobs (or packs) on it at once (profiles/gpu). Unlimited when not given (CPU runs).
-    checkpoint_interval_s: read by the step (train_step); no executor limits it."""
+    checkpoint_interval_s: read by the step (train_step); no executor limits it. Plus the rule's requests."""
     return {"gpu": config["resources"]["gpu_per_training_job"], "gpu_slot": 1,
-            "checkpoint_interval_s": config["checkpoint_interval_s"]}
+            "checkpoint_interval_s": config["checkpoint_interval_s"], **(rule_requests(rule) if rule else {})}
 
 
 def with_report(paths, captions, category, subcategory=None):

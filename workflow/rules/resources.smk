@@ -20,3 +20,9 @@ rule resources_report:
         "../../envs/subtask-induction.yaml"
     script:
         "../scripts/resources_report.py"
+
+
+# resources.rules names rules by their names: a misspelt one would silently request nothing.
+_unknown_rules = sorted(set(config["resources"].get("rules", {})) - {rule.name for rule in workflow.rules})
+if _unknown_rules:
+    raise ValueError(f"config resources.rules: {_unknown_rules} are not rules of this workflow")

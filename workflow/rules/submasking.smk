@@ -20,6 +20,8 @@ rule submasking_task:
         settings=lambda wildcards: as_json({"seed": SUB["seed"], "image_size": SUB["task_image_size"],
                                             **SUB.get("embedded", {})}),
     threads: 1
+    resources:
+        **rule_requests("submasking_task"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -37,6 +39,8 @@ rule submasking_check_task:
     params:
         what=lambda wildcards: f"task folder (submasking.tasks.{wildcards.task}.root)",
     threads: 1
+    resources:
+        **rule_requests("submasking_check_task"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:

@@ -22,6 +22,8 @@ rule vision_world:
     params:
         settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
     threads: 1
+    resources:
+        **rule_requests("vision_world"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -43,6 +45,8 @@ rule vision_imagenet16:
         gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
         + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
     threads: 1
+    resources:
+        **rule_requests("vision_imagenet16"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -59,6 +63,8 @@ rule vision_check_cue_conflict:
     log:
         "logs/vision/data/cue_conflict_check.log",
     threads: 1
+    resources:
+        **rule_requests("vision_check_cue_conflict"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -82,7 +88,7 @@ rule vision_mean_pool:
         device=config["device"],
     threads: 1
     resources:
-        **training_resources(),
+        **training_resources("vision_mean_pool"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -114,7 +120,7 @@ rule vision_base:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("vision_base"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -147,7 +153,7 @@ rule vision_discover:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("vision_discover"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -203,7 +209,7 @@ rule vision_transfer:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("vision_transfer"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
@@ -240,7 +246,7 @@ rule vision_diagnostics:
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
-        **training_resources(),
+        **training_resources("vision_diagnostics"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
