@@ -25,7 +25,9 @@ reproduce: $(STAMP)
 beyond: $(STAMP)
 	$(BIN)/snakemake --cores all --configfile config/config.yaml config/beyond.yaml
 
+# The lint first (seconds): a rule file that drifts from Snakemake's conventions fails the tests, hence CI.
 test: $(STAMP)
+	$(BIN)/snakemake --lint
 	$(BIN)/pytest -q
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
