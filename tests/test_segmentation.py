@@ -278,3 +278,40 @@ def test_the_documented_tiny_sam_route_loads_through_the_config_path(tmp_path, r
     assert torch.equal(segmenter.sam.mask_decoder.iou_token.weight, build_tiny_sam().mask_decoder.iou_token.weight)
     pooled, segments = pool_image(rgb_image, segmenter, min_area=1)
     assert pooled.shape == rgb_image.shape and segments.max() >= 0
+
+
+def test_an_image_where_sam_finds_no_mask_is_pooled_by_the_stated_rule_not_a_crash():
+    """With crop_n_layers 1 and SAM's default thresholds, a uniform image yields no mask in any crop, where
+    segment_anything raises IndexError (upstream issues 614, 703). Retried without crops, then one region."""
+    from segment_anything import SamAutomaticMaskGenerator
+
+    uniform = np.full((64, 64, 3), 128, dtype=np.uint8)
+    plain = SamAutomaticMaskGenerator(_tiny_sam(), points_per_side=4, crop_n_layers=1)
+    with pytest.raises(IndexError):  # the upstream bug this guards against; if fixed upstream, drop the guard
+        plain.generate(uniform)
+    segmenter = SamSegmenter.from_model(_tiny_sam(), points_per_side=4, crop_n_layers=1)
+    pooled, segments = pool_image(uniform, segmenter, min_area=20)
+    assert segmenter.last_fallback == "whole image" and (segments == 0).all()
+    np.testing.assert_array_equal(pooled, uniform)
+    kept = SamSegmenter.from_model(_tiny_sam(), points_per_side=4, crop_n_layers=1, **KEEP_ALL)
+    assert kept(np.random.default_rng(1).integers(0, 256, (64, 64, 3)).astype(np.uint8))
+    assert kept.last_fallback is None  # an image with masks is segmented as before
+
+
+def test_the_pooling_manifest_lists_the_images_where_sam_found_no_mask(tmp_path):
+    import json
+
+    from PIL import Image
+
+    from subtask_induction.steps import vision_pool
+
+    tiny_sam.main([str(tmp_path / "tiny.pth"), "--seed", "0"])
+    (tmp_path / "images/airplane").mkdir(parents=True)
+    Image.fromarray(np.full((64, 64, 3), 90, dtype=np.uint8)).save(tmp_path / "images/airplane/grey.png")
+    settings = {"segmenter": {"kind": "sam", "model_type": "tiny", "checkpoint": str(tmp_path / "tiny.pth"),
+                              "points_per_side": 4, "crop_n_layers": 1}, "min_area": 20}
+    vision_pool.main(["--images", str(tmp_path / "images"), "--shard", "0", "--shards", "1", "--out", str(tmp_path / "out"),
+                      "--settings", json.dumps(settings), "--threads", "1", "--device", "cpu"])
+    manifest = json.loads((tmp_path / "out/pooling.json").read_text())
+    assert manifest["sam_found_no_mask"] == {"no crops": [], "whole image": ["airplane/grey.png"]}
+    assert (tmp_path / "out/airplane/grey.png").is_file()

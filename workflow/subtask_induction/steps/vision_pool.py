@@ -29,20 +29,28 @@ def main(argv=None):
     segmenter = make_segmenter(s["segmenter"], device=str(device), seed=s.get("seed", 0))
     items = list_images(args.images, CATEGORIES, what="images to pool")[args.shard::args.shards]
     out = Path(args.out)
-    segments = []
+    segments, fallbacks = [], {"no crops": [], "whole image": []}
     for item in items:
         image = np.asarray(read_rgb(item.path))
-        pooled, segment_map = pool_image(image, segmenter, s["min_area"])
+        try:
+            pooled, segment_map = pool_image(image, segmenter, s["min_area"])
+        except Exception as error:  # keep the traceback, name the image
+            raise RuntimeError(f"pooling {item.path} failed: {error}") from error
+        if getattr(segmenter, "last_fallback", None):  # SAM found no mask: segmented without crops, or one region
+            fallbacks[segmenter.last_fallback].append(str(item.relative))
         target = out / item.relative
         target.parent.mkdir(parents=True, exist_ok=True)
         Image.fromarray(pooled).save(target.with_suffix(".png"), format="PNG")
         segments.append(int(segment_map.max()) + 1)
     out.mkdir(parents=True, exist_ok=True)
     summary = {"images": len(items), "mean_segments": float(np.mean(segments)) if segments else 0.0,
+               "sam_found_no_mask": fallbacks,
                "shard": args.shard, "shards": args.shards, "config": s, "provenance": provenance()}
     save_json(summary, out / "pooling.json")
     print(f"pooled {len(items)} images of {args.images} (shard {args.shard + 1}/{args.shards}), "
-          f"{summary['mean_segments']:.1f} segments per image")
+          f"{summary['mean_segments']:.1f} segments per image; SAM found no mask in "
+          f"{len(fallbacks['no crops']) + len(fallbacks['whole image'])} (retried without crops: "
+          f"{len(fallbacks['no crops'])}, pooled as one region: {len(fallbacks['whole image'])})")
 
 
 if __name__ == "__main__":

@@ -132,12 +132,31 @@ class SamSegmenter:
         self.generator = SamAutomaticMaskGenerator(
             sam, points_per_side=points_per_side, crop_n_layers=crop_n_layers,
             points_per_batch=points_per_batch, **generator_options)
+        self.without_crops = None if crop_n_layers == 0 else SamAutomaticMaskGenerator(
+            sam, points_per_side=points_per_side, crop_n_layers=0, points_per_batch=points_per_batch, **generator_options)
+        self.last_fallback = None  # how the last image was segmented when SAM found no mask: "no crops" | "whole image"
 
     def __call__(self, image: np.ndarray) -> list[dict]:
+        """SAM's masks of `image`. Where SAM finds no mask in any crop, segment_anything raises IndexError
+        (upstream issues 614, 703): the image is then segmented without crops, and if that finds nothing
+        either it is pooled as one region (no records); `last_fallback` says which, for the pooling manifest."""
         image = np.asarray(image)
         if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] != 3:
             raise ValueError(f"SAM needs a uint8 HxWx3 image, got {image.dtype} {image.shape}")
-        return self.generator.generate(image)
+        self.last_fallback = None
+        try:
+            records = self.generator.generate(image)
+        except IndexError:  # no mask in any crop: the upstream bug, not a bad image
+            records = []
+        if not records and self.without_crops is not None:
+            self.last_fallback = "no crops"
+            try:
+                records = self.without_crops.generate(image)
+            except IndexError:
+                records = []
+        if not records:
+            self.last_fallback = "whole image"
+        return records
 
 
 class ColourRegionSegmenter:
