@@ -60,3 +60,20 @@ def test_an_overlay_adds_experiments_and_follows_a_change_to_the_defaults_list(t
     assert pack_jobs(counts(after)) > pack_jobs(before)
     assert before["arithmetic_discover_budget"] == 2 * 3  # the overlay's label budget, in the default's three chains
     assert "experiments:\n" not in (REPO / "config/beyond.yaml").read_text()  # the default's list is not restated
+
+
+def test_a_vision_overlay_can_run_fewer_variants_than_the_config_defines(tmp_path):
+    """--configfile merges the variants dict, so an overlay cannot drop one there; vision.transfer.run lists
+    the ones to run."""
+    import yaml
+
+    overlay = tmp_path / "two.yaml"
+    overlay.write_text(yaml.safe_dump({"families": ["vision"], "vision": {"transfer": {"run": ["si", "scratch"]}}}))
+    result = snakemake(REPO, "-n", "--quiet", "rules", "--cores", "1", "--directory", str(tmp_path / "run"),
+                       "--configfile", "config/config.yaml", str(overlay))
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert counts(result)["vision_transfer"] == 2 * 3  # two variants in each of the default's three chains
+    overlay.write_text(yaml.safe_dump({"vision": {"transfer": {"run": ["si", "sketch"]}}}))
+    wrong = snakemake(REPO, "-n", "--cores", "1", "--directory", str(tmp_path / "run"),
+                      "--configfile", "config/config.yaml", str(overlay))
+    assert wrong.returncode != 0 and "['sketch'] are not defined in vision.transfer.variants" in wrong.stdout + wrong.stderr

@@ -169,7 +169,7 @@ def benchmark_files():
                                       chain=VIS_CHAINS, init=VIS_INITS,
                                       penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]]))
         add("vision_transfer", expand(f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl", chain=VIS_CHAINS,
-                                      model=list(VIS["transfer"]["variants"])))
+                                      model=VIS_VARIANTS))
         if "pretrained" in VIS_INITS:
             add("vision_diagnostics", [f"{BENCH_DIR}/vision/diagnostics.jsonl"])
     if "submasking" in config["families"]:
@@ -518,7 +518,13 @@ def vis_check_paths():
 
 # The discoveries that run: the configured inits, plus the pretrained one whenever a transfer variant
 # reads its subnetwork (SI needs it whatever `inits` lists), so every schema-valid `inits` builds a DAG.
-_vis_masked = sorted(name for name, variant in VIS["transfer"]["variants"].items() if variant["method"] in MASKED_METHODS)
+# The Table 1 models that run: vision.transfer.run (an overlay's shorter list), else every defined variant.
+VIS_VARIANTS = list(VIS["transfer"].get("run") or VIS["transfer"]["variants"])
+_unknown_variants = sorted(set(VIS_VARIANTS) - set(VIS["transfer"]["variants"]))
+if _unknown_variants:
+    raise ValueError(f"config vision.transfer.run: {_unknown_variants} are not defined in vision.transfer.variants "
+                     f"{sorted(VIS['transfer']['variants'])}")
+_vis_masked = sorted(name for name in VIS_VARIANTS if VIS["transfer"]["variants"][name]["method"] in MASKED_METHODS)
 VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_masked else set()), reverse=True)
 
 if "vision" in config["families"]:
@@ -595,7 +601,7 @@ def vis_discovery_metrics():
 
 def vis_transfer_metrics():
     return expand(f"{VIS_DIR}/chain{{chain}}/transfer/{{model}}/metrics.json", chain=VIS_CHAINS,
-                  model=list(VIS["transfer"]["variants"]))
+                  model=VIS_VARIANTS)
 
 
 def vis_final_targets():

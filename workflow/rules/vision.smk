@@ -238,7 +238,8 @@ rule vision_diagnostics:
         settings=vis_settings(
             VIS_CHAINS[0],
             max_images=VIS["diagnostics"]["bn_images"],
-            variants={name: v for name, v in VIS["transfer"]["variants"].items() if v["method"] == "subnetwork"},
+            variants={name: VIS["transfer"]["variants"][name] for name in VIS_VARIANTS
+                      if VIS["transfer"]["variants"][name]["method"] == "subnetwork"},
         ),
         train=vis_split("train"),
         test=vis_split("test"),
