@@ -142,3 +142,24 @@ def test_shape_bias_differences_count_only_beyond_bootstrap_noise():
     strong = shape | texture  # every texture decision became a shape decision
     difference, p, counted = shape_bias_difference(strong, np.zeros(300, bool), shape, texture)
     assert p < 0.01 and counted == difference > 30
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_jpeg_cut_at_half_its_bytes_is_unreadable_named_by_its_path(tmp_path, workers):
+    """PIL's verify() passes a truncated JPEG; the check decodes (draft mode) and names it."""
+    import io
+
+    from subtask_induction.images import read_rgb, unreadable
+
+    rng = np.random.default_rng(0)
+    good, cut = tmp_path / "good.JPEG", tmp_path / "cut.JPEG"
+    buffer = io.BytesIO()
+    Image.fromarray(rng.integers(0, 256, (128, 128, 3)).astype(np.uint8)).save(buffer, format="JPEG", quality=90)
+    good.write_bytes(buffer.getvalue())
+    cut.write_bytes(buffer.getvalue()[:len(buffer.getvalue()) // 2])
+    with Image.open(cut) as image:
+        image.verify()  # the old check: no complaint
+    bad = unreadable([good, cut, good], workers)
+    assert [path for path, _ in bad] == [cut] and "truncated" in bad[0][1]
+    with pytest.raises(OSError, match=str(cut)):  # a read after the check names its file too
+        read_rgb(cut)

@@ -38,13 +38,13 @@ rule submasking_check_task:
         "logs/submasking/checks/{task}.log",
     params:
         what=lambda wildcards: f"task folder (submasking.tasks.{wildcards.task}.root)",
-    threads: 1
+    threads: config["threads_per_job"]  # images decoded at once
     resources:
         **rule_requests("submasking_check_task"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("check_images") + " --root {input:q} --what {params.what:q} --out {output:q} > {log:q} 2>&1"
+        step("check_images") + " --root {input:q} --what {params.what:q} --out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
 # The points, one pack of points per job (common.smk SUB_PACKS): points of one backbone and one task train

@@ -44,14 +44,14 @@ rule vision_imagenet16:
                                                    if k not in ("root", "skip_unreadable", "min_fill")}}),
         gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
         + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
-    threads: 1
+    threads: config["threads_per_job"]  # images decoded at once (check before training)
     resources:
         **rule_requests("vision_imagenet16"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
         step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
-        "--out {output:q} > {log:q} 2>&1"
+        "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
 # A user's cue-conflict folder is opened once before any training job evaluates on it.
@@ -62,14 +62,14 @@ rule vision_check_cue_conflict:
         f"{VIS_DIR}/data/cue_conflict_check.json",
     log:
         "logs/vision/data/cue_conflict_check.log",
-    threads: 1
+    threads: config["threads_per_job"]  # images decoded at once (check before training)
     resources:
         **rule_requests("vision_check_cue_conflict"),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
         step("check_images") + " --root {input:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
-        "--out {output:q} > {log:q} 2>&1"
+        "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
 rule vision_mean_pool:

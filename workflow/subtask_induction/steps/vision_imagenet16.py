@@ -18,7 +18,7 @@ def main(argv=None):
     require(s, "discovery_per_class", "eval_per_class", "seed", "link")
     summary = build_imagenet16(args.root, args.out, discovery_per_class=s["discovery_per_class"],
                                eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"],
-                               skip_unreadable=args.skip_unreadable, min_fill=args.min_fill)
+                               skip_unreadable=args.skip_unreadable, min_fill=args.min_fill, workers=args.threads)
     for path in summary["unreadable_skipped"]:
         print(f"skipped unreadable image {path}")
     for split, folders in summary["empty_wnid_folders"].items():

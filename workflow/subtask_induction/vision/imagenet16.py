@@ -139,7 +139,8 @@ def _sha1(path: Path) -> str:
 
 def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
                      seed: int = 0, link: str = "symlink", tsv: Path | None = None,
-                     wnids_file: Path | None = None, skip_unreadable: bool = False, min_fill: float = 0.5) -> dict:
+                     wnids_file: Path | None = None, skip_unreadable: bool = False, min_fill: float = 0.5,
+                     workers: int = 1) -> dict:
     """Write out/{eval,discovery,train,test}/<category>/<wnid>_<name> and out/manifest.json; return the manifest.
 
     Expects root/train/<wnid>/*.JPEG and root/val/<wnid>/*.JPEG: the val images must already be sorted
@@ -175,9 +176,10 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
 
     if not 0 <= min_fill <= 1:
         raise ValueError(f"min_fill must lie in [0, 1], got {min_fill}")
-    # Every member image opens, or the user hears which ones do not, before anything is built.
+    # Every member image decodes, or the user hears which ones do not, before anything is built.
     listed = {(split, wnid): _images(root / split / wnid) for split in ("train", "val") for wnid in wnids}
-    bad = unreadable(root / split / wnid / name for (split, wnid), names in listed.items() for name, _ in names)
+    bad = unreadable((root / split / wnid / name for (split, wnid), names in listed.items() for name, _ in names),
+                     workers)
     if bad and not skip_unreadable:
         raise ValueError(describe_unreadable(bad, f"the ImageNet tree {root}") +
                          "\nFix or remove them, or set vision.data.imagenet.skip_unreadable: true to leave them out.")
