@@ -5,7 +5,7 @@ import math
 import pytest
 
 from subtask_induction.vision.cue_conflict import ConflictImage, cue_conflict_metrics, read_cue_conflict
-from subtask_induction.vision.imagenet16 import CATEGORIES
+from subtask_induction.vision.classes import CATEGORIES
 
 # file name -> prediction; 6 conflict images, 2 same-class ones.
 PREDICTIONS = {

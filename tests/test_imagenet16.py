@@ -11,8 +11,8 @@ import pytest
 import torch
 from PIL import Image
 
-from subtask_induction.vision.imagenet16 import (CATEGORIES, build_imagenet16, category_probabilities,
-                                                 member_indices, read_class_table)
+from subtask_induction.vision.classes import CATEGORIES, member_indices, read_class_table
+from subtask_induction.vision.imagenet16 import build_imagenet16, category_probabilities
 
 VISION = Path(__file__).resolve().parents[1] / "workflow" / "subtask_induction" / "vision"
 

@@ -23,7 +23,7 @@ import yaml
 from PIL import Image
 
 from harness import REPO, copy_workflow, snakemake
-from subtask_induction.vision.imagenet16 import CATEGORIES, read_class_table
+from subtask_induction.vision.classes import CATEGORIES, read_class_table
 
 pytestmark = pytest.mark.paper_slice
 

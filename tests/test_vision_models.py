@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from subtask_induction.vision.cue_conflict import read_cue_conflict
-from subtask_induction.vision.imagenet16 import CATEGORIES
+from subtask_induction.vision.classes import CATEGORIES
 from subtask_induction.vision.models import (Classifier, build_classifier, head_parameter_names,
                                              load_pretrained_classifier, masked_weight_names)
 from subtask_induction.vision.world import draw, generate_world, texture_colours

@@ -15,6 +15,8 @@ PACKAGE_ROOT = Path(workflow.current_basedir).parent
 sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.method.kinds import MASKED_METHODS
 from subtask_induction.packs import form_packs
+from subtask_induction.vision.classes import member_folder_problems
+from subtask_induction.vision.cue_conflict import cue_conflict_problems
 
 
 def as_json(settings):
@@ -491,7 +493,9 @@ VIS_FIGURES = ["fig5", "fig11", "per_class"]
 
 
 def vis_check_paths():
-    """Local files named in the config must exist: fail while building the DAG, naming key and path."""
+    """Local files named in the config must exist, and a user's folders must hold what the run reads by name
+    (every member WNID folder of ImageNet-16, cue-conflict file names): checked while building the DAG, every
+    problem once, in one message, before any job. Image contents are checked by jobs (they decode)."""
     problems = []
 
     def require_path(key, path, what):
@@ -499,15 +503,22 @@ def vis_check_paths():
             problems.append(f"config vision.{key}: {what} is required here and not set")
         elif not Path(path).exists():
             problems.append(f"config vision.{key}: {what} {path} does not exist")
+        else:
+            return True
+        return False
 
+    imagenet = VIS["data"]["imagenet"].get("root")
+    cue_conflict = VIS["data"].get("cue_conflict")
     if VIS_SOURCE == "imagenet":
-        require_path("data.imagenet.root", VIS["data"]["imagenet"].get("root"), "ImageNet folder")
-        require_path("data.cue_conflict", VIS["data"].get("cue_conflict"),
-                     "cue-conflict folder (the generated world's is used only with source: world)")
-        require_path("model.weights", VIS["model"].get("weights"),
-                     "pretrained weight file (a base is trained only on the generated world)")
-    elif VIS["data"].get("cue_conflict"):
-        require_path("data.cue_conflict", VIS["data"]["cue_conflict"], "cue-conflict folder")
+        if require_path("data.imagenet.root", imagenet, "ImageNet folder"):
+            problems += [f"config vision.data.imagenet.root: {problem}" for problem in member_folder_problems(imagenet)]
+        if not cue_conflict:
+            require_path("data.cue_conflict", cue_conflict,
+                         "cue-conflict folder (the generated world's is used only with source: world)")
+        if not VIS["model"].get("weights"):
+            require_path("model.weights", None, "pretrained weight file (a base is trained only on the generated world)")
+    if cue_conflict and require_path("data.cue_conflict", cue_conflict, "cue-conflict folder"):
+        problems += [f"config vision.data.cue_conflict: {problem}" for problem in cue_conflict_problems(cue_conflict)[1][:20]]
     if VIS["model"].get("weights"):
         require_path("model.weights", VIS["model"]["weights"], "pretrained weight file")
     if VIS["pooling"]["segmenter"] == "sam":
@@ -516,14 +527,14 @@ def vis_check_paths():
         raise ValueError("\n".join(problems))
 
 
-# The discoveries that run: the configured inits, plus the pretrained one whenever a transfer variant
-# reads its subnetwork (SI needs it whatever `inits` lists), so every schema-valid `inits` builds a DAG.
 # The Table 1 models that run: vision.transfer.run (an overlay's shorter list), else every defined variant.
 VIS_VARIANTS = list(VIS["transfer"].get("run") or VIS["transfer"]["variants"])
 _unknown_variants = sorted(set(VIS_VARIANTS) - set(VIS["transfer"]["variants"]))
 if _unknown_variants:
     raise ValueError(f"config vision.transfer.run: {_unknown_variants} are not defined in vision.transfer.variants "
                      f"{sorted(VIS['transfer']['variants'])}")
+# The discoveries that run: the configured inits, plus the pretrained one whenever a transfer variant
+# reads its subnetwork (SI needs it whatever `inits` lists), so every schema-valid `inits` builds a DAG.
 _vis_masked = sorted(name for name in VIS_VARIANTS if VIS["transfer"]["variants"][name]["method"] in MASKED_METHODS)
 VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_masked else set()), reverse=True)
 

@@ -11,7 +11,7 @@ from ..method.masks import load_subnetwork
 from ..method.transfer import prepare_transfer_model
 from ..runtime import configure, resolve_device, save_text
 from ..vision.diagnostics import diagnose, diagnostics_markdown
-from ..vision.imagenet16 import CATEGORIES
+from ..vision.classes import CATEGORIES
 from ..vision.models import build_classifier, load_classifier
 from ..vision.tasks import open_split
 from ..seeds import vision_seeds

@@ -8,7 +8,7 @@ from PIL import Image
 
 from ..images import list_images, read_rgb
 from ..runtime import configure, resolve_device, save_json
-from ..vision.imagenet16 import CATEGORIES
+from ..vision.classes import CATEGORIES
 from ..vision.segmentation import make_segmenter, pool_image
 from .common import parser, provenance, require
 

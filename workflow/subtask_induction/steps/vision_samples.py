@@ -8,7 +8,7 @@ import numpy as np
 from ..images import list_images, read_rgb
 from ..vision.cue_conflict import read_cue_conflict
 from ..vision.figures import sample_grid
-from ..vision.imagenet16 import CATEGORIES
+from ..vision.classes import CATEGORIES
 from .common import parser
 
 

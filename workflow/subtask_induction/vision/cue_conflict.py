@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from subtask_induction.vision.imagenet16 import CATEGORIES
+from subtask_induction.vision.classes import CATEGORIES
 
 _NAME = re.compile(r"(?P<shape>[a-z]+)\d+-(?P<texture>[a-z]+)\d+\.png")
 
@@ -24,33 +24,47 @@ class ConflictImage:
     texture: str
 
 
+def cue_conflict_problems(folder: Path, categories=CATEGORIES) -> tuple[list[ConflictImage], list[str]]:
+    """(every stimulus that fits the layout, every problem found): names only, no image opened, so the
+    workflow checks a user's folder this way while building the DAG and lists all problems at once."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        return [], [f"cue-conflict folder {folder} does not exist"]
+    items, problems = [], []
+    for shape_dir in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
+        if not shape_dir.is_dir():
+            problems.append(f"{shape_dir}: expected only shape-class folders in {folder}")
+            continue
+        if shape_dir.name not in categories:
+            problems.append(f"{shape_dir}: folder name is not a category; expected one of {list(categories)}")
+            continue
+        for path in sorted(p for p in shape_dir.iterdir() if not p.name.startswith(".")):
+            match = _NAME.fullmatch(path.name)
+            if not path.is_file() or match is None:
+                problems.append(f"{path}: expected a file named <shape><i>-<texture><j>.png")
+            elif match["shape"] != shape_dir.name:
+                problems.append(f"{path}: shape '{match['shape']}' in the name differs from its folder '{shape_dir.name}'")
+            elif match["texture"] not in categories:
+                problems.append(f"{path}: texture '{match['texture']}' is not a category")
+            else:
+                items.append(ConflictImage(path, match["shape"], match["texture"]))
+    if not items and not problems:
+        problems.append(f"no cue-conflict images under {folder}")
+    return items, problems
+
+
 def read_cue_conflict(folder: Path, categories=CATEGORIES) -> list[ConflictImage]:
     """Every stimulus under folder, sorted by (shape folder, file name); same-class images included.
 
     Hidden files (.DS_Store, ...) are skipped; any other file that does not fit the layout is a
-    ValueError naming it, so a wrong folder fails loudly instead of scoring a partial set.
+    ValueError naming it (every such file, in one message), so a wrong folder fails loudly instead of
+    scoring a partial set.
     """
-    folder = Path(folder)
-    if not folder.is_dir():
+    if not Path(folder).is_dir():
         raise FileNotFoundError(f"cue-conflict folder {folder} does not exist")
-    items = []
-    for shape_dir in sorted(p for p in folder.iterdir() if not p.name.startswith(".")):
-        if not shape_dir.is_dir():
-            raise ValueError(f"{shape_dir}: expected only shape-class folders in {folder}")
-        if shape_dir.name not in categories:
-            raise ValueError(f"{shape_dir}: folder name is not a category; expected one of {list(categories)}")
-        for path in sorted(p for p in shape_dir.iterdir() if not p.name.startswith(".")):
-            match = _NAME.fullmatch(path.name)
-            if not path.is_file() or match is None:
-                raise ValueError(f"{path}: expected a file named <shape><i>-<texture><j>.png")
-            shape, texture = match["shape"], match["texture"]
-            if shape != shape_dir.name:
-                raise ValueError(f"{path}: shape '{shape}' in the name differs from its folder '{shape_dir.name}'")
-            if texture not in categories:
-                raise ValueError(f"{path}: texture '{texture}' is not a category")
-            items.append(ConflictImage(path, shape, texture))
-    if not items:
-        raise ValueError(f"no cue-conflict images under {folder}")
+    items, problems = cue_conflict_problems(folder, categories)
+    if problems:
+        raise ValueError("\n".join(problems[:20] + ([f"... and {len(problems) - 20} more"] if len(problems) > 20 else [])))
     return items
 
 

@@ -1,8 +1,5 @@
-"""Geirhos' 16-class ImageNet (paper §5): the class table, 1000 -> 16 probabilities, and the split builder.
-
-The 16 categories cover 207 ImageNet-1k classes (`imagenet16_classes.tsv`, checked against the ILSVRC
-index order in `imagenet1k_wnids.txt`). Class index k is ALWAYS CATEGORIES[k], the sorted names: the
-authors took indices from an unsorted os.listdir, so labels depended on the file system.
+"""Geirhos' 16-class ImageNet (paper §5): 1000 -> 16 probabilities and the split builder (the class table
+itself: classes.py).
 
 `build_imagenet16` turns a user's ImageNet folder into image-folder trees `out/<split>/<category>/`:
 eval (drawn from train), discovery (from train, disjoint from eval), train (all member train images
@@ -15,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import shutil
 from pathlib import Path
 
@@ -24,75 +20,10 @@ import torch
 
 from ..images import describe_unreadable, unreadable
 from ..runtime import save_json
+from .classes import CATEGORIES, WNID_PATTERN, read_class_table
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_TSV = HERE / "imagenet16_classes.tsv"
-DEFAULT_WNIDS = HERE / "imagenet1k_wnids.txt"
-DEFAULT_ROWS = 207  # only checked for the shipped table, to catch a truncated copy
-CATEGORIES: tuple[str, ...] = tuple(sorted((
-    "airplane", "bear", "bicycle", "bird", "boat", "bottle", "car", "cat",
-    "chair", "clock", "dog", "elephant", "keyboard", "knife", "oven", "truck")))
 SPLITS = ("eval", "discovery", "train", "test")
 IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
-_WNID = re.compile(r"n\d{8}")
-
-
-def _read_wnids(wnids_file: Path) -> dict[str, int]:
-    """WNID -> ILSVRC index (its 0-based line). A blank or repeated line would shift every index after it."""
-    index = {}
-    for i, line in enumerate(Path(wnids_file).read_text().splitlines()):
-        wnid = line.strip()
-        if not _WNID.fullmatch(wnid):
-            raise ValueError(f"{wnids_file}, line {i + 1}: expected a WNID like n01440764, got {line!r}")
-        if wnid in index:
-            raise ValueError(f"{wnids_file}, line {i + 1}: {wnid} already on line {index[wnid] + 1}")
-        index[wnid] = i
-    return index
-
-
-def _read_rows(tsv: Path | None, wnids_file: Path | None) -> list[tuple[str, int, str]]:
-    """Validated (category, imagenet_index, wnid) rows of the class table."""
-    path, wnids_path = Path(tsv or DEFAULT_TSV), Path(wnids_file or DEFAULT_WNIDS)
-    index = _read_wnids(wnids_path)
-    rows, seen = [], {}
-    for number, line in enumerate(path.read_text().splitlines(), start=1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        where = f"{path}, line {number}"
-        fields = line.rstrip("\r").split("\t")
-        if len(fields) != 3:
-            raise ValueError(f"{where}: expected 3 tab-separated fields (category, imagenet_index, wnid), got {line!r}")
-        category, idx, wnid = (field.strip() for field in fields)
-        if category not in CATEGORIES:
-            raise ValueError(f"{where}: unknown category {category!r}; expected one of {list(CATEGORIES)}")
-        if not idx.isdigit():
-            raise ValueError(f"{where}: imagenet_index {idx!r} is not a non-negative integer")
-        if wnid not in index:
-            raise ValueError(f"{where}: WNID {wnid!r} is not in {wnids_path}")
-        if index[wnid] != int(idx):
-            raise ValueError(f"{where}: {wnid} has index {index[wnid]} in {wnids_path}, not {idx}")
-        if wnid in seen:
-            raise ValueError(f"{where}: {wnid} already listed on line {seen[wnid]}")
-        seen[wnid] = number
-        rows.append((category, int(idx), wnid))
-    missing = sorted(set(CATEGORIES) - {row[0] for row in rows})
-    if missing:
-        raise ValueError(f"{path}: no rows for categories {missing}")
-    if tsv is None and len(rows) != DEFAULT_ROWS:
-        raise ValueError(f"{path}: {len(rows)} rows, the 16-class table has {DEFAULT_ROWS}")
-    return rows
-
-
-def read_class_table(tsv: Path | None = None, wnids_file: Path | None = None) -> dict[str, list[str]]:
-    """Category -> sorted member WNIDs, in CATEGORIES order. Raises ValueError naming file and line."""
-    rows = _read_rows(tsv, wnids_file)
-    return {c: sorted(wnid for category, _, wnid in rows if category == c) for c in CATEGORIES}
-
-
-def member_indices(tsv: Path | None = None, wnids_file: Path | None = None) -> list[list[int]]:
-    """Per category (CATEGORIES order), the sorted ImageNet-1k indices of its member classes."""
-    rows = _read_rows(tsv, wnids_file)
-    return [sorted(idx for category, idx, _ in rows if category == c) for c in CATEGORIES]
 
 
 def category_probabilities(logits_or_probs: torch.Tensor, members: list[list[int]],
@@ -168,7 +99,7 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
     for split in ("train", "val"):
         if not (root / split).is_dir():
             raise FileNotFoundError(f"{root / split} does not exist; expected {root}/{split}/<wnid>/*.JPEG")
-    if not any(_WNID.fullmatch(p.name) and p.is_dir() for p in (root / "val").iterdir()):
+    if not any(WNID_PATTERN.fullmatch(p.name) and p.is_dir() for p in (root / "val").iterdir()):
         raise FileNotFoundError(f"{root / 'val'} has no WNID subfolders: the val images must be sorted into "
                                 f"class folders, {root}/val/<wnid>/*.JPEG (e.g. with valprep.sh)")
     _require_wnid_folders(root / "train", wnids)

@@ -20,7 +20,8 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from ..runtime import load_torch  # noqa: E402
-from .imagenet16 import CATEGORIES, category_probabilities, member_indices  # noqa: E402
+from .classes import CATEGORIES, member_indices  # noqa: E402
+from .imagenet16 import category_probabilities  # noqa: E402
 
 
 @timm.models.register_model

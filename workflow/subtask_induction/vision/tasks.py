@@ -15,7 +15,7 @@ from ..claims import correct_bits
 from ..images import ImageItem, ImageSet, list_images
 from ..training import eval_mode
 from .cue_conflict import cue_conflict_metrics, read_cue_conflict
-from .imagenet16 import CATEGORIES
+from .classes import CATEGORIES
 
 
 def open_split(roots, data: dict, name: str) -> ImageSet:

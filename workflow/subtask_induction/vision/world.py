@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .imagenet16 import CATEGORIES
+from .classes import CATEGORIES
 
 NATURAL_SPLITS = ("pretrain", "discovery", "train", "eval", "test")
 

@@ -1,0 +1,29 @@
+"""What a run reads by name is checked while the DAG is built, every problem in one message, before any job:
+a tree missing member WNID folders, a badly named cue-conflict stimulus, a missing weight file."""
+
+import yaml
+
+from harness import REPO, snakemake
+
+
+def test_a_dry_run_on_a_tree_missing_wnids_fails_at_start_up_naming_them(tmp_path):
+    root = tmp_path / "imagenet"
+    for split in ("train", "val"):
+        (root / split / "n02123045").mkdir(parents=True)  # one tabby cat folder: 206 member folders missing
+    stimuli = tmp_path / "stimuli"
+    (stimuli / "cat").mkdir(parents=True)
+    (stimuli / "cat" / "cat1-dog2.png").write_bytes(b"")
+    (stimuli / "cat" / "cat2_dog1.png").write_bytes(b"")  # not <shape><i>-<texture><j>.png
+    overlay = tmp_path / "paths.yaml"
+    overlay.write_text(yaml.safe_dump({
+        "families": ["vision"],
+        "vision": {"data": {"imagenet": {"root": str(root)}, "cue_conflict": str(stimuli)},
+                   "model": {"weights": str(tmp_path / "missing.bin")}, "pooling": {"segmenter": "colour_regions"}}}))
+    result = snakemake(REPO, "-n", "--directory", str(tmp_path / "run"),
+                       "--configfile", "config/config.yaml", "config/paper.yaml", str(overlay))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Job stats" not in output  # no job was listed, let alone run
+    assert "206 of 207 member WNID folders are missing under" in output and "n02085782 (dog)" in output
+    assert output.count("member WNID folders are missing") == 2  # train and val, each once
+    assert "cat2_dog1.png: expected a file named <shape><i>-<texture><j>.png" in output
+    assert output.count("missing.bin does not exist") == 1  # a wrong weight path, reported once
