@@ -540,6 +540,9 @@ VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_mask
 
 if "vision" in config["families"]:
     vis_check_paths()
+elif VIS["data"]["source"] == "imagenet" and Path(VIS["data"]["imagenet"].get("root") or "/nonexistent").is_dir():
+    print(f"warning: vision.data.imagenet.root {VIS['data']['imagenet']['root']} exists, but `families` "
+          f"{config['families']} leaves vision out: add it to run the vision family", file=sys.stderr)
 
 
 def vis_data_dir():
@@ -670,6 +673,9 @@ if "submasking" in config["families"]:
     if not SUB:
         raise ValueError("config: families lists submasking, but there is no submasking section")
     sub_check()
+elif any(Path(task.get("root") or "/nonexistent").is_dir() for task in SUB.get("tasks", [])):
+    print(f"warning: a submasking task folder exists, but `families` {config['families']} leaves submasking "
+          f"out: add it to run the submasking family", file=sys.stderr)
 
 
 def sub_task_root(task):
