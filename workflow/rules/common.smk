@@ -14,6 +14,7 @@ PACKAGE_ROOT = Path(workflow.current_basedir).parent
 # Torch-free helpers of the package (pack forming) for building the DAG.
 sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.method.kinds import MASKED_METHODS
+from subtask_induction.listing import track_folder
 from subtask_induction.packs import form_packs
 from subtask_induction.vision.classes import member_folder_problems
 from subtask_induction.vision.cue_conflict import cue_conflict_problems
@@ -90,6 +91,15 @@ def training_resources(rule=None):
     checkpoint_interval_s: read by the step (train_step); no executor limits it. Plus the rule's requests."""
     return {"gpu": config["resources"]["gpu_per_training_job"], "gpu_slot": 1,
             "checkpoint_interval_s": config["checkpoint_interval_s"], **(rule_requests(rule) if rule else {})}
+
+
+def tracked(folder, name):
+    """A user's folder as a rule input that changes exactly when an image in it is added, replaced or removed:
+    results/listings/<name>.json, rewritten while the DAG is built only when the folder's listing (relative
+    paths, sizes, modification times) changes (listing.py). [] for a folder the config does not name."""
+    if not folder or not Path(folder).is_dir():
+        return []
+    return track_folder(folder, f"results/listings/{name}.json")
 
 
 def with_report(paths, captions, category, subcategory=None):
@@ -540,6 +550,12 @@ VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_mask
 
 if "vision" in config["families"]:
     vis_check_paths()
+# What the builder and the cue-conflict check read, tracked by content (walked only for a run of vision).
+VIS_LISTINGS = {"imagenet": [], "cue_conflict": []}
+if "vision" in config["families"]:
+    VIS_LISTINGS = {"imagenet": tracked(VIS["data"]["imagenet"].get("root") if VIS_SOURCE == "imagenet" else None,
+                                        "vision_imagenet"),
+                    "cue_conflict": tracked(VIS["data"].get("cue_conflict"), "vision_cue_conflict")}
 elif VIS["data"]["source"] == "imagenet" and Path(VIS["data"]["imagenet"].get("root") or "/nonexistent").is_dir():
     print(f"warning: vision.data.imagenet.root {VIS['data']['imagenet']['root']} exists, but `families` "
           f"{config['families']} leaves vision out: add it to run the vision family", file=sys.stderr)

@@ -31,7 +31,8 @@ rule submasking_task:
 
 rule submasking_check_task:
     input:
-        lambda wildcards: SUB_TASKS[wildcards.task]["root"],
+        root=lambda wildcards: SUB_TASKS[wildcards.task]["root"],
+        listing=lambda wildcards: tracked(SUB_TASKS[wildcards.task]["root"], f"submasking_{wildcards.task}"),
     output:
         f"{SUB_DIR}/checks/{{task}}.json",
     log:
@@ -44,7 +45,7 @@ rule submasking_check_task:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("check_images") + " --root {input:q} --what {params.what:q} --out {output:q} --threads {threads} > {log:q} 2>&1"
+        step("check_images") + " --root {input.root:q} --what {params.what:q} --out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
 # The points, one pack of points per job (common.smk SUB_PACKS): points of one backbone and one task train

@@ -33,6 +33,7 @@ rule vision_world:
 rule vision_imagenet16:
     input:
         root=VIS["data"]["imagenet"]["root"] or [],
+        listing=VIS_LISTINGS["imagenet"],  # every image's path, size and time: a changed image reruns the build
     output:
         directory(f"{VIS_DIR}/data/imagenet16"),
     log:
@@ -57,7 +58,8 @@ rule vision_imagenet16:
 # A user's cue-conflict folder is opened once before any training job evaluates on it.
 rule vision_check_cue_conflict:
     input:
-        VIS["data"].get("cue_conflict") or [],
+        root=VIS["data"].get("cue_conflict") or [],
+        listing=VIS_LISTINGS["cue_conflict"],
     output:
         f"{VIS_DIR}/data/cue_conflict_check.json",
     log:
@@ -68,7 +70,7 @@ rule vision_check_cue_conflict:
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("check_images") + " --root {input:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
+        step("check_images") + " --root {input.root:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 

@@ -1,0 +1,63 @@
+"""A user's folders are tracked by content (listing.py): one image replaced in an ImageNet-shaped tree reruns
+the ImageNet-16 builder; an untouched tree reruns nothing; a changed cue-conflict folder reruns its check."""
+
+import io
+import os
+import time
+
+import numpy as np
+import yaml
+from PIL import Image
+
+from harness import REPO, jobs_run, snakemake
+
+
+def jpeg(rng) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(buffer, format="JPEG")
+    return buffer.getvalue()
+
+
+def test_one_replaced_image_reruns_the_builder_and_an_untouched_tree_nothing(tmp_path):
+    from subtask_induction.vision.classes import CATEGORIES, read_class_table
+
+    rng = np.random.default_rng(0)
+    table = read_class_table()
+    root = tmp_path / "imagenet"
+    for wnid in (wnid for category in CATEGORIES for wnid in table[category]):
+        for split, count in (("train", 2), ("val", 1)):
+            (root / split / wnid).mkdir(parents=True)
+            for i in range(count):
+                (root / split / wnid / f"{wnid}_{i}.JPEG").write_bytes(jpeg(rng))
+    stimuli = tmp_path / "stimuli"
+    for k, shape in enumerate(CATEGORIES):
+        (stimuli / shape).mkdir(parents=True)
+        Image.fromarray(rng.integers(0, 255, (8, 8, 3), dtype=np.uint8)).save(
+            stimuli / shape / f"{shape}1-{CATEGORIES[(k + 1) % 16]}1.png")
+    (tmp_path / "weights.bin").write_bytes(b"")
+    overlay = tmp_path / "paths.yaml"
+    overlay.write_text(yaml.safe_dump({"families": ["vision"], "vision": {
+        "data": {"source": "imagenet", "cue_conflict": str(stimuli),
+                 "imagenet": {"root": str(root), "discovery_per_class": 2, "eval_per_class": 1, "min_fill": 0.0}},
+        "model": {"weights": str(tmp_path / "weights.bin")}}}))
+    targets = ["results/vision/data/imagenet16", "results/vision/data/cue_conflict_check.json"]
+
+    def run(*extra):
+        return snakemake(REPO, *targets, "--cores", "1", "--directory", str(tmp_path / "run"),
+                         "--configfile", "config/config.yaml", str(overlay), *extra)
+
+    first = run()
+    assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
+    assert sorted(jobs_run(first)) == ["vision_check_cue_conflict", "vision_imagenet16"]
+    untouched = run("-n")
+    assert untouched.returncode == 0 and "Nothing to be done" in untouched.stdout + untouched.stderr
+    time.sleep(0.01)
+    replaced = root / "train" / table["cat"][0] / f"{table['cat'][0]}_1.JPEG"
+    replaced.write_bytes(jpeg(rng))  # same name, other content (and size or time)
+    os.utime(replaced, ns=(time.time_ns(), time.time_ns()))
+    again = run("-n")
+    assert again.returncode == 0 and jobs_run(again) == ["vision_imagenet16"], again.stdout[-2000:]
+    run()
+    next((stimuli / "cat").iterdir()).unlink()  # a stimulus removed
+    changed = run("-n")
+    assert changed.returncode == 0 and jobs_run(changed) == ["vision_check_cue_conflict"], changed.stdout[-2000:]
