@@ -231,8 +231,11 @@ def test_build_errors(fake):
     root = fake["root"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         build_imagenet16(fake["tmp"] / "nowhere", fake["tmp"] / "out", tsv=fake["tsv"], wnids_file=fake["wnids_file"])
-    with pytest.raises(ValueError, match="dog: only 3 content-unique"):
-        build(fake, eval_per_class=4)
+    # eval short of what is asked (dog has 3 content-unique train images): under-filled, judged by min_fill
+    assert build(fake, "short", eval_per_class=4)["under_filled"]["eval"]["dog"] == [3, 4]
+    with pytest.raises(ValueError, match=r"eval, category dog: 3 of 4 images") as error:
+        build(fake, eval_per_class=4, min_fill=1.0)
+    assert "splits below their minimum" in str(error.value)
     with pytest.raises(ValueError, match="overlap"):
         build_imagenet16(root, root / "out", tsv=fake["tsv"], wnids_file=fake["wnids_file"])
     oven = wnid_of("oven")

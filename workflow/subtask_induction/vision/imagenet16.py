@@ -163,10 +163,7 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
                 picked.append(i)
             else:
                 dropped[c] += 1
-        if len(picked) < eval_per_class:
-            raise ValueError(f"category {c}: only {len(picked)} content-unique train images among "
-                             f"{len(train[c])}, eval_per_class={eval_per_class}")
-        in_eval = set(picked)
+        in_eval = set(picked)  # fewer than eval_per_class: under-filled, judged by min_fill below with the others
         # A fresh draw over all non-eval images: dropped duplicates stay eligible, without being favoured.
         rest = [i for i in range(len(train[c])) if i not in in_eval]
         rest = [rest[j] for j in rng.permutation(len(rest))]
