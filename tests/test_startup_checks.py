@@ -27,3 +27,15 @@ def test_a_dry_run_on_a_tree_missing_wnids_fails_at_start_up_naming_them(tmp_pat
     assert output.count("member WNID folders are missing") == 2  # train and val, each once
     assert "cat2_dog1.png: expected a file named <shape><i>-<texture><j>.png" in output
     assert output.count("missing.bin does not exist") == 1  # a wrong weight path, reported once
+
+
+def test_an_imagenet_run_without_weights_is_refused_at_start_up(tmp_path):
+    """Decided (CHANGELOG 0.3.0): a base is trained only on the generated world; ImageNet mode needs weights."""
+    overlay = tmp_path / "paths.yaml"
+    overlay.write_text(yaml.safe_dump({"families": ["vision"], "vision": {
+        "data": {"source": "imagenet", "imagenet": {"root": str(tmp_path)}, "cue_conflict": str(tmp_path)},
+        "model": {"weights": None}}}))
+    result = snakemake(REPO, "-n", "--directory", str(tmp_path / "run"), "--configfile", "config/config.yaml", str(overlay))
+    assert result.returncode != 0
+    assert "config vision.model.weights: pretrained weight file (a base is trained only on the generated world) is " \
+           "required here and not set" in result.stdout + result.stderr
