@@ -23,6 +23,12 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert set(transfer["protocol"]) == {"eval", "train_holdout", "last"}
     assert transfer["test_accuracy"].between(0, 1).all()
     assert (summary / "table3.md").read_text().count("|") > 10
+    # floor off in the smoke run: a subnetwork below it is flagged in the selection record and Table 3, never silent
+    selected = json.loads((smoke_run / "results/arithmetic/chain0/discovery/a+ab/ab/layers1/selected.json").read_text())
+    kept = pd.read_csv(summary / "table3.csv")
+    assert "below_floor" in selected and kept["below_floor"].dtype == bool
+    assert bool(selected["below_floor"]) == bool(kept[kept["chain"] == 0]["below_floor"].iloc[0])
+    assert ("**Below the floor**" in (summary / "table3.md").read_text()) == bool(kept["below_floor"].any())
     chains = (summary / "chains.md").read_text()
     assert "| chain 0 | chain 1 |" in chains and "si vs sampled" in chains
     assert "protocol `train_holdout`" in (summary / "transfer.md").read_text().split("###")[1]

@@ -53,7 +53,11 @@ def table3(discovery: pd.DataFrame) -> pd.DataFrame:
     """Paper Table 3: kept fraction (%) of the selected subnetwork per depth, one row per chain."""
     chosen = discovery[discovery["selected"]].copy()
     chosen["kept_percent"] = 100 * chosen["kept_fraction"]
-    columns = ["base", "subtask", "layers", "chain", "l0_weight", "kept_percent", "eval_accuracy", "test_accuracy"]
+    # what discovery.floor would refuse (it is off only in smoke runs): keeps nothing, or no better than chance
+    chance = chosen["chance_accuracy"] if "chance_accuracy" in chosen else float("nan")
+    chosen["below_floor"] = (chosen["kept_fraction"] <= 0) | (chosen["eval_accuracy"] <= chance)
+    columns = ["base", "subtask", "layers", "chain", "l0_weight", "kept_percent", "eval_accuracy", "test_accuracy",
+               "below_floor"]
     return chosen[columns].reset_index(drop=True)
 
 
@@ -67,6 +71,11 @@ def table3_markdown(table: pd.DataFrame) -> str:
         lines.append(f"| {subtask} of {base} | {layers} | {len(rows)} | {kept.mean():.2f} ± {std:.2f} | "
                      + ", ".join(f"{v:.2f}" for v in kept) + " | " + ", ".join(f"{v:.3f}" for v in rows["test_accuracy"])
                      + " |")
+    below = table[table["below_floor"]] if "below_floor" in table else table[:0]
+    if len(below):
+        lines.append("\n**Below the floor** (keeps nothing or no better than chance on its subtask; transferred only "
+                     "because discovery.floor is off): " + ", ".join(
+                         f"{r.subtask} of {r.base}, {r.layers} layers, chain {r.chain}" for r in below.itertuples()))
     return "\n".join(lines) + ("\n\nKept %: share of the masked weights (every attention and MLP matrix) the "
                                "selected subnetwork keeps (best eval accuracy over λ, ties to the sparser).\n")
 

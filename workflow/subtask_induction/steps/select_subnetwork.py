@@ -29,18 +29,21 @@ def main(argv=None):
     candidates = [(load_subnetwork(path, ("kept", "eval_accuracy", "l0_weight")), path)
                   for path in args.subnetworks]
     chosen, path = max(candidates, key=lambda c: selection_key(c[0]["eval_accuracy"], c[0]["kept"]["overall"]))
-    if args.floor:
-        try:
-            check_floor(chosen["kept"]["overall"], chosen["eval_accuracy"], chosen.get("chance_accuracy"),
-                        f"the best subnetwork of {len(candidates)} λ value(s), {path},")
-        except ValueError as error:
+    below_floor = None
+    try:
+        check_floor(chosen["kept"]["overall"], chosen["eval_accuracy"], chosen.get("chance_accuracy"),
+                    f"the best subnetwork of {len(candidates)} λ value(s), {path},")
+    except ValueError as error:
+        if args.floor:
             raise SystemExit(f"error: {error}") from error
+        below_floor = str(error)  # floor off: transferred all the same, but never silently
+        print(f"warning: discovery.floor is off, and {error}")
     if args.check_complement:
         try:
             check_complement_possible(chosen["masks"])
         except ValueError as error:
             raise SystemExit(f"error: {path}: {error}") from error
-    save_json({"subnetwork": path, "kept": chosen["kept"]["overall"],
+    save_json({"subnetwork": path, "kept": chosen["kept"]["overall"], "below_floor": below_floor,
                **{key: chosen[key] for key in CARRIED if key in chosen},
                "candidates": {p: {"l0_weight": c["l0_weight"], "eval_accuracy": c["eval_accuracy"],
                                   "kept": c["kept"]["overall"]} for c, p in candidates}}, args.out)
