@@ -5,7 +5,7 @@ as JSON lines; with `--benchmark-extended`, which the profiles set, each record 
 requested resources). Per rule: jobs, wall time (median and largest), largest max RSS, and the requested
 runtime and memory, with the share of the request the worst job used. A share above 100% means a job
 outlived or outgrew its request (it was retried with a longer limit, or the limit is not enforced here);
-one far below means the profile asks for more than it needs.
+one far below means the config asks for more than it needs.
 """
 
 import argparse
@@ -75,8 +75,9 @@ def markdown(table: pd.DataFrame) -> str:
     lines = ["# Resources used against resources requested", "",
              "Per rule, over the jobs this run's benchmark records hold (results/benchmarks/). Requested values "
              "come from `--benchmark-extended` records (the profiles set it); '—' where nothing was requested "
-             "(a local run asks for no runtime). Set the profile's `set-resources` from the largest job with "
-             "some headroom, and note that a job whose runtime share is above 100% ran past its first limit.", "",
+             "(a rule without an entry in the config's resources.rules asks the profile's defaults). Set "
+             "`resources.rules` (and `resources.transfer_pack` / `submasking_pack`) from the largest job with some "
+             "headroom, and note that a job whose runtime share is above 100% ran past its first limit.", "",
              "| rule | jobs | median wall | largest wall | largest max RSS | requested runtime | requested memory "
              "| runtime used (worst job) | memory used (worst job) |",
              "|---|---|---|---|---|---|---|---|---|"]
