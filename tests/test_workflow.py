@@ -45,7 +45,10 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert point["rows"] == {"train": 16 + 8, "holdout": 4 + 2, "test": 40}
     overlap = pd.read_csv(summary / "overlap.csv")  # default, seed1, hard_concrete: three pairs
     assert len(overlap) == 3 and overlap["jaccard"].between(0, 1).all() and (overlap["layers"] == 1).all()
-    assert set(overlap["run"]) | set(overlap["other"]) == {"default (λ=0.0001)", "seed1", "hard_concrete"}
+    # each run is compared with the subnetwork the selection chose (of the smoke run's two λ), at that λ
+    assert set(overlap["run"]) | set(overlap["other"]) == {f"default (λ={selected['l0_weight']:g})", "seed1", "hard_concrete"}
+    seed1 = json.loads((smoke_run / "results/arithmetic/overlap/a+ab/ab/layers1/seed1/metrics.json").read_text())
+    assert seed1["config"]["l0_weight"] == selected["l0_weight"]
     assert (smoke_run / "results/arithmetic/figures/overlap.png").stat().st_size > 1000
     hard_concrete = json.loads((smoke_run / "results/arithmetic/overlap/a+ab/ab/layers1/hard_concrete/metrics.json")
                                .read_text())

@@ -255,6 +255,9 @@ rule arithmetic_overlap_discover:
     input:
         base=f"{ARITH_DIR}/chain{ARITH_OVERLAP_CHAIN}/base/{{base}}/layers{{layers}}/model.pt",
         data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
+        # the selection's choice pins the run's λ (unless the run sets its own); ancient: only which file
+        reference=lambda wildcards: ancient(arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, wildcards.base,
+                                                                      wildcards.subtask, wildcards.layers)),
     output:
         subnetwork=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
         metrics=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/metrics.json",
@@ -284,10 +287,7 @@ rule arithmetic_overlap_discover:
 
 rule arithmetic_overlap:
     input:
-        default=arith_experiment_paths(
-            f"{ARITH_DIR}/chain{ARITH_OVERLAP_CHAIN}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
-            l0=number_tag(ARITH["discovery"]["l0_weights"][0]), only_layers=ARITH_OVERLAP["layers"],
-            only_chains=[ARITH_OVERLAP_CHAIN]),
+        default=arith_overlap_selected,  # each run is compared with the subnetwork the selection chose
         runs=arith_experiment_paths(
             f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
             run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]),

@@ -279,12 +279,12 @@ if set(ARITH_OVERLAP["layers"]) - set(ARITH["layers"]):
     raise ValueError(f"config arithmetic.overlap.layers: {ARITH_OVERLAP['layers']} not all in arithmetic.layers")
 
 
-# The overlap runs vary the first chain's default discovery (its base, its first λ).
+# The overlap runs vary the first chain's default discovery (its base, the λ its selection chose).
 ARITH_OVERLAP_CHAIN = ARITH_CHAINS[0]
 
 
 def arith_overlap_settings(wildcards):
-    """The default discovery (first chain, first λ) with one run's changes: seed, λ, mask method or mask_init."""
+    """The default discovery (first chain, the selected λ) with one run's changes: seed, λ, mask method or mask_init."""
     run = ARITH_OVERLAP_RUNS[wildcards.run]
     section = {key: value for key, value in ARITH["discovery"].items() if key not in ("l0_weights", "floor")}
     section.update({key: value for key, value in run.items() if key in ("mask", "mask_init", "lr", "epochs")})
@@ -292,7 +292,21 @@ def arith_overlap_settings(wildcards):
 
 
 def arith_overlap_l0(wildcards):
-    return ARITH_OVERLAP_RUNS[wildcards.run].get("l0_weight", ARITH["discovery"]["l0_weights"][0])
+    """The run's own λ, else the one the selection chose for the overlap chain (a checkpoint: the rule lists
+    that choice as an input first)."""
+    run = ARITH_OVERLAP_RUNS[wildcards.run]
+    if "l0_weight" in run:
+        return run["l0_weight"]
+    chosen = arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, wildcards.base, wildcards.subtask, wildcards.layers)
+    return Path(chosen).parent.name.removeprefix("lambda")
+
+
+def arith_overlap_selected(wildcards):
+    """The subnetworks the overlap compares against: the selection's choice per (base, subtask, depth)."""
+    return sorted({arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, experiment["base"], experiment["subtask"], layers)
+                   for experiment in ARITH["experiments"] for layers in ARITH_OVERLAP["layers"]
+                   if layers in experiment.get("layers", ARITH["layers"])
+                   and ARITH_OVERLAP_CHAIN in experiment.get("chains", ARITH_CHAINS)})
 
 
 def arith_overlap_targets():
@@ -550,6 +564,9 @@ VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_mask
 
 if "vision" in config["families"]:
     vis_check_paths()
+    print(f"vision: discoveries from {VIS_INITS} per chain ("
+          + ", ".join(f"{init}: " + ("read by " + ", ".join(_vis_masked) if init == "pretrained" and _vis_masked else
+                                     "vision.discovery.inits") for init in VIS_INITS) + ")", file=sys.stderr)
 # What the builder and the cue-conflict check read, tracked by content (walked only for a run of vision).
 VIS_LISTINGS = {"imagenet": [], "cue_conflict": []}
 if "vision" in config["families"]:

@@ -16,9 +16,12 @@ def main(argv=None):
     args = p.parse_args(argv)
     s = args.settings
     require(s, "discovery_per_class", "eval_per_class", "seed", "link")
-    summary = build_imagenet16(args.root, args.out, discovery_per_class=s["discovery_per_class"],
-                               eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"],
-                               skip_unreadable=args.skip_unreadable, min_fill=args.min_fill, workers=args.threads)
+    try:
+        summary = build_imagenet16(args.root, args.out, discovery_per_class=s["discovery_per_class"],
+                                   eval_per_class=s["eval_per_class"], seed=s["seed"], link=s["link"],
+                                   skip_unreadable=args.skip_unreadable, min_fill=args.min_fill, workers=args.threads)
+    except (ValueError, FileNotFoundError) as error:  # the user's tree, not the code: the message alone
+        raise SystemExit(f"error: {error}") from error
     for path in summary["unreadable_skipped"]:
         print(f"skipped unreadable image {path}")
     for split, folders in summary["empty_wnid_folders"].items():
