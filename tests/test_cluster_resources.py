@@ -35,3 +35,13 @@ def test_overriding_one_rule_on_the_command_line_keeps_every_other_rules_request
     assert resource(after["arithmetic_base"], "mem_mb") == "16000"  # the rule's other keys stay
     for key, value in (("runtime", "120"), ("mem_mb", "16000")):  # another rule keeps its own requests
         assert resource(before["arithmetic_discover"], key) == resource(after["arithmetic_discover"], key) == value
+
+
+def test_a_misspelt_rule_in_resources_rules_stops_the_run(tmp_path):
+    import yaml
+
+    overlay = tmp_path / "typo.yaml"
+    overlay.write_text(yaml.safe_dump({"resources": {"rules": {"arithmetic_bsae": {"minutes": 5}}}}))
+    result = snakemake(REPO, "-n", "--directory", str(tmp_path / "run"), "--configfile", "config/config.yaml", str(overlay))
+    assert result.returncode != 0
+    assert "config resources.rules: ['arithmetic_bsae'] are not rules of this workflow" in result.stdout + result.stderr

@@ -103,15 +103,13 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
     config = yaml.safe_load((REPO / "config/paper.yaml").read_text())
     config["families"] = ["vision"]
     vision = config["vision"]
-    for split in ("train", "val"):
-        (tmp_path / "imagenet" / split).mkdir(parents=True)
-    (tmp_path / "stimuli").mkdir()
-    (tmp_path / "sam.pth").touch()
-    (tmp_path / "resnet18.bin").touch()
-    vision["data"]["imagenet"]["root"] = str(tmp_path / "imagenet")
-    vision["data"]["cue_conflict"] = str(tmp_path / "stimuli")
-    vision["pooling"]["sam"]["checkpoint"] = str(tmp_path / "sam.pth")
-    vision["model"]["weights"] = str(tmp_path / "resnet18.bin")
+    from test_config_examples import stand_in_data  # every member WNID folder, well-named stimuli, files
+
+    data = stand_in_data(tmp_path / "data")
+    vision["data"]["imagenet"]["root"] = str(data["imagenet"])
+    vision["data"]["cue_conflict"] = str(data["stimuli"])
+    vision["pooling"]["sam"]["checkpoint"] = str(data["sam_vit_h"])
+    vision["model"]["weights"] = str(data["pytorch_model.bin"])
     (tmp_path / "wf").mkdir()
     workdir = copy_workflow(tmp_path / "wf", config)
     result = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1")

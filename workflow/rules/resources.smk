@@ -22,7 +22,10 @@ rule resources_report:
         "../scripts/resources_report.py"
 
 
-# resources.rules names rules by their names: a misspelt one would silently request nothing.
-_unknown_rules = sorted(set(config["resources"].get("rules", {})) - {rule.name for rule in workflow.rules})
+# resources.rules names rules by their names: a misspelt one would silently request nothing. (Imported as a
+# module, the rules carry the importer's prefix, e.g. si_arithmetic_base.)
+_rule_names = [rule.name for rule in workflow.rules]
+_unknown_rules = sorted(name for name in config["resources"].get("rules", {})
+                        if not any(known == name or known.endswith(f"_{name}") for known in _rule_names))
 if _unknown_rules:
     raise ValueError(f"config resources.rules: {_unknown_rules} are not rules of this workflow")
