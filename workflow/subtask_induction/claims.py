@@ -35,11 +35,6 @@ def comparison_verdict(difference: pd.Series, first: str, second: str, unit: str
     return f"mixed: {first} higher in {higher}, {second} higher in {lower}, tied in {tied} of {count}"
 
 
-def format_differences(difference: pd.Series) -> str:
-    """`+1.2, missing, -0.4`: one entry per chain, in points."""
-    return ", ".join("missing" if pd.isna(d) else f"{d:+.1f}" for d in difference)
-
-
 # A difference in one run counts only when the two models' per-item correctness on the same test items differs
 # beyond noise: McNemar's exact test (two-sided binomial test on the discordant items) at this level.
 PAIRED_LEVEL = 0.05
