@@ -94,8 +94,8 @@ def training_resources(rule=None):
 
 
 def tracked(folder, name):
-    """A user's folder as a rule input that changes exactly when an image in it is added, replaced or removed:
-    results/listings/<name>.json, rewritten while the DAG is built only when the folder's listing (relative
+    """A user's folder as an input that changes exactly when an image in it is added, replaced or removed
+    (results/listings/<name>.json), rewritten while the DAG is built only when the folder's listing (relative
     paths, sizes, modification times) changes (listing.py). [] for a folder the config does not name."""
     if not folder or not Path(folder).is_dir():
         return []
@@ -573,7 +573,7 @@ if "vision" in config["families"]:
     VIS_LISTINGS = {"imagenet": tracked(VIS["data"]["imagenet"].get("root") if VIS_SOURCE == "imagenet" else None,
                                         "vision_imagenet"),
                     "cue_conflict": tracked(VIS["data"].get("cue_conflict"), "vision_cue_conflict")}
-elif VIS["data"]["source"] == "imagenet" and Path(VIS["data"]["imagenet"].get("root") or "/nonexistent").is_dir():
+elif VIS["data"]["source"] == "imagenet" and VIS["data"]["imagenet"].get("root") and Path(VIS["data"]["imagenet"]["root"]).is_dir():
     print(f"warning: vision.data.imagenet.root {VIS['data']['imagenet']['root']} exists, but `families` "
           f"{config['families']} leaves vision out: add it to run the vision family", file=sys.stderr)
 
@@ -706,7 +706,7 @@ if "submasking" in config["families"]:
     if not SUB:
         raise ValueError("config: families lists submasking, but there is no submasking section")
     sub_check()
-elif any(Path(task.get("root") or "/nonexistent").is_dir() for task in SUB.get("tasks", [])):
+elif any(task.get("root") and Path(task["root"]).is_dir() for task in SUB.get("tasks", [])):
     print(f"warning: a submasking task folder exists, but `families` {config['families']} leaves submasking "
           f"out: add it to run the submasking family", file=sys.stderr)
 
