@@ -45,5 +45,5 @@ def select_all(history: list[dict], protocols=tuple(PROTOCOLS)) -> dict[str, dic
     """protocol -> the selected epoch's record, with `last_epoch`: whether it is the run's final epoch (a
     curve selected at its end may still have been improving when training stopped)."""
     final = history[-1]["epoch"] if history else None
-    return {protocol: {**choose_epoch(history, protocol), "last_epoch": choose_epoch(history, protocol)["epoch"] == final}
-            for protocol in protocols}
+    chosen = {protocol: choose_epoch(history, protocol) for protocol in protocols}
+    return {protocol: {**record, "last_epoch": record["epoch"] == final} for protocol, record in chosen.items()}
