@@ -10,11 +10,12 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 
 .PHONY: reproduce beyond test test-paper test-slurm dry-run lint benchmark lock config-doc clean
 
-# The pinned dependencies (envs/requirements*.txt, written by `make lock`), the one source of every install.
+# The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
+# written by `make lock`), the one source of every install; pip checks every file's hash.
 $(STAMP): envs/requirements.txt envs/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r envs/requirements.txt -r envs/requirements-test.txt
+	$(BIN)/pip install --quiet --require-hashes -r envs/requirements-test.txt
 	touch $(STAMP)
 
 reproduce: $(STAMP)
@@ -51,9 +52,14 @@ benchmark: $(STAMP)
 	$(BIN)/python benchmarks/pack_throughput.py
 	$(BIN)/python benchmarks/pack_checkpoint.py
 
-# After changing pyproject.toml's dependencies or upgrading the venv: re-pin envs/ from the venv.
+# After changing pyproject.toml's dependencies: re-resolve the lock with uv, for every platform (markers) and
+# with every wheel's hash; pins already in the files are kept unless `make lock UPGRADE=--upgrade`.
+UV_COMPILE = $(BIN)/uv pip compile pyproject.toml --universal --generate-hashes --python-version 3.11 --quiet $(UPGRADE)
 lock: $(STAMP)
-	$(BIN)/python envs/lock.py
+	$(BIN)/pip install --quiet uv==0.13.9
+	$(UV_COMPILE) -o envs/requirements.txt
+	$(UV_COMPILE) --extra test -o envs/requirements-test.txt
+	$(BIN)/python envs/conda_env.py
 
 # After changing the config schema or a config file: regenerate config/README.md (a test checks it).
 config-doc: $(STAMP)

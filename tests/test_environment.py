@@ -21,10 +21,19 @@ def normalise(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def pins(path) -> dict[str, str]:
-    lines = [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    assert all("==" in line for line in lines), f"{path} pins every line with =="
-    return {normalise(line.split("==")[0]): line.split("==")[1] for line in lines}
+def pins(path, applicable_here=False) -> dict[str, str]:
+    """name -> version of a uv-compiled lock; every pin carries its wheels' hashes. With `applicable_here`,
+    only the pins whose marker holds on this machine (the lock is universal: win32-only pins, say)."""
+    found = {}
+    for entry in re.split(r"\n(?=\S)", path.read_text().strip()):  # a pin, its hashes and its "# via" lines
+        if entry.startswith("#"):
+            continue
+        requirement = Requirement(entry.split("\\")[0].strip())
+        assert "--hash=sha256:" in entry, f"{path}: {requirement.name} has no hash"
+        (version,) = [spec.version for spec in requirement.specifier if spec.operator == "=="]
+        if not applicable_here or requirement.marker is None or requirement.marker.evaluate():
+            found[normalise(requirement.name)] = version
+    return found
 
 
 def test_requirements_pin_every_dependency_and_the_conda_environment_pins_the_same():
@@ -37,7 +46,11 @@ def test_requirements_pin_every_dependency_and_the_conda_environment_pins_the_sa
         assert requirement.specifier.contains(Version(runtime[name])), (name, runtime[name], str(requirement.specifier))
     environment = yaml.safe_load((REPO / "envs/subtask-induction.yaml").read_text())
     pip = next(item["pip"] for item in environment["dependencies"] if isinstance(item, dict))
-    assert {normalise(line.split("==")[0]): line.split("==")[1] for line in pip} == runtime
+    assert {normalise(Requirement(line).name): Requirement(line).specifier for line in pip} == {
+        name: Requirement(f"{name}=={version}").specifier for name, version in runtime.items()}
+    # the test lock is the runtime lock plus the test tools, at the same versions
+    test = pins(REPO / "envs/requirements-test.txt")
+    assert {name: test.get(name) for name in runtime} == runtime and "pytest" in test
     # the env file must not depend on its location: Snakemake copies it to .snakemake/conda/<hash>.yaml
     assert not [line for line in pip if line.startswith(("-e", "-r", ".", "/", "file:")) or "../" in line]
     python = next(item for item in environment["dependencies"] if isinstance(item, str) and item.startswith("python="))
@@ -45,7 +58,7 @@ def test_requirements_pin_every_dependency_and_the_conda_environment_pins_the_sa
 
 
 def test_this_python_holds_the_pinned_versions():
-    wanted = {**pins(REPO / "envs/requirements.txt"), **pins(REPO / "envs/requirements-test.txt")}
+    wanted = pins(REPO / "envs/requirements-test.txt", applicable_here=True)
     installed = {normalise(d.metadata["Name"]): d.version for d in metadata.distributions()}
     differ = {name: (version, installed.get(name)) for name, version in wanted.items() if installed.get(name) != version}
     assert not differ, f"the venv differs from envs/requirements*.txt (pinned, installed): {differ}; reinstall or `make lock`"
