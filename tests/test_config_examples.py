@@ -30,8 +30,11 @@ def stand_in_data(root):
     for split in ("train", "test"):
         for label in ("a", "b"):
             (root / "mytask" / split / label).mkdir(parents=True)
+    for split in ("train", "val"):  # a class-per-folder tree of three classes
+        for label in ("cat", "cow", "dog"):
+            (root / "myimages" / split / label).mkdir(parents=True)
     return {"imagenet": root / "imagenet", "stimuli": root / "stimuli", "pytorch_model.bin": root / "resnet18.bin",
-            "sam_vit_h": root / "sam.pth", "mytask": root / "mytask"}
+            "sam_vit_h": root / "sam.pth", "mytask": root / "mytask", "myimages": root / "myimages"}
 
 
 def filled_in(example, data) -> str:
@@ -48,7 +51,7 @@ def filled_in(example, data) -> str:
 
 def test_there_is_an_example_per_family():
     families = {yaml.safe_load(path.read_text())["families"][0] for path in EXAMPLES}
-    assert families == {"arithmetic", "vision", "submasking"}
+    assert families == {"arithmetic", "vision", "submasking"}  # vision twice: own ImageNet, own class folders
     for path in EXAMPLES:
         assert "# EDIT" in path.read_text(), f"{path.name} marks no line a user edits"
 

@@ -16,7 +16,7 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.method.kinds import MASKED_METHODS
 from subtask_induction.listing import track_folder
 from subtask_induction.packs import form_packs
-from subtask_induction.vision.classes import member_folder_problems
+from subtask_induction.vision.classes import CATEGORIES, class_folders, folder_tree_problems, member_folder_problems
 from subtask_induction.vision.cue_conflict import cue_conflict_problems
 
 
@@ -172,8 +172,7 @@ def benchmark_files():
         add("arithmetic_discover_budget", [f"{BENCH_DIR}/arithmetic/chain{c}/discovery_budget/{b}/{s}/layers{l}/rows{r}.jsonl"
                                            for c, b, s, l, r in ARITH_BUDGET])
     if "vision" in config["families"]:
-        add("vision_world" if VIS_SOURCE == "world" else "vision_imagenet16",
-            [f"{BENCH_DIR}/vision/data/{'world' if VIS_SOURCE == 'world' else 'imagenet16'}.jsonl"])
+        add(VIS_BUILDER, [f"{BENCH_DIR}/vision/data/{Path(vis_data_dir()).name}.jsonl"])
         add("vision_mean_pool", [f"{BENCH_DIR}/vision/pooled/{split}/shard{shard}.jsonl"
                                  for split in VIS_POOLED_SPLITS for shard in range(VIS["pooling"]["shards"][split])])
         add("vision_base", expand(f"{BENCH_DIR}/vision/chain{{chain}}/base.jsonl", chain=VIS_CHAINS))
@@ -506,6 +505,18 @@ def arith_final_targets():
 VIS = config["vision"]
 VIS_DIR = "results/vision"
 VIS_SOURCE = VIS["data"]["source"]
+VIS_BUILDER = {"world": "vision_world", "imagenet": "vision_imagenet16", "folder": "vision_folder"}[VIS_SOURCE]
+VIS_FOLDER = VIS["data"].get("folder") or {}
+# A folder source's classes are its sorted class folders (read while the DAG is built); the world and ImageNet
+# have Geirhos' 16. Steps get them in their settings only for a folder, so no other run's settings change.
+VIS_CLASSES = (class_folders(Path(VIS_FOLDER["root"]) / "train")
+               if VIS_SOURCE == "folder" and VIS_FOLDER.get("root") and not folder_tree_problems(VIS_FOLDER["root"])
+               else None)
+
+
+def vis_classes_setting():
+    return {"classes": VIS_CLASSES} if VIS_SOURCE == "folder" else {}
+
 VIS_POOLED_SPLITS = ["discovery", "eval", "test"]
 VIS_TABLES = ["table1.csv", "table1.md", "table2.csv", "table2.md", "chains.csv", "chains.md", "comparisons.md",
               "per_class.csv", "curves.csv", "discovery_curves.csv"]
@@ -541,8 +552,20 @@ def vis_check_paths():
                          "cue-conflict folder (the generated world's is used only with source: world)")
         if not VIS["model"].get("weights"):
             require_path("model.weights", None, "pretrained weight file (a base is trained only on the generated world)")
+    if VIS_SOURCE == "folder" and require_path("data.folder.root", VIS_FOLDER.get("root"), "class-per-folder tree"):
+        problems += [f"config vision.data.folder.root: {problem}" for problem in folder_tree_problems(VIS_FOLDER["root"])]
+        outputs = VIS["model"]["num_outputs"]
+        if VIS_CLASSES and outputs != len(VIS_CLASSES):
+            problems.append(f"config vision.model.num_outputs: {outputs}, but vision.data.folder.root has "
+                            f"{len(VIS_CLASSES)} classes {VIS_CLASSES[:10]}; set num_outputs: {len(VIS_CLASSES)}")
+        if VIS_CLASSES and len(VIS_CLASSES) == 1000:
+            problems.append("config vision.data.folder.root: 1,000 classes would be read as ImageNet-1k's outputs")
+    elif VIS["model"]["num_outputs"] not in (16, 1000):
+        problems.append(f"config vision.model.num_outputs: {VIS['model']['num_outputs']}; the world and ImageNet-16 "
+                        "need 16 outputs (or 1000 ImageNet classes, read as the 16 categories)")
     if cue_conflict and require_path("data.cue_conflict", cue_conflict, "cue-conflict folder"):
-        problems += [f"config vision.data.cue_conflict: {problem}" for problem in cue_conflict_problems(cue_conflict)[1][:20]]
+        problems += [f"config vision.data.cue_conflict: {problem}"
+                     for problem in cue_conflict_problems(cue_conflict, tuple(VIS_CLASSES or CATEGORIES))[1][:20]]
     if VIS["model"].get("weights"):
         require_path("model.weights", VIS["model"]["weights"], "pretrained weight file")
     if VIS["pooling"]["segmenter"] == "sam":
@@ -568,18 +591,19 @@ if "vision" in config["families"]:
           + ", ".join(f"{init}: " + ("read by " + ", ".join(_vis_masked) if init == "pretrained" and _vis_masked else
                                      "vision.discovery.inits") for init in VIS_INITS) + ")", file=sys.stderr)
 # What the builder and the cue-conflict check read, tracked by content (walked only for a run of vision).
-VIS_LISTINGS = {"imagenet": [], "cue_conflict": []}
+VIS_LISTINGS = {"imagenet": [], "folder": [], "cue_conflict": []}
+_vis_root = {"imagenet": VIS["data"]["imagenet"].get("root"), "folder": VIS_FOLDER.get("root")}.get(VIS_SOURCE)
 if "vision" in config["families"]:
-    VIS_LISTINGS = {"imagenet": tracked(VIS["data"]["imagenet"].get("root") if VIS_SOURCE == "imagenet" else None,
-                                        "vision_imagenet"),
+    VIS_LISTINGS = {"imagenet": tracked(_vis_root if VIS_SOURCE == "imagenet" else None, "vision_imagenet"),
+                    "folder": tracked(_vis_root if VIS_SOURCE == "folder" else None, "vision_folder"),
                     "cue_conflict": tracked(VIS["data"].get("cue_conflict"), "vision_cue_conflict")}
-elif VIS["data"]["source"] == "imagenet" and VIS["data"]["imagenet"].get("root") and Path(VIS["data"]["imagenet"]["root"]).is_dir():
-    print(f"warning: vision.data.imagenet.root {VIS['data']['imagenet']['root']} exists, but `families` "
+elif _vis_root and Path(_vis_root).is_dir():
+    print(f"warning: vision.data.{VIS_SOURCE}.root {_vis_root} exists, but `families` "
           f"{config['families']} leaves vision out: add it to run the vision family", file=sys.stderr)
 
 
 def vis_data_dir():
-    return f"{VIS_DIR}/data/{'world' if VIS_SOURCE == 'world' else 'imagenet16'}"
+    return f"{VIS_DIR}/data/{ {'world': 'world', 'imagenet': 'imagenet16', 'folder': 'folder'}[VIS_SOURCE]}"
 
 
 def vis_split(split):
@@ -587,7 +611,11 @@ def vis_split(split):
 
 
 def vis_cue_conflict():
-    return VIS["data"].get("cue_conflict") or f"{vis_data_dir()}/cue_conflict"
+    """The cue-conflict folder: the user's, else the generated world's; "" for a folder source without one (the
+    steps then compute no cue-conflict metric: the shape-bias columns are absent, not zero)."""
+    if VIS["data"].get("cue_conflict"):
+        return VIS["data"]["cue_conflict"]
+    return f"{vis_data_dir()}/cue_conflict" if VIS_SOURCE == "world" else ""
 
 
 def vis_pooled(split):
@@ -598,7 +626,8 @@ def vis_pooling_settings():
     """Only the chosen segmenter's settings: changing the other one's must not rerun the pooling."""
     pooling = VIS["pooling"]
     kind = pooling["segmenter"]
-    return as_json({"seed": VIS["seed"], "min_area": pooling["min_area"], "segmenter": {"kind": kind, **pooling[kind]}})
+    return as_json({"seed": VIS["seed"], "min_area": pooling["min_area"], "segmenter": {"kind": kind, **pooling[kind]},
+                    **vis_classes_setting()})
 
 
 def vis_model_spec():
@@ -609,7 +638,7 @@ def vis_model_spec():
 def vis_settings(seed, **sections):
     """What every vision training step gets: its chain's seed, data reading, model, eval batch size, plus its own sections."""
     return as_json({"seed": int(seed), "data": VIS["data"]["reading"], "eval_batch_size": VIS["eval_batch_size"],
-                    **sections})
+                    **vis_classes_setting(), **sections})
 
 
 def vis_selected_subnetwork(chain, init):

@@ -55,6 +55,32 @@ rule vision_imagenet16:
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
+# Source folder: any class-per-folder tree, split and checked as ImageNet-16 is (each class its own member).
+rule vision_folder:
+    input:
+        root=VIS_FOLDER.get("root") or [],
+        listing=VIS_LISTINGS["folder"],  # every image's path, size and time: a changed image reruns the build
+    output:
+        directory(f"{VIS_DIR}/data/folder"),
+    log:
+        "logs/vision/data/folder.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/data/folder.jsonl"
+    params:
+        settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS_FOLDER.items()
+                                                   if k not in ("root", "skip_unreadable", "min_fill")}}),
+        gates=("--skip-unreadable " if VIS_FOLDER.get("skip_unreadable") else "")
+        + f"--min-fill {VIS_FOLDER.get('min_fill', 0.5)}",
+    threads: config["threads_per_job"]  # images decoded at once (check before training)
+    resources:
+        **rule_requests("vision_folder"),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("vision_folder") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
+        "--out {output:q} --threads {threads} > {log:q} 2>&1"
+
+
 # A user's cue-conflict folder is opened once before any training job evaluates on it.
 rule vision_check_cue_conflict:
     input:
@@ -308,7 +334,7 @@ rule vision_samples:
     params:
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
-        settings=as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"]}),
+        settings=as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"], **vis_classes_setting()}),
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"

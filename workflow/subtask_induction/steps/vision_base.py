@@ -3,12 +3,13 @@ on the generated world's pretraining split (texture correlated with class). Eval
 
 from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import fit
+from ..vision.classes import run_classes
 from ..vision.models import build_classifier, load_pretrained_classifier, save_classifier
 from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, open_split,
                             shuffled_batches)
 from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
-from .vision_common import EvaluationSets, add_evaluation_arguments
+from .vision_common import EvaluationSets, add_evaluation_arguments, shape_bias_text
 
 
 def main(argv=None):
@@ -25,7 +26,8 @@ def main(argv=None):
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     spec, data, t = s["model"]["spec"], s["data"], s["training"]
-    evaluation = EvaluationSets(args, data)
+    classes = run_classes(s)
+    evaluation = EvaluationSets(args, data, classes)
     record = {}
     if s["model"].get("weights"):
         model = load_pretrained_classifier(spec, s["model"]["weights"]).to(device)
@@ -34,12 +36,12 @@ def main(argv=None):
         if not (args.train and args.eval):
             raise SystemExit("error: without a weight file the base is trained: give --train and --eval")
         require(t, "epochs", "batch_size", "lr", where="base training settings")
-        train, eval_set = open_split(args.train, data, "pretraining"), open_split(args.eval, data, "eval")
+        train, eval_set = open_split(args.train, data, "pretraining", classes), open_split(args.eval, data, "eval", classes)
         model = build_classifier(spec, seeds["init"]).to(device)
         checkpoint = args.out_model + ".ckpt"
         result = fit(
             model, make_optimizer(model.parameters(), t),
-            nll_loss(class_weights(train.labels, t.get("class_weighted", False))),
+            nll_loss(class_weights(train.labels, t.get("class_weighted", False), len(classes))),
             shuffled_batches(train, t["batch_size"], seeds["batches"], device),
             lambda net: {"eval_accuracy": accuracy(net, eval_set, s["eval_batch_size"], device)},
             t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
@@ -51,7 +53,7 @@ def main(argv=None):
     save_torch(save_classifier(model, spec), args.out_model)
     save_json({"metrics": metrics, **record, "seeds": seeds, "config": s, "provenance": provenance()}, args.out_metrics)
     print(f"base: original {metrics['original_accuracy']:.3f} pooled {metrics['pooled_accuracy']:.3f} "
-          f"shape bias {metrics['shape_bias']:.3f}")
+          f"{shape_bias_text(metrics)}")
 
 
 if __name__ == "__main__":

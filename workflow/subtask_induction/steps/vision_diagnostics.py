@@ -11,7 +11,7 @@ from ..method.masks import load_subnetwork
 from ..method.transfer import prepare_transfer_model
 from ..runtime import configure, resolve_device, save_text
 from ..vision.diagnostics import diagnose, diagnostics_markdown
-from ..vision.classes import CATEGORIES
+from ..vision.classes import run_classes
 from ..vision.models import build_classifier, load_classifier
 from ..vision.tasks import open_split
 from ..seeds import vision_seeds
@@ -35,10 +35,11 @@ def main(argv=None):
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
     masks = load_subnetwork(args.subnetwork)["masks"]
-    sets = {"train": open_split(args.train, s["data"], "train"),
-            "pooled_discovery": open_split(args.pooled_discovery, s["data"], "pooled discovery"),
-            "test": open_split(args.test, s["data"], "test"),
-            "pooled_test": open_split(args.pooled_test, s["data"], "pooled test")}
+    classes = run_classes(s)
+    sets = {"train": open_split(args.train, s["data"], "train", classes),
+            "pooled_discovery": open_split(args.pooled_discovery, s["data"], "pooled discovery", classes),
+            "test": open_split(args.test, s["data"], "test", classes),
+            "pooled_test": open_split(args.pooled_test, s["data"], "pooled test", classes)}
     si_start = {}
     for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
         require(variant, "method", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
@@ -48,7 +49,7 @@ def main(argv=None):
         ).to(device)
     rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, seeds["init"]).to(device), **sets,
                     max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["seed"], device=device,
-                    classes=len(CATEGORIES))
+                    classes=len(classes))
     out = Path(args.outdir)
     save_text(pd.DataFrame(rows).to_csv(index=False), out / "diagnostics.csv")
     save_text(diagnostics_markdown(rows), out / "diagnostics.md")

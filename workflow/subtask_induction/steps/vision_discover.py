@@ -6,6 +6,7 @@ freshly initialised network of the base's architecture (the control of Fig 11)."
 from ..method.discovery import discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
+from ..vision.classes import run_classes
 from ..vision.models import build_classifier, load_classifier, masked_weight_names
 from ..vision.tasks import accuracy, nll_loss, open_split, shuffled_batches
 from ..seeds import vision_seeds
@@ -35,9 +36,10 @@ def main(argv=None):
     if args.init == "random":
         model = build_classifier(spec, seeds["init"])  # no chain's base initialisation (seeds.py)
     model.to(device)
-    train = open_split(args.pooled_train, s["data"], "pooled discovery")
-    eval_set = open_split(args.pooled_eval, s["data"], "pooled eval")
-    evaluation = EvaluationSets(args, s["data"])
+    classes = run_classes(s)
+    train = open_split(args.pooled_train, s["data"], "pooled discovery", classes)
+    eval_set = open_split(args.pooled_eval, s["data"], "pooled eval", classes)
+    evaluation = EvaluationSets(args, s["data"], classes)
     batch = s["eval_batch_size"]
     whole_model = evaluation(model, batch, device)
     checkpoint = args.out_subnetwork + ".ckpt"

@@ -22,15 +22,20 @@ def main(argv=None):
                                    skip_unreadable=args.skip_unreadable, min_fill=args.min_fill, workers=args.threads)
     except (ValueError, FileNotFoundError) as error:  # the user's tree, not the code: the message alone
         raise SystemExit(f"error: {error}") from error
+    report(summary, f"ImageNet-16 written to {args.out}")
+
+
+def report(summary: dict, written: str) -> None:
+    """What a build left out or under-filled, then the counts (vision_imagenet16 and vision_folder)."""
     for path in summary["unreadable_skipped"]:
         print(f"skipped unreadable image {path}")
     for split, folders in summary["empty_wnid_folders"].items():
         for folder in folders:
-            print(f"empty WNID folder ({split}): {folder}")
+            print(f"empty member folder ({split}): {folder}")
     for split, short in summary["under_filled"].items():
         for category, (got, asked) in short.items():
             print(f"under-filled {split} split, category {category}: {got} of {asked} images")
-    print(f"ImageNet-16 written to {args.out}: {summary['counts']}")
+    print(f"{written}: {summary['counts']}")
 
 
 if __name__ == "__main__":

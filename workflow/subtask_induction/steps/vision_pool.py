@@ -8,7 +8,7 @@ from PIL import Image
 
 from ..images import list_images, read_rgb
 from ..runtime import configure, resolve_device, save_json
-from ..vision.classes import CATEGORIES
+from ..vision.classes import run_classes
 from ..vision.segmentation import make_segmenter, pool_image
 from .common import parser, provenance, require
 
@@ -27,7 +27,7 @@ def main(argv=None):
     configure(args.threads, s.get("seed", 0))
     device = resolve_device(args.device)
     segmenter = make_segmenter(s["segmenter"], device=str(device), seed=s.get("seed", 0))
-    items = list_images(args.images, CATEGORIES, what="images to pool")[args.shard::args.shards]
+    items = list_images(args.images, run_classes(s), what="images to pool")[args.shard::args.shards]
     out = Path(args.out)
     segments, fallbacks = [], {"no crops": [], "whole image": []}
     for item in items:

@@ -14,11 +14,12 @@ from ..method.transfer import parameter_groups, prepare_transfer_model
 from ..runtime import configure, resolve_device, save_json
 from ..training import fit
 from ..images import concatenate
+from ..vision.classes import run_classes
 from ..vision.models import build_classifier, head_parameter_names, load_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
 from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
-from .vision_common import EvaluationSets, add_evaluation_arguments
+from .vision_common import EvaluationSets, add_evaluation_arguments, shape_bias_text
 
 
 def main(argv=None):
@@ -46,13 +47,15 @@ def main(argv=None):
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
     masks = load_subnetwork(args.subnetwork)["masks"] if v["method"] in MASKED_METHODS else None
-    train = open_split(args.train, data, "train")
+    classes = run_classes(s)
+    train = open_split(args.train, data, "train", classes)
     if v["data"] == "mixture":
         if not args.pooled_discovery:
             raise SystemExit(f"error: variant '{args.variant}' trains on the mixture: give --pooled-discovery")
-        train = concatenate(train, open_split(args.pooled_discovery, data, "pooled discovery"), "mixture")
-    eval_set, pooled_eval = open_split(args.eval, data, "eval"), open_split(args.pooled_eval, data, "pooled eval")
-    evaluation = EvaluationSets(args, data)
+        train = concatenate(train, open_split(args.pooled_discovery, data, "pooled discovery", classes), "mixture")
+    eval_set = open_split(args.eval, data, "eval", classes)
+    pooled_eval = open_split(args.pooled_eval, data, "pooled eval", classes)
+    evaluation = EvaluationSets(args, data, classes)
     model = prepare_transfer_model(
         v["method"], base, build_classifier(spec, seeds["init"]), masks, lr_scale=v["lr_scale"],
         inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"]),
@@ -68,7 +71,7 @@ def main(argv=None):
     checkpoint = args.out + ".ckpt"
     point = {**s, "variant_name": args.variant, "seed": args.seed}
     result = fit(
-        model, make_optimizer(groups, t), nll_loss(class_weights(train.labels, t.get("class_weighted", False))),
+        model, make_optimizer(groups, t), nll_loss(class_weights(train.labels, t.get("class_weighted", False), len(classes))),
         shuffled_batches(train, t["batch_size"], seeds["batches"], device),
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device),
                      "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
@@ -83,7 +86,7 @@ def main(argv=None):
                "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "seed": args.seed,
                "seeds": seeds, "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
     print(f"{args.variant} seed={args.seed}: original {metrics['original_accuracy']:.3f} pooled "
-          f"{metrics['pooled_accuracy']:.3f} shape bias {metrics['shape_bias']:.3f} (epoch {result.best_epoch})")
+          f"{metrics['pooled_accuracy']:.3f} {shape_bias_text(metrics)} (epoch {result.best_epoch})")
 
 
 if __name__ == "__main__":

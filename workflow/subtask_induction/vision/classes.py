@@ -1,5 +1,5 @@
-"""Geirhos' 16 categories and their 207 ImageNet-1k member classes (torch-free: the workflow checks a user's
-folders against it while building the DAG).
+"""Geirhos' 16 categories and their 207 ImageNet-1k member classes, and the classes of a `folder` source
+(torch-free: the workflow checks a user's folders against them while building the DAG).
 
 `imagenet16_classes.tsv` (category, ImageNet index, WNID) is checked against the ILSVRC index order in
 `imagenet1k_wnids.txt`. Class index k is ALWAYS CATEGORIES[k], the sorted names: the authors took indices
@@ -19,6 +19,12 @@ CATEGORIES: tuple[str, ...] = tuple(sorted((
     "airplane", "bear", "bicycle", "bird", "boat", "bottle", "car", "cat",
     "chair", "clock", "dog", "elephant", "keyboard", "knife", "oven", "truck")))
 WNID_PATTERN = re.compile(r"n\d{8}")
+
+
+def run_classes(settings: dict) -> tuple[str, ...]:
+    """A run's class names in index order: a `folder` source's own (its settings carry `classes`, the sorted
+    class folders), else Geirhos' 16 categories (the generated world and ImageNet-16)."""
+    return tuple(settings.get("classes") or CATEGORIES)
 
 
 def _read_wnids(wnids_file: Path) -> dict[str, int]:
@@ -95,4 +101,26 @@ def member_folder_problems(root: Path, tsv: Path | None = None, wnids_file: Path
         if missing:
             problems.append(f"{len(missing)} of {sum(map(len, table.values()))} member WNID folders are missing under "
                             f"{root / split}: " + ", ".join(missing))
+    return problems
+
+
+def class_folders(split_dir: Path) -> list[str]:
+    """The class folders of one split of a class-per-folder tree, sorted (hidden folders skipped)."""
+    return sorted(p.name for p in split_dir.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def folder_tree_problems(root) -> list[str]:
+    """What is wrong with a class-per-folder tree root/{train,val}/<class>/ (torch-free; checked at start-up):
+    a missing split, fewer than two classes, classes that differ between the splits."""
+    root = Path(root)
+    missing = [split for split in ("train", "val") if not (root / split).is_dir()]
+    if missing:
+        return [f"{root / split} does not exist; expected {root}/{split}/<class>/<image>" for split in missing]
+    train, val = class_folders(root / "train"), class_folders(root / "val")
+    problems = []
+    if len(train) < 2:
+        problems.append(f"{root / 'train'} has {len(train)} class folder(s); a classifier needs at least 2")
+    if set(train) != set(val):
+        problems.append(f"the class folders differ between {root / 'train'} and {root / 'val'}: only in train "
+                        f"{sorted(set(train) - set(val))[:10]}, only in val {sorted(set(val) - set(train))[:10]}")
     return problems

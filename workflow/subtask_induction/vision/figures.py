@@ -57,8 +57,9 @@ def fig11(discovery_curves: pd.DataFrame, outdir: Path) -> list[Path]:
 
 def per_class(per_class_table: pd.DataFrame, outdir: Path) -> list[Path]:
     """Per-category original, pooled and cue-conflict shape accuracy of every model (mean over chains)."""
-    metrics = [("original_accuracy", "original"), ("pooled_accuracy", "mean-pooled"),
-               ("cue_shape_accuracy", "cue-conflict shape accuracy")]
+    metrics = [(metric, title) for metric, title in (("original_accuracy", "original"), ("pooled_accuracy", "mean-pooled"),
+                                                     ("cue_shape_accuracy", "cue-conflict shape accuracy"))
+               if metric in per_class_table and per_class_table[metric].notna().any()]  # no cue-conflict images: 2 panels
     means = per_class_table.groupby(["model", "category"], sort=False)[[m for m, _ in metrics]].mean().reset_index()
     models = list(dict.fromkeys(means["model"]))
     categories = sorted(set(means["category"]))

@@ -1,7 +1,9 @@
-"""Geirhos' 16-class ImageNet (paper §5): 1000 -> 16 probabilities and the split builder (the class table
-itself: classes.py).
+"""Geirhos' 16-class ImageNet (paper §5): 1000 -> 16 probabilities, and the split builder of the two user data
+sources (the class table itself: classes.py).
 
-`build_imagenet16` turns a user's ImageNet folder into image-folder trees `out/<split>/<category>/`:
+`build_imagenet16` (source `imagenet`: 16 categories of 207 member WNID folders) and `build_folder_splits`
+(source `folder`: any class-per-folder tree, each class its own single member) turn a user's tree into
+image-folder trees `out/<split>/<category>/`, both through `build_splits`:
 eval (drawn from train), discovery (from train, disjoint from eval), train (all member train images
 but eval; discovery images are included, as in the paper) and test (the val split). Eval images are
 content-unique among the member train images, so no byte-identical copy of an eval image is trained on
@@ -20,7 +22,7 @@ import torch
 
 from ..images import describe_unreadable, unreadable
 from ..runtime import save_json
-from .classes import CATEGORIES, WNID_PATTERN, read_class_table
+from .classes import CATEGORIES, WNID_PATTERN, class_folders, folder_tree_problems, read_class_table
 
 SPLITS = ("eval", "discovery", "train", "test")
 IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
@@ -51,6 +53,13 @@ def _images(folder: Path) -> list[tuple[str, int]]:
         found = [(e.name, e.stat().st_size) for e in entries
                  if e.is_file() and not e.name.startswith(".") and Path(e.name).suffix.lower() in IMAGE_SUFFIXES]
     return sorted(found)
+
+
+def _check_options(link: str, eval_per_class: int, discovery_per_class: int) -> None:
+    if link not in ("symlink", "copy"):
+        raise ValueError(f"link must be 'symlink' or 'copy', got {link!r}")
+    if eval_per_class < 0 or discovery_per_class < 0:
+        raise ValueError("eval_per_class and discovery_per_class must be >= 0")
 
 
 def _require_wnid_folders(split_dir: Path, wnids: list[str], hint: str = "") -> None:
@@ -86,10 +95,7 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
     the counts. A split filled below what was asked but above that floor is listed as under-filled.
     """
     root, out = Path(root).absolute(), Path(out).absolute()
-    if link not in ("symlink", "copy"):
-        raise ValueError(f"link must be 'symlink' or 'copy', got {link!r}")
-    if eval_per_class < 0 or discovery_per_class < 0:
-        raise ValueError("eval_per_class and discovery_per_class must be >= 0")
+    _check_options(link, eval_per_class, discovery_per_class)
     table = read_class_table(tsv, wnids_file)
     wnids = [w for c in CATEGORIES for w in table[c]]
     if not root.is_dir():
@@ -104,7 +110,38 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
                                 f"class folders, {root}/val/<wnid>/*.JPEG (e.g. with valprep.sh)")
     _require_wnid_folders(root / "train", wnids)
     _require_wnid_folders(root / "val", wnids)
+    return build_splits(root, out, {c: table[c] for c in CATEGORIES}, discovery_per_class=discovery_per_class,
+                        eval_per_class=eval_per_class, seed=seed, link=link, skip_unreadable=skip_unreadable,
+                        min_fill=min_fill, workers=workers, what=f"the ImageNet tree {root}")
 
+
+def build_folder_splits(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
+                        seed: int = 0, link: str = "symlink", skip_unreadable: bool = False, min_fill: float = 0.5,
+                        workers: int = 1) -> dict:
+    """Source `folder`: root/train/<class>/ and root/val/<class>/, any number of classes (sorted names give
+    the class indices), any image size; the same splits, checks and manifest as ImageNet-16."""
+    root, out = Path(root).absolute(), Path(out).absolute()
+    _check_options(link, eval_per_class, discovery_per_class)
+    if not root.is_dir():
+        raise FileNotFoundError(f"image folder {root} does not exist or is not a folder")
+    problems = folder_tree_problems(root)
+    if problems:
+        raise ValueError("\n".join(problems))
+    classes = class_folders(root / "train")
+    return build_splits(root, out, {c: [c] for c in classes}, discovery_per_class=discovery_per_class,
+                        eval_per_class=eval_per_class, seed=seed, link=link, skip_unreadable=skip_unreadable,
+                        min_fill=min_fill, workers=workers, what=f"the image folder {root}")
+
+
+def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discovery_per_class: int, eval_per_class: int,
+                 seed: int, link: str, skip_unreadable: bool, min_fill: float, workers: int, what: str) -> dict:
+    """The splits of a tree whose category c gathers the member folders table[c] under root/train and root/val
+    (the categories in table order give the class indices). See build_imagenet16 for what is checked."""
+    root, out = Path(root).absolute(), Path(out).absolute()
+    categories = list(table)
+    wnids = [w for c in categories for w in table[c]]
+    if out.resolve().is_relative_to(root.resolve()) or root.resolve().is_relative_to(out.resolve()):
+        raise ValueError(f"output {out} and the data root {root} overlap; rebuilding would touch root")
     if not 0 <= min_fill <= 1:
         raise ValueError(f"min_fill must lie in [0, 1], got {min_fill}")
     # Every member image decodes, or the user hears which ones do not, before anything is built.
@@ -112,14 +149,14 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
     bad = unreadable((root / split / wnid / name for (split, wnid), names in listed.items() for name, _ in names),
                      workers)
     if bad and not skip_unreadable:
-        raise ValueError(describe_unreadable(bad, f"the ImageNet tree {root}") +
-                         "\nFix or remove them, or set vision.data.imagenet.skip_unreadable: true to leave them out.")
+        raise ValueError(describe_unreadable(bad, what) +
+                         "\nFix or remove them, or set skip_unreadable: true (vision.data.imagenet or vision.data.folder) to leave them out.")
     skipped = {str(path) for path, _ in bad}
     listed = {key: [(name, nbytes) for name, nbytes in names if str(root / key[0] / key[1] / name) not in skipped]
               for key, names in listed.items()}
     empty = {split: sorted(str(root / split / wnid) for wnid in wnids if not listed[(split, wnid)])
              for split in ("train", "val")}
-    for c in CATEGORIES:
+    for c in categories:
         for split in ("train", "val"):
             if not any(listed[(split, wnid)] for wnid in table[c]):
                 raise ValueError(f"category {c} has no readable {split} image: its folders "
@@ -127,9 +164,9 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
 
     # Per category, every train image as (wnid, name) in sorted order; sizes of all member images
     # let us hash only files that share a size with some other file (duplicates must), not ~270k JPEGs.
-    train = {c: [] for c in CATEGORIES}
+    train = {c: [] for c in categories}
     size, by_size = {}, {}
-    for c in CATEGORIES:
+    for c in categories:
         for wnid in table[c]:
             for name, nbytes in listed[("train", wnid)]:
                 path = root / "train" / wnid / name
@@ -150,7 +187,7 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
 
     chosen = {split: {} for split in SPLITS}
     dropped = {}
-    for k, c in enumerate(CATEGORIES):
+    for k, c in enumerate(categories):
         # One generator per category, so a category's draw does not depend on the others' sizes.
         rng = np.random.default_rng([seed, k])
         order = rng.permutation(len(train[c]))
@@ -174,7 +211,7 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
 
     # Splits filled below what was asked: listed, and an error below min_fill of it.
     asked = {"discovery": discovery_per_class, "eval": eval_per_class}
-    under = {split: {c: [len(chosen[split][c]), n] for c in CATEGORIES if len(chosen[split][c]) < n}
+    under = {split: {c: [len(chosen[split][c]), n] for c in categories if len(chosen[split][c]) < n}
              for split, n in asked.items()}
     too_few = [(split, c, got, n) for split, short in under.items() for c, (got, n) in short.items() if got < min_fill * n]
     if too_few:
@@ -188,7 +225,7 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
         # Build beside the target and rename, so a killed job never leaves a half-filled split.
         partial = out / f".{split}.partial"
         _remove(partial)
-        for c in CATEGORIES:
+        for c in categories:
             (partial / c).mkdir(parents=True)
             for wnid, name in chosen[split][c]:
                 # Prefix the WNID: two member WNIDs of one category may hold the same file name.
@@ -201,13 +238,13 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
         os.replace(partial, out / split)
 
     manifest = {
-        "class_order": list(CATEGORIES),
+        "class_order": list(categories),
         "seed": seed,
         "eval_per_class": eval_per_class,
         "discovery_per_class": discovery_per_class,
         "link": link,
         "root": str(root),
-        "counts": {split: {c: len(chosen[split][c]) for c in CATEGORIES} for split in SPLITS},
+        "counts": {split: {c: len(chosen[split][c]) for c in categories} for split in SPLITS},
         "eval_duplicates_dropped": sum(dropped.values()),
         "eval_duplicates_dropped_per_class": dropped,
         "unreadable_skipped": sorted(skipped),

@@ -20,7 +20,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from ..runtime import load_torch  # noqa: E402
-from .classes import CATEGORIES, member_indices  # noqa: E402
+from .classes import member_indices  # noqa: E402
 from .imagenet16 import category_probabilities  # noqa: E402
 
 
@@ -41,9 +41,10 @@ def vit_world_patch4(pretrained: bool = False, **kwargs) -> nn.Module:
 class Classifier(nn.Module):
     def __init__(self, net: nn.Module, num_outputs: int):
         super().__init__()
-        if num_outputs not in (len(CATEGORIES), 1000):
-            raise ValueError(f"a network with {num_outputs} outputs cannot be mapped to the {len(CATEGORIES)} categories "
-                             "(use 16 outputs, or 1000 ImageNet classes)")
+        if num_outputs < 2:
+            raise ValueError(f"a classifier needs at least 2 outputs, got {num_outputs}")
+        # 1000 outputs are ImageNet-1k's classes, read as Geirhos' 16 categories; any other count is the run's own
+        # classes (16 for the world and ImageNet-16, a folder source's class count: checked at start-up)
         self.net, self.num_outputs = net, num_outputs
         config = net.pretrained_cfg
         self.register_buffer("mean", torch.tensor(config.get("mean", (0.5,) * 3)).view(1, 3, 1, 1), persistent=False)

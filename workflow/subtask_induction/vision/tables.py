@@ -8,6 +8,7 @@ the single base and discovery run, which a spread over transfer seeds alone hide
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -31,7 +32,9 @@ def _read(path) -> dict:
 
 
 def _summary(metrics: dict) -> dict:
-    return {key: metrics[key] for key in TABLE1_METRICS}
+    """Table 1's metrics of one record; NaN where it has none (no cue-conflict images: the columns are
+    dropped below, absent rather than zero)."""
+    return {key: metrics.get(key, math.nan) for key in TABLE1_METRICS}
 
 
 def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths) -> dict[str, pd.DataFrame]:
@@ -51,8 +54,8 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
         discovery.append({"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                           "kept_percent": 100 * record["metrics"]["kept_fraction"],
                           "eval_pooled_accuracy": record["metrics"]["eval_accuracy"],
-                          **{f"whole_{k}": record["whole_model"][k] for k in TABLE1_METRICS},
-                          **{f"subnetwork_{k}": record["subnetwork"][k] for k in TABLE1_METRICS}})
+                          **{f"whole_{k}": v for k, v in _summary(record["whole_model"]).items()},
+                          **{f"subnetwork_{k}": v for k, v in _summary(record["subnetwork"]).items()}})
         discovery_curves += [{"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                               "epoch": point["epoch"], "eval_pooled_accuracy": point["eval_accuracy"],
                               "kept_fraction": point["kept_fraction"]} for point in record["curve"]]
@@ -74,13 +77,14 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
     runs = pd.DataFrame(rows)
     known = [m for m in MODEL_ORDER if m in set(runs["model"])]
     order = known + sorted(set(runs["model"]) - set(known))
-    table1 = runs.groupby("model", sort=False)[TABLE1_METRICS].agg(["mean", "std", "count"])
+    present = [metric for metric in TABLE1_METRICS if runs[metric].notna().any()]  # no cue-conflict: no such columns
+    table1 = runs.groupby("model", sort=False)[present].agg(["mean", "std", "count"])
     table1.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table1.columns]
     table1 = table1.loc[order].reset_index()
     discovery = pd.DataFrame(discovery).sort_values(["chain", "init", "l0_weight"])
     chosen = discovery[discovery["selected"]]
     table2_columns = ["kept_percent", "whole_pooled_accuracy", "subnetwork_pooled_accuracy", "whole_original_accuracy",
-                      "subnetwork_original_accuracy", "subnetwork_shape_bias"]
+                      "subnetwork_original_accuracy"] + (["subnetwork_shape_bias"] if "shape_bias" in present else [])
     table2 = chosen.groupby("init")[table2_columns].agg(["mean", "std", "count"])
     table2.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table2.columns]
     table2["l0_weights"] = chosen.groupby("init")["l0_weight"].agg(lambda v: ", ".join(f"{x:g}" for x in v))
@@ -99,9 +103,10 @@ def _cell(row, metric: str, scale: float = 100) -> str:
 
 def table1_markdown(table1: pd.DataFrame) -> str:
     """Table 1 as in the paper (percent), with the spread over chains where there are several."""
-    lines = ["| model | " + " | ".join(TABLE1_HEADERS) + " |", "|---|" + "---|" * len(TABLE1_HEADERS)]
+    shown = [(metric, header) for metric, header in zip(TABLE1_METRICS, TABLE1_HEADERS) if metric in table1.columns]
+    lines = ["| model | " + " | ".join(header for _, header in shown) + " |", "|---|" + "---|" * len(shown)]
     for _, row in table1.iterrows():
-        lines.append(f"| {row['model']} | " + " | ".join(_cell(row, metric) for metric in TABLE1_METRICS) + " |")
+        lines.append(f"| {row['model']} | " + " | ".join(_cell(row, metric) for metric, _ in shown) + " |")
     return "\n".join(lines) + "\n\n" + TABLE1_DEFINITIONS
 
 
@@ -109,7 +114,8 @@ TABLE1_DEFINITIONS = """Percent, mean ± std over chains. Original: accuracy on 
 per-class accuracies). Pooled: accuracy on their mean-pooled versions. Cue-conflict metrics count only the
 stimuli whose shape and texture classes differ (the denominator): shape accuracy = the share classified as
 their shape class; robustness = the share **not** classified as their texture class; shape bias = shape
-decisions / (shape + texture decisions).
+decisions / (shape + texture decisions). A run without cue-conflict images (a `folder` source without
+vision.data.cue_conflict) has no cue-conflict columns.
 """
 
 
@@ -126,12 +132,13 @@ def table2_markdown(table2: pd.DataFrame) -> str:
 
 
 def chains_markdown(runs: pd.DataFrame) -> str:
-    """Every model's pooled accuracy and shape bias, chain by chain (percent)."""
+    """Every model's pooled accuracy and shape bias (where there are cue-conflict images), chain by chain (percent)."""
     chains = sorted(runs["chain"].unique())
-    lines = ["| model | " + " | ".join(f"chain {c}: pooled; shape bias" for c in chains) + " |",
+    bias = runs["shape_bias"].notna().any()
+    lines = ["| model | " + " | ".join(f"chain {c}: pooled" + ("; shape bias" if bias else "") for c in chains) + " |",
              "|---|" + "---|" * len(chains)]
     for model, rows in runs.groupby("model", sort=False, observed=True):
-        by_chain = {row["chain"]: f"{100 * row['pooled_accuracy']:.1f}; {100 * row['shape_bias']:.1f}"
+        by_chain = {row["chain"]: f"{100 * row['pooled_accuracy']:.1f}" + (f"; {100 * row['shape_bias']:.1f}" if bias else "")
                     for _, row in rows.iterrows()}
         lines.append(f"| {model} | " + " | ".join(by_chain.get(c, "") for c in chains) + " |")
     return "\n".join(lines) + "\n"

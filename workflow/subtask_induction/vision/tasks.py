@@ -1,6 +1,6 @@
 """What the vision steps share: opening splits, the loss, optimisers, and the evaluation behind Table 1.
 
-Every model is a `models.Classifier` (uint8 images in, 16-way log-probabilities out), so the loss is a
+Every model is a `models.Classifier` (uint8 images in, one log-probability per class out), so the loss is a
 negative log-likelihood and every decision an argmax, whatever the network's own output size.
 """
 
@@ -18,26 +18,27 @@ from .cue_conflict import cue_conflict_metrics, read_cue_conflict
 from .classes import CATEGORIES
 
 
-def open_split(roots, data: dict, name: str) -> ImageSet:
-    """A split from its image folder(s), read as data = {image_size, resize, in_memory, workers} says."""
-    items = list_images(roots, CATEGORIES, what=f"{name} images")
+def open_split(roots, data: dict, name: str, classes=CATEGORIES) -> ImageSet:
+    """A split from its image folder(s), read as data = {image_size, resize, in_memory, workers} says; class
+    index k is classes[k] (classes.run_classes)."""
+    items = list_images(roots, classes, what=f"{name} images")
     return ImageSet(items, data["image_size"], data.get("resize"), in_memory=data.get("in_memory", True),
                     workers=data.get("workers", 0), name=name)
 
 
-def open_cue_conflict(folder, data: dict) -> tuple[ImageSet, list]:
-    conflict = read_cue_conflict(Path(folder))
-    items = [ImageItem(c.path, CATEGORIES.index(c.shape), f"{c.shape}/{c.path.name}") for c in conflict]
+def open_cue_conflict(folder, data: dict, classes=CATEGORIES) -> tuple[ImageSet, list]:
+    conflict = read_cue_conflict(Path(folder), classes)
+    items = [ImageItem(c.path, classes.index(c.shape), f"{c.shape}/{c.path.name}") for c in conflict]
     return ImageSet(items, data["image_size"], data.get("resize"), in_memory=data.get("in_memory", True),
                     workers=data.get("workers", 0), name="cue-conflict"), conflict
 
 
-def class_weights(labels: torch.Tensor, enabled: bool) -> torch.Tensor | None:
+def class_weights(labels: torch.Tensor, enabled: bool, n_classes: int = len(CATEGORIES)) -> torch.Tensor | None:
     """Inverse class frequency, mean 1 (ImageNet-16 is imbalanced: 'dog' has 109 member classes)."""
     if not enabled:
         return None
-    counts = torch.bincount(labels, minlength=len(CATEGORIES)).float()
-    weights = torch.where(counts > 0, counts.sum() / (len(CATEGORIES) * counts.clamp_min(1)), torch.zeros_like(counts))
+    counts = torch.bincount(labels, minlength=n_classes).float()
+    weights = torch.where(counts > 0, counts.sum() / (n_classes * counts.clamp_min(1)), torch.zeros_like(counts))
     return weights
 
 
@@ -78,50 +79,58 @@ def accuracy(model, images: ImageSet, batch_size: int, device) -> float:
     return (predict(model, images, batch_size, device) == images.labels).float().mean().item()
 
 
-def per_class_accuracy(predictions: torch.Tensor, labels: torch.Tensor) -> dict[str, float]:
+def per_class_accuracy(predictions: torch.Tensor, labels: torch.Tensor, classes=CATEGORIES) -> dict[str, float]:
     return {category: (predictions[labels == k] == k).float().mean().item()
-            for k, category in enumerate(CATEGORIES) if (labels == k).any()}
+            for k, category in enumerate(classes) if (labels == k).any()}
 
 
-def balanced_accuracy(predictions: torch.Tensor, labels: torch.Tensor) -> float:
+def balanced_accuracy(predictions: torch.Tensor, labels: torch.Tensor, classes=CATEGORIES) -> float:
     """Mean over the classes present of each class's accuracy (ImageNet-16's test split is ~76% dog + bird)."""
-    per_class = per_class_accuracy(predictions, labels)
+    per_class = per_class_accuracy(predictions, labels, classes)
     return sum(per_class.values()) / len(per_class)
 
 
-def evaluate(model, test: ImageSet, pooled_test: ImageSet, conflict: tuple[ImageSet, list], batch_size: int,
-             device) -> dict:
+def evaluate(model, test: ImageSet, pooled_test: ImageSet, conflict: tuple[ImageSet, list] | None, batch_size: int,
+             device, classes=CATEGORIES) -> dict:
     """Table 1's numbers for one model: original and pooled test accuracy (plain and class-balanced),
-    cue-conflict shape accuracy, robustness and shape bias, each also per class."""
-    conflict_set, conflict_items = conflict
+    cue-conflict shape accuracy, robustness and shape bias, each also per class. Without cue-conflict images
+    (a `folder` source may have none) the cue-conflict keys are absent, not zero."""
     original = predict(model, test, batch_size, device)
     pooled = predict(model, pooled_test, batch_size, device)
-    decisions = [CATEGORIES[k] for k in predict(model, conflict_set, batch_size, device).tolist()]
-    cue = cue_conflict_metrics(conflict_items, decisions)
-    per_class = {category: {"original_accuracy": None, "pooled_accuracy": None} for category in CATEGORIES}
+    per_class = {category: {"original_accuracy": None, "pooled_accuracy": None} for category in classes}
     for key, predictions, labels in (("original_accuracy", original, test.labels),
                                      ("pooled_accuracy", pooled, pooled_test.labels)):
-        for category, value in per_class_accuracy(predictions, labels).items():
+        for category, value in per_class_accuracy(predictions, labels, classes).items():
             per_class[category][key] = value
+    metrics = {
+        "original_accuracy": (original == test.labels).float().mean().item(),
+        "original_balanced_accuracy": balanced_accuracy(original, test.labels, classes),
+        "pooled_accuracy": (pooled == pooled_test.labels).float().mean().item(),
+        "pooled_balanced_accuracy": balanced_accuracy(pooled, pooled_test.labels, classes),
+        "per_class": per_class,
+        # which items it got right, for paired tests between models (claims.py); conflict images: shape != texture
+        "items": {"original_correct": correct_bits((original == test.labels).cpu()),
+                  "pooled_correct": correct_bits((pooled == pooled_test.labels).cpu()),
+                  "n_test": len(test.labels)},
+    }
+    if conflict is None:
+        return metrics
+    conflict_set, conflict_items = conflict
+    decisions = [classes[k] for k in predict(model, conflict_set, batch_size, device).tolist()]
+    cue = cue_conflict_metrics(conflict_items, decisions, classes)
     for category, values in cue["per_class"].items():
         per_class[category].update({f"cue_{key}": value for key, value in values.items()})
-    return {
-        "original_accuracy": (original == test.labels).float().mean().item(),
-        "original_balanced_accuracy": balanced_accuracy(original, test.labels),
-        "pooled_accuracy": (pooled == pooled_test.labels).float().mean().item(),
-        "pooled_balanced_accuracy": balanced_accuracy(pooled, pooled_test.labels),
+    metrics.update({
         "cue_shape_accuracy": cue["shape_accuracy"],
         "cue_robustness": cue["robustness"],
         "shape_bias": cue["shape_bias"],
         "cue_texture_accuracy": cue["texture_accuracy"],
         "n_conflict": cue["n_conflict"],
-        "per_class": per_class,
-        # which items it got right, for paired tests between models (claims.py); conflict images: shape != texture
-        "items": {"original_correct": correct_bits((original == test.labels).cpu()),
-                  "pooled_correct": correct_bits((pooled == pooled_test.labels).cpu()),
-                  "conflict_shape": correct_bits([d == item.shape for d, item in zip(decisions, conflict_items)
-                                                  if item.shape != item.texture]),
-                  "conflict_texture": correct_bits([d == item.texture for d, item in zip(decisions, conflict_items)
-                                                    if item.shape != item.texture]),
-                  "n_test": len(test.labels), "n_conflict": cue["n_conflict"]},
-    }
+    })
+    metrics["items"].update({
+        "conflict_shape": correct_bits([d == item.shape for d, item in zip(decisions, conflict_items)
+                                        if item.shape != item.texture]),
+        "conflict_texture": correct_bits([d == item.texture for d, item in zip(decisions, conflict_items)
+                                          if item.shape != item.texture]),
+        "n_conflict": cue["n_conflict"]})
+    return metrics
