@@ -45,3 +45,28 @@ def test_a_misspelt_rule_in_resources_rules_stops_the_run(tmp_path):
     result = snakemake(REPO, "-n", "--directory", str(tmp_path / "run"), "--configfile", "config/config.yaml", str(overlay))
     assert result.returncode != 0
     assert "config resources.rules: ['arithmetic_bsae'] are not rules of this workflow" in result.stdout + result.stderr
+
+
+def test_a_transfer_packs_runtime_request_grows_with_its_rows_and_depth(tmp_path):
+    """The paper slice's packs (n from 0 to 10,000), at 2 and 4 layers: attempt 1 asks base + P * (per_point +
+    per_1000_rows * n / 1000) * layers / 2 minutes, from config/paper.yaml's measured costs."""
+    import math
+
+    import yaml
+
+    overlay = tmp_path / "depths.yaml"
+    overlay.write_text(yaml.safe_dump({"arithmetic": {"layers": [2, 4]}}))
+    result = snakemake(REPO, "-n", "--workflow-profile", "profiles/slurm", "--directory", str(tmp_path / "run"),
+                       "--configfile", "config/paper.yaml", "config/paper_depth2.yaml", str(overlay))
+    assert result.returncode == 0, result.stderr[-2000:]
+    minutes = yaml.safe_load((REPO / "config/paper.yaml").read_text())["resources"]["transfer_pack"]["minutes"]
+    packs = {rule: line for rule, line in job_resources(result.stdout + result.stderr).items()
+             if rule.startswith("arithmetic_transfer_pack_")}
+    assert len(packs) == 2 * 6  # one pack per depth and n
+    for rule, line in packs.items():
+        layers, n = map(int, re.match(r"arithmetic_transfer_pack_layers(\d+)_n(\d+)_", rule).groups())
+        size = 6 if n == 10000 else 10  # si, sampled, random (x2 seeds), and complement, full up to 3,000
+        expected = math.ceil(minutes["base"] + size * (minutes["per_point"] + minutes["per_1000_rows"] * n / 1000) * layers / 2)
+        assert resource(line, "runtime") == str(expected), (rule, line)
+    runtimes = {rule: int(resource(line, "runtime")) for rule, line in packs.items()}
+    assert max(runtimes, key=runtimes.get).startswith("arithmetic_transfer_pack_layers4_n10000")

@@ -136,7 +136,7 @@ for _pack, _members in ARITH_PACKS:
             device=config["device"],
         threads: config["threads_per_job"]
         resources:
-            **arith_pack_resources(len(_members)),
+            **arith_pack_resources(_members),
         conda:
             "../../envs/subtask-induction.yaml"
         shell:

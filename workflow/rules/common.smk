@@ -1,5 +1,6 @@
 # Helpers for the workflow: settings passed to steps, target lists, per-family constants.
 import json
+import math
 import os
 import re
 import shlex
@@ -425,11 +426,15 @@ def arith_transfer_shell():
             "> {log:q} 2>&1 && rm -f {params.checkpoint:q}")  # the checkpoint goes once the step has returned
 
 
-def arith_pack_resources(size):
-    """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a
-    pack of `size` points, from config resources.transfer_pack."""
-    pack = config["resources"]["transfer_pack"]
-    return {"runtime": lambda wildcards, attempt: int(attempt * (pack["minutes"]["base"] + size * pack["minutes"]["per_point"])),
+def arith_pack_resources(members):
+    """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a pack,
+    from config resources.transfer_pack: attempt * (base + P * (per_point + per_1000_rows * n / 1000) * layers / 2).
+    A pack is one depth and one n: a point's cost grows with its disambiguation rows and about linearly with
+    depth (per_point and per_1000_rows are a 2-layer point's; docs/results.md, "At the paper's own scale")."""
+    pack, size = config["resources"]["transfer_pack"], len(members)
+    minutes = pack["minutes"]
+    point = (minutes["per_point"] + minutes.get("per_1000_rows", 0) * members[0]["n"] / 1000) * members[0]["layers"] / 2
+    return {"runtime": lambda wildcards, attempt: math.ceil(attempt * (minutes["base"] + size * point)),
             "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
             **training_resources()}
 
