@@ -75,3 +75,19 @@ def test_the_paper_slice_overlay_changes_only_the_grid_keys_it_names():
     assert {0, 100, 300, 1000, 3000, 10000} <= set(sliced["arithmetic"]["transfer"]["disambiguation_rows"])
     assert len(sliced["arithmetic"]["transfer"]["seeds"]) >= 2
     assert sliced["families"] == ["arithmetic"]
+
+
+# Each hypothesis of docs/results.md ("At the paper's own scale") changes the one setting it tests, and the grid.
+HYPOTHESES = {"fresh_unmasked.yaml": set(), "lambda5e-7.yaml": {("arithmetic", "discovery", "l0_weights")},
+              "transfer_epochs200.yaml": {("arithmetic", "transfer", "epochs")},
+              "discovery_epochs100.yaml": {("arithmetic", "discovery", "l0_weights"), ("arithmetic", "discovery", "epochs")}}
+
+
+def test_each_paper_hypothesis_overlay_changes_only_the_setting_it_tests():
+    sliced = effective_config("config/paper.yaml", "config/paper_depth2.yaml")
+    assert sorted(path.name for path in (REPO / "config/paper_hypotheses").glob("*.yaml")) == sorted(HYPOTHESES)
+    for name, tested in HYPOTHESES.items():
+        run = effective_config("config/paper.yaml", "config/paper_depth2.yaml", f"config/paper_hypotheses/{name}")
+        changed = {path for path in set(leaves(sliced)) | set(leaves(run)) if value(sliced, path) != value(run, path)}
+        assert {path for path in changed if path[:2] != ("arithmetic", "experiments")} == tested, name
+        assert ("arithmetic", "experiments") in {path[:2] for path in changed}, name  # its own points only
