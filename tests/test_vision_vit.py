@@ -1,5 +1,6 @@
-"""A ViT through the vision family's path: base -> pooled discovery -> transfer (SI and a baseline) ->
-cue-conflict scores, one epoch each on a tiny generated world, through the steps the rules run."""
+"""A ViT and a GroupNorm ResNet (no BatchNorm statistics: config/groupnorm.yaml) through the vision family's
+path: base -> pooled discovery -> transfer (SI and a baseline) -> cue-conflict scores, one epoch each on a tiny
+generated world, through the steps the rules run."""
 
 import json
 
@@ -11,6 +12,9 @@ DATA = {"image_size": 16, "in_memory": True, "resize": None, "workers": 0}
 # A timm VisionTransformer sized for 16 px (4 px patches: 16 tokens); the default's is sized for 32 px.
 VIT = {"arch": "vit_tiny_patch16_224", "num_outputs": 16,
        "model_kwargs": {"img_size": 16, "patch_size": 4, "embed_dim": 32, "depth": 1, "num_heads": 2}}
+# The ResNet of config/groupnorm.yaml, narrower: GroupNorm with one group keeps no running statistics.
+GROUPNORM = {"arch": "resnet18", "num_outputs": 16, "model_kwargs": {"channels": [4, 8, 8, 8], "norm_layer": "groupnorm1"}}
+ARCHITECTURES = {"vit": (VIT, "adamw", 1e-3, "attn.qkv"), "groupnorm_resnet": (GROUPNORM, "sgd", 0.05, "layer1.0.conv1")}
 
 
 @pytest.fixture(scope="module")
@@ -32,35 +36,46 @@ def evaluation_arguments(root):
             "--cue-conflict", str(root / "world/cue_conflict"), "--device", "cpu", "--checkpoint-interval-s", "0"]
 
 
-def test_a_vit_runs_every_stage_of_the_vision_path(world):
-    base = {"seed": 0, "data": DATA, "eval_batch_size": 64, "model": {"spec": VIT, "weights": None},
-            "training": {"epochs": 1, "batch_size": 16, "optimizer": "adamw", "lr": 1e-3}}
+@pytest.mark.parametrize("architecture", ARCHITECTURES)
+def test_every_stage_of_the_vision_path_runs_on_a_vit_and_a_groupnorm_resnet(world, architecture, tmp_path):
+    import torch
+
+    from subtask_induction.vision.models import load_classifier
+
+    spec, optimizer, lr, masked = ARCHITECTURES[architecture]
+    out = tmp_path
+    base = {"seed": 0, "data": DATA, "eval_batch_size": 64, "model": {"spec": spec, "weights": None},
+            "training": {"epochs": 1, "batch_size": 16, "optimizer": optimizer, "lr": lr}}
     vision_base.main(["--train", str(world / "world/pretrain"), "--eval", str(world / "world/eval"),
-                      "--settings", json.dumps(base), "--out-model", str(world / "base.pt"),
-                      "--out-metrics", str(world / "base.json"), *evaluation_arguments(world)])
+                      "--settings", json.dumps(base), "--out-model", str(out / "base.pt"),
+                      "--out-metrics", str(out / "base.json"), *evaluation_arguments(world)])
+    model, _ = load_classifier(out / "base.pt")
+    has_batchnorm = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
+    assert not has_batchnorm  # neither keeps running statistics
     discovery = {"seed": 0, "data": DATA, "eval_batch_size": 64,
                  "discovery": {"epochs": 1, "batch_size": 16, "lr": 0.05, "beta_final": 100, "mask_init": 1.0}}
-    vision_discover.main(["--base", str(world / "base.pt"), "--init", "pretrained",
+    vision_discover.main(["--base", str(out / "base.pt"), "--init", "pretrained",
                           "--pooled-train", str(world / "pooled/discovery"), "--pooled-eval", str(world / "pooled/eval"),
                           "--l0-weight", "1e-8", "--settings", json.dumps(discovery),
-                          "--out-subnetwork", str(world / "subnetwork.pt"), "--out-metrics", str(world / "discovery.json"),
+                          "--out-subnetwork", str(out / "subnetwork.pt"), "--out-metrics", str(out / "discovery.json"),
                           *evaluation_arguments(world)])
-    found = json.loads((world / "discovery.json").read_text())
-    assert found["metrics"]["kept_fraction"] > 0.5  # from mask_init 1.0, one epoch keeps most of the ViT
-    assert any("attn.qkv" in name for name in found["kept_per_tensor"])  # masks reach the attention weights
+    found = json.loads((out / "discovery.json").read_text())
+    assert found["metrics"]["kept_fraction"] > 0.5  # from mask_init 1.0, one epoch keeps most of the network
+    assert any(masked in name for name in found["kept_per_tensor"])  # masks reach attention / convolution weights
+    assert not any("bn" in name or "norm" in name for name in found["kept_per_tensor"])  # never the norms' scales
     for variant in ({"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                      "trainable": "all"},
                     {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                      "trainable": "all"}):
         name = "si" if variant["method"] == "subnetwork" else "scratch"
         settings = {"seed": 0, "data": DATA, "eval_batch_size": 64, "variant": variant,
-                    "training": {"epochs": 1, "batch_size": 16, "optimizer": "adamw", "lr": 1e-3}}
-        vision_transfer.main(["--base", str(world / "base.pt"), "--subnetwork", str(world / "subnetwork.pt"),
+                    "training": {"epochs": 1, "batch_size": 16, "optimizer": optimizer, "lr": lr}}
+        vision_transfer.main(["--base", str(out / "base.pt"), "--subnetwork", str(out / "subnetwork.pt"),
                               "--train", str(world / "world/train"), "--eval", str(world / "world/eval"),
                               "--pooled-eval", str(world / "pooled/eval"), "--variant", name, "--seed", "0",
-                              "--settings", json.dumps(settings), "--out", str(world / f"{name}.json"),
+                              "--settings", json.dumps(settings), "--out", str(out / f"{name}.json"),
                               *evaluation_arguments(world)])
-        result = json.loads((world / f"{name}.json").read_text())
+        result = json.loads((out / f"{name}.json").read_text())
         assert 0 <= result["metrics"]["shape_bias"] <= 1 and result["metrics"]["n_conflict"] == 16 * 15
 
 
