@@ -510,6 +510,7 @@ def arith_final_targets():
 VIS = config["vision"]
 VIS_DIR = "results/vision"
 VIS_SOURCE = VIS["data"]["source"]
+# The rule that builds the source's image folders; its output is results/vision/data/<its name without vision_>.
 VIS_BUILDER = {"world": "vision_world", "imagenet": "vision_imagenet16", "folder": "vision_folder"}[VIS_SOURCE]
 VIS_FOLDER = VIS["data"].get("folder") or {}
 # A folder source's classes are its sorted class folders (read while the DAG is built); the world and ImageNet
@@ -608,7 +609,7 @@ elif _vis_root and Path(_vis_root).is_dir():
 
 
 def vis_data_dir():
-    return f"{VIS_DIR}/data/{ {'world': 'world', 'imagenet': 'imagenet16', 'folder': 'folder'}[VIS_SOURCE]}"
+    return f"{VIS_DIR}/data/{VIS_BUILDER.removeprefix('vision_')}"
 
 
 def vis_split(split):
