@@ -184,6 +184,8 @@ def benchmark_files():
                                       model=VIS_VARIANTS))
         if "pretrained" in VIS_INITS:
             add("vision_diagnostics", [f"{BENCH_DIR}/vision/diagnostics.jsonl"])
+        if _vis_swap:
+            add("vision_texture_swap", [f"{BENCH_DIR}/vision/data/texture_swap.jsonl"])
     if "submasking" in config["families"]:
         add("submasking_task", [f"{BENCH_DIR}/submasking/tasks/{task}.jsonl" for task, spec in SUB_TASKS.items()
                                 if spec["source"] in SUB_EMBEDDED])
@@ -586,15 +588,28 @@ _unknown_variants = sorted(set(VIS_VARIANTS) - set(VIS["transfer"]["variants"]))
 if _unknown_variants:
     raise ValueError(f"config vision.transfer.run: {_unknown_variants} are not defined in vision.transfer.variants "
                      f"{sorted(VIS['transfer']['variants'])}")
-# The discoveries that run: the configured inits, plus the pretrained one whenever a transfer variant
-# reads its subnetwork (SI needs it whatever `inits` lists), so every schema-valid `inits` builds a DAG.
-_vis_masked = sorted(name for name in VIS_VARIANTS if VIS["transfer"]["variants"][name]["method"] in MASKED_METHODS)
-VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | ({"pretrained"} if _vis_masked else set()), reverse=True)
+# The discoveries that run: the configured inits, plus the one each masked transfer variant reads (its
+# `discovery`, pretrained unless it says label_free), so every schema-valid `inits` builds a DAG.
+def vis_variant_discovery(name):
+    """The discovery whose subnetwork variant `name` reads; None for a method without a mask."""
+    variant = VIS["transfer"]["variants"][name]
+    return variant.get("discovery", "pretrained") if variant["method"] in MASKED_METHODS else None
+
+
+_vis_readers = {}
+for _name in VIS_VARIANTS:
+    if vis_variant_discovery(_name):
+        _vis_readers.setdefault(vis_variant_discovery(_name), []).append(_name)
+VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | set(_vis_readers), reverse=True)
+_vis_swap = [name for name in VIS_VARIANTS if VIS["transfer"]["variants"][name]["data"] == "texture_swap"]
+if _vis_swap and VIS_SOURCE != "world":
+    raise ValueError(f"config vision.transfer.variants {_vis_swap}: data texture_swap re-renders the generated world's "
+                     f"images with textures no class uses; vision.data.source is {VIS_SOURCE}, not world")
 
 if "vision" in config["families"]:
     vis_check_paths()
-    print(f"vision: discoveries from {VIS_INITS} per chain ("
-          + ", ".join(f"{init}: " + ("read by " + ", ".join(_vis_masked) if init == "pretrained" and _vis_masked else
+    print(f"vision: discoveries {VIS_INITS} per chain ("
+          + ", ".join(f"{init}: " + ("read by " + ", ".join(sorted(_vis_readers[init])) if init in _vis_readers else
                                      "vision.discovery.inits") for init in VIS_INITS) + ")", file=sys.stderr)
 # What the builder and the cue-conflict check read, tracked by content (walked only for a run of vision).
 VIS_LISTINGS = {"imagenet": [], "folder": [], "cue_conflict": []}
@@ -655,9 +670,23 @@ def vis_selected_subnetwork(chain, init):
 def vis_transfer_subnetwork(wildcards):
     """The chosen subnetwork for the transfer methods that use one; nothing for the baselines (scratch,
     finetune, mixture, linear), so they never wait on (or rerun after) discovery."""
-    if VIS["transfer"]["variants"][wildcards.model]["method"] in MASKED_METHODS:
-        return vis_selected_subnetwork(wildcards.chain, "pretrained")
-    return []
+    discovery = vis_variant_discovery(wildcards.model)
+    return vis_selected_subnetwork(wildcards.chain, discovery) if discovery else []
+
+
+VIS_TEXTURE_SWAP = f"{VIS_DIR}/data/texture_swap"
+
+
+def vis_transfer_train(wildcards):
+    """The folder variant `model` trains on: the original training images, or their texture swap."""
+    if VIS["transfer"]["variants"][wildcards.model]["data"] == "texture_swap":
+        return f"{VIS_TEXTURE_SWAP}/train"
+    return vis_split("train")
+
+
+def vis_transfer_swap_input(wildcards):
+    """The texture-swap folder for a variant that trains on it (its rule's output); nothing for the others."""
+    return VIS_TEXTURE_SWAP if VIS["transfer"]["variants"][wildcards.model]["data"] == "texture_swap" else []
 
 
 def vis_transfer_settings(wildcards):

@@ -30,6 +30,29 @@ rule vision_world:
         step("vision_world") + " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
+# Shape bias by augmentation (the texture_swap variants): the world's training images re-rendered with textures
+# no class uses, replaying the world's own draws (checked image by image against the world's files).
+rule vision_texture_swap:
+    input:
+        world=f"{VIS_DIR}/data/world",
+    output:
+        directory(VIS_TEXTURE_SWAP),
+    log:
+        "logs/vision/data/texture_swap.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/data/texture_swap.jsonl"
+    params:
+        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"], "split": "train"}),
+    threads: 1
+    resources:
+        **rule_requests("vision_world"),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("vision_texture_swap") + " --world {input.world:q} --settings {params.settings:q} --out {output:q} "
+        "> {log:q} 2>&1"
+
+
 rule vision_imagenet16:
     input:
         root=VIS["data"]["imagenet"]["root"] or [],
@@ -174,7 +197,10 @@ rule vision_discover:
         f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl"
     params:
         settings=lambda wildcards: vis_settings(
-            wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits", "floor")}
+            wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits", "floor")},
+            # label-free targets: the base's answers on the original images of the pooled splits
+            **({"originals": {"discovery": vis_split("discovery"), "eval": vis_split("eval")}}
+               if wildcards.init == "label_free" else {}),
         ),
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
@@ -207,8 +233,8 @@ checkpoint vision_select_subnetwork:
     log:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/select.log",
     params:
-        # the pretrained subnetwork is transferred; the random-init one (Fig 11's control) is expected at chance
-        floor=lambda wildcards: "--floor" if wildcards.init == "pretrained" and VIS["discovery"].get("floor", True) else "",
+        # the pretrained subnetworks are transferred; the random-init one (Fig 11's control) is expected at chance
+        floor=lambda wildcards: "--floor" if wildcards.init != "random" and VIS["discovery"].get("floor", True) else "",
     threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
@@ -221,6 +247,7 @@ rule vision_transfer:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
         subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
+        texture_swap=vis_transfer_swap_input,
     output:
         f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
     log:
@@ -229,7 +256,7 @@ rule vision_transfer:
         f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl"
     params:
         settings=vis_transfer_settings,
-        train=vis_split("train"),
+        train=vis_transfer_train,
         eval=vis_split("eval"),
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
@@ -266,8 +293,10 @@ rule vision_diagnostics:
         settings=vis_settings(
             VIS_CHAINS[0],
             max_images=VIS["diagnostics"]["bn_images"],
+            # the SI variants of the labelled subnetwork the diagnostics read (not the label-free one's)
             variants={name: VIS["transfer"]["variants"][name] for name in VIS_VARIANTS
-                      if VIS["transfer"]["variants"][name]["method"] == "subnetwork"},
+                      if VIS["transfer"]["variants"][name]["method"] == "subnetwork"
+                      and vis_variant_discovery(name) == "pretrained"},
         ),
         train=vis_split("train"),
         test=vis_split("test"),

@@ -6,8 +6,11 @@ import argparse
 import json
 from pathlib import Path
 
+from ..method.masks import load_subnetwork
+from ..method.overlap import mask_overlap
 from ..runtime import save_text
-from ..vision.tables import chains_markdown, collect, comparisons_markdown, table1_markdown, table2_markdown
+from ..vision.tables import (chains_markdown, collect, comparisons_markdown, label_free_markdown, table1_markdown,
+                             table2_markdown)
 
 
 def main(argv=None):
@@ -18,16 +21,22 @@ def main(argv=None):
     p.add_argument("--transfer", nargs="+", required=True)
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
-    selected = {}
+    selected, chosen_files = {}, {}
     for path in args.selected:
         chosen = json.loads(Path(path).read_text())
         selected[(chosen["chain"], chosen["init"])] = chosen["l0_weight"]
-    tables = collect(args.base, args.discovery, selected, args.transfer)
+        chosen_files[(chosen["chain"], chosen["init"])] = chosen["subnetwork"]
+    # the label-free subnetwork against the labelled one, chain by chain: the files the selections chose (the
+    # selection's own inputs, so a changed subnetwork rewrites its selected.json and reruns this step)
+    overlaps = {chain: mask_overlap(*(load_subnetwork(chosen_files[(chain, init)])["masks"]
+                                      for init in ("pretrained", "label_free")))
+                for chain, init in chosen_files if init == "label_free" and (chain, "pretrained") in chosen_files}
+    tables = collect(args.base, args.discovery, selected, args.transfer, overlaps)
     out = Path(args.outdir)
     for name in ("table1", "table2"):
         save_text(tables[name].to_csv(index=False), out / f"{name}.csv")
     save_text(table1_markdown(tables["table1"]), out / "table1.md")
-    save_text(table2_markdown(tables["table2"]), out / "table2.md")
+    save_text(table2_markdown(tables["table2"]) + label_free_markdown(tables["label_free"]), out / "table2.md")
     save_text(tables["runs"].drop(columns=["items"]).to_csv(index=False), out / "chains.csv")  # items: records only
     save_text(chains_markdown(tables["runs"]), out / "chains.md")
     save_text(comparisons_markdown(tables["runs"]), out / "comparisons.md")
@@ -35,7 +44,7 @@ def main(argv=None):
     save_text(tables["curves"].to_csv(index=False), out / "curves.csv")
     save_text(tables["discovery_curves"].to_csv(index=False), out / "discovery_curves.csv")
     print(table1_markdown(tables["table1"]))
-    print(table2_markdown(tables["table2"]))
+    print(table2_markdown(tables["table2"]) + label_free_markdown(tables["label_free"]))
     print(comparisons_markdown(tables["runs"]))
 
 

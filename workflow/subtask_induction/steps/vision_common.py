@@ -19,6 +19,13 @@ def _stems(images) -> list[str]:
     return [str(Path(item.relative).with_suffix("")) for item in images.items]
 
 
+def same_images(originals, pooled, what: str) -> None:
+    """Stop unless `pooled` holds exactly the pooled versions of `originals`, in the same order."""
+    if _stems(originals) != _stems(pooled):
+        raise SystemExit(f"error: {what} ({len(pooled)}) are not the {originals.name} images ({len(originals)}) "
+                         f"pooled; rerun the pooling rule")
+
+
 class EvaluationSets:
     """Original test, pooled test and cue-conflict images, opened once per step."""
 
@@ -27,9 +34,7 @@ class EvaluationSets:
         self.test = open_split(args.test, data, "test", classes)
         self.pooled_test = open_split(args.pooled_test, data, "pooled test", classes)
         self.conflict = open_cue_conflict(args.cue_conflict, data, classes) if args.cue_conflict else None
-        if _stems(self.test) != _stems(self.pooled_test):
-            raise SystemExit(f"error: the pooled test images ({len(self.pooled_test)}) are not the test images "
-                             f"({len(self.test)}) pooled; rerun the pooling rule")
+        same_images(self.test, self.pooled_test, "the pooled test images")
 
     def __call__(self, model, batch_size: int, device) -> dict:
         return evaluate(model, self.test, self.pooled_test, self.conflict, batch_size, device, self.classes)

@@ -15,15 +15,23 @@ import pandas as pd
 from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired, paired_difference,
                       shape_bias_difference)
 
-MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear"]  # Table 1's rows, others after
+# Table 1's rows, others after
+MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear", "texture_swap",
+               "texture_swap_finetune", "subnetwork_label_free", "si_label_free"]
 TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
                   "cue_shape_accuracy", "cue_robustness", "shape_bias"]
 TABLE1_HEADERS = ["original", "original (balanced)", "pooled", "pooled (balanced)", "cue-conflict shape acc.",
                   "robustness", "shape bias"]
 # (model, other model) pairs whose differences comparisons.md checks chain by chain
 COMPARISONS = [("si", "scratch"), ("si", "finetune"), ("si", "mixture"), ("si", "linear"), ("si", "base"),
-               ("subnetwork", "base"), ("mixture", "base")]
-COMPARED_METRICS = ["pooled_accuracy", "shape_bias", "cue_shape_accuracy"]
+               ("subnetwork", "base"), ("mixture", "base"),
+               # shape bias by augmentation (beyond the paper): from scratch and fine-tuned from the base
+               ("si", "texture_swap"), ("si", "texture_swap_finetune"), ("texture_swap", "scratch"),
+               ("texture_swap", "mixture"), ("texture_swap_finetune", "finetune"),
+               # discovery without labels (beyond the paper)
+               ("subnetwork_label_free", "subnetwork"), ("subnetwork_label_free", "base"),
+               ("si_label_free", "si"), ("si_label_free", "scratch")]
+COMPARED_METRICS = ["pooled_accuracy", "shape_bias", "cue_shape_accuracy", "cue_robustness"]
 
 
 def _read(path) -> dict:
@@ -37,8 +45,14 @@ def _summary(metrics: dict) -> dict:
     return {key: metrics.get(key, math.nan) for key in TABLE1_METRICS}
 
 
-def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths) -> dict[str, pd.DataFrame]:
-    """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork."""
+# The selected subnetworks that are Table 1 rows, by discovery init (the random-init control is not one)
+SUBNETWORK_ROWS = {"pretrained": "subnetwork", "label_free": "subnetwork_label_free"}
+
+
+def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths,
+            overlaps: dict[int, dict] | None = None) -> dict[str, pd.DataFrame]:
+    """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork. overlaps: chain -> the
+    label-free subnetwork's overlap with the labelled one (method.overlap.mask_overlap), where both ran."""
     rows, per_class, discovery, discovery_curves, curves = [], [], [], [], []
     for path in base_paths:
         record = _read(path)
@@ -54,15 +68,16 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
         discovery.append({"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                           "kept_percent": 100 * record["metrics"]["kept_fraction"],
                           "eval_pooled_accuracy": record["metrics"]["eval_accuracy"],
+                          "eval_targets": record["metrics"].get("eval_targets", "labels"),
                           **{f"whole_{k}": v for k, v in _summary(record["whole_model"]).items()},
                           **{f"subnetwork_{k}": v for k, v in _summary(record["subnetwork"]).items()}})
         discovery_curves += [{"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                               "epoch": point["epoch"], "eval_pooled_accuracy": point["eval_accuracy"],
                               "kept_fraction": point["kept_fraction"]} for point in record["curve"]]
-        if chosen and init == "pretrained":
-            rows.append({"model": "subnetwork", "chain": chain, **_summary(record["subnetwork"]),
+        if chosen and init in SUBNETWORK_ROWS:
+            rows.append({"model": SUBNETWORK_ROWS[init], "chain": chain, **_summary(record["subnetwork"]),
                          "items": record["subnetwork"].get("items")})
-            per_class += [{"model": "subnetwork", "chain": chain, "category": c, **values}
+            per_class += [{"model": SUBNETWORK_ROWS[init], "chain": chain, "category": c, **values}
                           for c, values in record["subnetwork"]["per_class"].items()]
     for path in transfer_paths:
         record = _read(path)
@@ -82,13 +97,17 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
     table1.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table1.columns]
     table1 = table1.loc[order].reset_index()
     discovery = pd.DataFrame(discovery).sort_values(["chain", "init", "l0_weight"])
+    for column in ("jaccard_with_labelled", "chance_jaccard"):  # the label-free subnetwork against the labelled one
+        discovery[column] = [overlaps[row.chain]["jaccard" if column == "jaccard_with_labelled" else "chance"]
+                             if row.init == "label_free" and row.selected and row.chain in (overlaps or {}) else math.nan
+                             for row in discovery.itertuples()]
     chosen = discovery[discovery["selected"]]
     table2_columns = ["kept_percent", "whole_pooled_accuracy", "subnetwork_pooled_accuracy", "whole_original_accuracy",
                       "subnetwork_original_accuracy"] + (["subnetwork_shape_bias"] if "shape_bias" in present else [])
     table2 = chosen.groupby("init")[table2_columns].agg(["mean", "std", "count"])
     table2.columns = [f"{metric}_{stat}" if stat != "mean" else metric for metric, stat in table2.columns]
     table2["l0_weights"] = chosen.groupby("init")["l0_weight"].agg(lambda v: ", ".join(f"{x:g}" for x in v))
-    return {"table1": table1, "runs": runs.assign(model=pd.Categorical(runs["model"], order)).sort_values(["model", "chain"]),
+    return {"table1": table1, "label_free": chosen[chosen["init"].isin(["pretrained", "label_free"])], "runs": runs.assign(model=pd.Categorical(runs["model"], order)).sort_values(["model", "chain"]),
             "table2": table2.reset_index(), "discovery": discovery, "per_class": pd.DataFrame(per_class),
             "curves": pd.DataFrame(curves), "discovery_curves": pd.DataFrame(discovery_curves)}
 
@@ -131,6 +150,27 @@ def table2_markdown(table2: pd.DataFrame) -> str:
                                "of the whole model and of the hard-mask subnetwork; percent, mean ± std over chains.\n")
 
 
+def label_free_markdown(chosen: pd.DataFrame) -> str:
+    """The label-free discovery beside the labelled one, chain by chain; empty where it did not run."""
+    if "label_free" not in set(chosen["init"]):
+        return ""
+    bias = chosen["subnetwork_shape_bias"].notna().any()
+    lines = ["", "### Discovery without labels, per chain", "",
+             "label_free: the subnetwork's answers on pooled images matched to the base's on the originals, the "
+             "epoch and λ selected by agreement with the base on the original eval images; no label read. Jaccard: "
+             "its kept weights against the labelled (pretrained) subnetwork's; chance: two random masks with each "
+             "tensor's own densities.", "",
+             "| chain | discovery | kept % | pooled acc. (test) | original acc. (test) |" + (" shape bias |" if bias else "")
+             + " Jaccard with labelled | chance |", "|---|---|---|---|---|" + ("---|" if bias else "") + "---|---|"]
+    for row in chosen.sort_values(["chain", "init"], ascending=[True, False]).itertuples():
+        overlap = (" | ".join("—" if math.isnan(x) else f"{x:.3f}" for x in (row.jaccard_with_labelled, row.chance_jaccard))
+                   if row.init == "label_free" else " | ")  # — : no kept weight in either mask
+        lines.append(f"| {row.chain} | {row.init} | {row.kept_percent:.2f} | {100 * row.subnetwork_pooled_accuracy:.1f} | "
+                     f"{100 * row.subnetwork_original_accuracy:.1f} |"
+                     + (f" {100 * row.subnetwork_shape_bias:.1f} |" if bias else "") + f" {overlap} |")
+    return "\n".join(lines) + "\n"
+
+
 def chains_markdown(runs: pd.DataFrame) -> str:
     """Every model's pooled accuracy and shape bias (where there are cue-conflict images), chain by chain (percent)."""
     chains = sorted(runs["chain"].unique())
@@ -158,6 +198,9 @@ def paired_chain_difference(one, other, metric: str) -> tuple[float, float]:
     if metric == "shape_bias":
         difference, _, counted = shape_bias_difference(
             *(bits(record, key, "n_conflict") for record in (one, other) for key in ("conflict_shape", "conflict_texture")))
+        return difference, counted
+    if metric == "cue_robustness":  # the share of conflict images not classified as their texture
+        difference, _, counted = paired_difference(*(~bits(record, "conflict_texture", "n_conflict") for record in (one, other)))
         return difference, counted
     key, count = {"pooled_accuracy": ("pooled_correct", "n_test"), "original_accuracy": ("original_correct", "n_test"),
                   "cue_shape_accuracy": ("conflict_shape", "n_conflict")}[metric]

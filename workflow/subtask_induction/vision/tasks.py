@@ -6,6 +6,7 @@ negative log-likelihood and every decision an argmax, whatever the network's own
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import torch
@@ -47,6 +48,30 @@ def nll_loss(weights: torch.Tensor | None = None):
         images, labels = batch
         log_probs = model(images)
         return F.nll_loss(log_probs, labels, weight=None if weights is None else weights.to(log_probs.device))
+    return loss
+
+
+def answers_as_targets(images: ImageSet) -> ImageSet:
+    """The same images with each label replaced by the image's own index: a label-free loss looks its target up
+    by index (soft_target_loss), so no class label can reach it."""
+    indexed = copy.copy(images)
+    indexed.labels = torch.arange(len(images))
+    return indexed
+
+
+@torch.no_grad()
+def answer_distribution(model, images: ImageSet, batch_size: int, device) -> torch.Tensor:
+    """The model's class probabilities for each image (eval mode), in the set's order: a label-free target."""
+    with eval_mode(model):
+        return torch.cat([model(x.to(device)).exp().cpu() for x, _ in images.batches(batch_size)])
+
+
+def soft_target_loss(targets: torch.Tensor):
+    """Cross-entropy to a target distribution per image, for batches of (images, image indices)
+    (answers_as_targets): KL(target || model) up to the targets' own entropy, a constant."""
+    def loss(model, batch):
+        images, index = batch
+        return -(targets.to(images.device)[index] * model(images)).sum(-1).mean()
     return loss
 
 

@@ -10,10 +10,16 @@ keeps the silhouette, as it does for real objects.
 
 Writes class folders of PNGs (`<split>/<category>/<category>_<k>.png`) and a cue-conflict folder in the
 Geirhos layout (`cue_conflict/<shape>/<shape><i>-<texture><j>.png`, same-class images included).
+
+Texture swap (shape bias by augmentation, as Stylized-ImageNet): `generate_texture_swap` re-renders every
+image of a natural split with the same shape, pose, background and noise, filled with a texture of a pool
+that no class (hence no cue-conflict stimulus) uses: labels follow the shape, and no image pairs a shape
+with another class's texture.
 """
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import numpy as np
@@ -85,11 +91,26 @@ TEXTURE_TILES = (
     ("###.", "#...", "...#", ".###"),   # corners
     ("#.#.", "####", "#.#.", "...."),   # comb
 )
+# The texture-swap pool: 8 more tiles, half covered, distinct from every class texture and from each other up
+# to phase and inversion (tested), drawn in hues between the classes' (texture_colours).
+POOL_TILES = (
+    ("###.", "#...", "#...", "###."),   # brackets
+    ("#...", "##..", "###.", "##.."),   # sawtooth
+    ("###.", "##..", "..##", "#..."),   # steps
+    ("#.#.", "#.#.", "##..", "##.."),   # stripes over blocks
+    ("####", "..#.", "###.", "...."),   # weave
+    ("##.#", "#...", ".#..", "###."),   # scatter
+    (".###", "###.", "#.#.", "...."),   # herringbone
+    (".#..", "###.", ".#..", "#.##"),   # crosses
+)
+# Texture indices: 0-15 are the classes' own (texture k of class k), 16-23 the pool no class uses.
+POOL = tuple(range(len(TEXTURE_TILES), len(TEXTURE_TILES) + len(POOL_TILES)))
 
 
 def texture_pattern(index: int, size: int, phase: tuple[int, int] = (0, 0), scale: int = 1) -> np.ndarray:
-    """Boolean size x size pattern of texture `index`, shifted by `phase` (px), each tile cell scale px."""
-    tile = np.array([[cell == "#" for cell in row] for row in TEXTURE_TILES[index]])
+    """Boolean size x size pattern of texture `index` (a pool texture from 16 on), shifted by `phase` (px),
+    each tile cell scale px."""
+    tile = np.array([[cell == "#" for cell in row] for row in (TEXTURE_TILES + POOL_TILES)[index]])
     y, x = np.meshgrid(np.arange(size), np.arange(size), indexing="ij")
     return tile[((y + phase[0]) // scale) % 4, ((x + phase[1]) // scale) % 4]
 
@@ -102,8 +123,10 @@ def _pattern(index: int, size: int, rng: np.random.Generator, scale: int = 1) ->
 def texture_colours(index: int, contrast: float = 0.45) -> tuple[np.ndarray, np.ndarray]:
     """Complementary colour pair of texture `index`: distinct hues, the same mid-grey mean.
 
-    contrast: each channel's largest distance from mid-grey (0.45 = vivid; small = a faint texture)."""
-    hue = (index * 7 % 16) / 16
+    contrast: each channel's largest distance from mid-grey (0.45 = vivid; small = a faint texture). The
+    classes' 16 hues are k/16; a pool texture's lies half-way between two of them."""
+    pool = index >= len(TEXTURE_TILES)
+    hue = ((index - len(TEXTURE_TILES) if pool else index) * 7 % 16 + 0.5 * pool) / 16
     rgb = 0.5 + contrast * np.cos(2 * np.pi * (hue + np.array([0.0, 1 / 3, 2 / 3])))
     return rgb, 1.0 - rgb
 
@@ -126,6 +149,28 @@ def _save_png(image: np.ndarray, path) -> None:
     Image.fromarray(image).save(path, format="PNG")
 
 
+def _texture_match(texture_match: float | dict) -> dict:
+    if not isinstance(texture_match, dict):
+        texture_match = {split: texture_match for split in NATURAL_SPLITS}
+    for split, value in texture_match.items():
+        if split not in NATURAL_SPLITS or not 0.0 <= value <= 1.0:
+            raise ValueError(f"texture_match[{split!r}] = {value}: splits are {list(NATURAL_SPLITS)}, values in [0, 1]")
+    return texture_match
+
+
+def _natural_draws(split: str, n: int, texture_match: dict, seed: int):
+    """(relative path, shape label, texture, rng) of every image of a natural split, in the order they are drawn;
+    `draw(label, texture, ..., rng)` renders each. One generator per split: a split does not change when
+    another's size does."""
+    rng = np.random.default_rng([seed, NATURAL_SPLITS.index(split)])
+    for label, category in enumerate(CATEGORIES):
+        for k in range(n):
+            texture = label
+            if rng.random() >= texture_match.get(split, 1.0):
+                texture = (label + rng.integers(1, len(CATEGORIES))) % len(CATEGORIES)
+            yield f"{category}/{category}_{k:05d}.png", label, int(texture), rng
+
+
 def generate_world(out, *, image_size: int, per_class: dict, texture_match: float | dict, conflict_per_texture: int,
                    seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75,
                    texture_scale: int = 1, texture_contrast: float = 0.45) -> dict:
@@ -143,24 +188,15 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
     unknown = sorted(set(per_class) - set(NATURAL_SPLITS))
     if unknown:
         raise ValueError(f"per_class has unknown splits {unknown}; the world's splits are {list(NATURAL_SPLITS)}")
-    if not isinstance(texture_match, dict):
-        texture_match = {split: texture_match for split in NATURAL_SPLITS}
-    for split, value in texture_match.items():
-        if split not in NATURAL_SPLITS or not 0.0 <= value <= 1.0:
-            raise ValueError(f"texture_match[{split!r}] = {value}: splits are {list(NATURAL_SPLITS)}, values in [0, 1]")
+    texture_match = _texture_match(texture_match)
     counts = {}
-    for split_number, split in enumerate(NATURAL_SPLITS):
-        rng = np.random.default_rng([seed, split_number])   # a split does not change when another's size does
-        n = per_class.get(split, 0)
-        for label, category in enumerate(CATEGORIES):
-            folder = out / split / category
-            folder.mkdir(parents=True, exist_ok=True)
-            for k in range(n):
-                texture = label
-                if rng.random() >= texture_match.get(split, 1.0):
-                    texture = (label + rng.integers(1, len(CATEGORIES))) % len(CATEGORIES)
-                _save_png(draw(label, int(texture), image_size, rng, max_rotation_deg, min_scale, texture_scale, texture_contrast), folder / f"{category}_{k:05d}.png")
-        counts[split] = n * len(CATEGORIES)
+    for split in NATURAL_SPLITS:
+        for category in CATEGORIES:
+            (out / split / category).mkdir(parents=True, exist_ok=True)
+        for relative, label, texture, rng in _natural_draws(split, per_class.get(split, 0), texture_match, seed):
+            _save_png(draw(label, texture, image_size, rng, max_rotation_deg, min_scale, texture_scale, texture_contrast),
+                      out / split / relative)
+        counts[split] = per_class.get(split, 0) * len(CATEGORIES)
     rng = np.random.default_rng([seed, len(NATURAL_SPLITS)])
     for shape, shape_name in enumerate(CATEGORIES):
         folder = out / "cue_conflict" / shape_name
@@ -171,3 +207,30 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
                 _save_png(image, folder / f"{shape_name}{i}-{texture_name}{i}.png")
     counts["cue_conflict"] = len(CATEGORIES) ** 2 * conflict_per_texture
     return counts
+
+
+def generate_texture_swap(out, world, *, split: str, image_size: int, per_class: dict, texture_match: float | dict,
+                          seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75, texture_scale: int = 1,
+                          texture_contrast: float = 0.45, **_other_world_settings) -> dict:
+    """Re-render every image of the world's `split` with a pool texture in place of its own: the same shape,
+    pose, background and pixel noise (the draw replays the world's generator; each replayed original is checked
+    against the file under `world`, so a world made with other settings is refused). Writes
+    `out/<split>/<category>/<file>.png`; returns each image's pool texture (index into POOL's tiles) by path."""
+    out, world = Path(out), Path(world)
+    texture_match = _texture_match(texture_match)
+    pool_rng = np.random.default_rng([seed, len(NATURAL_SPLITS) + 1])  # after the cue-conflict folder's stream
+    textures = {}
+    for category in CATEGORIES:
+        (out / split / category).mkdir(parents=True, exist_ok=True)
+    for relative, label, texture, rng in _natural_draws(split, per_class.get(split, 0), texture_match, seed):
+        twin = copy.deepcopy(rng)   # the same draws from here on: pose, phase, background and noise
+        original = draw(label, texture, image_size, rng, max_rotation_deg, min_scale, texture_scale, texture_contrast)
+        on_disk = world / split / relative
+        if not on_disk.is_file() or not np.array_equal(np.asarray(Image.open(on_disk).convert("RGB")), original):
+            raise ValueError(f"{on_disk} is not the image these world settings draw: the texture swap replays the "
+                             f"world's generation, so it needs the world made with the same settings")
+        pool_texture = POOL[int(pool_rng.integers(len(POOL)))]
+        _save_png(draw(label, pool_texture, image_size, twin, max_rotation_deg, min_scale, texture_scale, texture_contrast),
+                  out / split / relative)
+        textures[f"{split}/{relative}"] = pool_texture - len(TEXTURE_TILES)
+    return textures

@@ -1,0 +1,190 @@
+"""Beyond the paper in the vision family (config/beyond.yaml): shape bias by augmentation (texture_swap, the
+training images re-rendered with textures no class uses) and a subnetwork discovered without labels."""
+
+import copy
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from PIL import Image
+
+from harness import clone_run, jobs_run, smoke_config, snakemake, write_config
+from subtask_induction.method.masks import load_subnetwork
+from subtask_induction.steps import vision_base, vision_discover, vision_pool, vision_texture_swap, vision_world
+from subtask_induction.vision.classes import CATEGORIES
+from subtask_induction.vision.world import POOL, POOL_TILES, TEXTURE_TILES, texture_colours, texture_pattern
+
+DATA = {"image_size": 16, "in_memory": True, "resize": None, "workers": 0}
+WORLD = {"seed": 0, "image_size": 16, "conflict_per_texture": 1, "texture_match": 0.9, "max_rotation_deg": 45,
+         "min_scale": 0.6, "per_class": {"pretrain": 4, "discovery": 2, "train": 2, "eval": 2, "test": 1}}
+BEYOND = {"texture_swap": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "texture_swap",
+                           "trainable": "all"},
+          "texture_swap_finetune": {"method": "full", "lr_scale": 0.0, "inherit_unmasked": True,
+                                    "data": "texture_swap", "trainable": "all"},
+          "si_label_free": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+                            "trainable": "all", "discovery": "label_free"}}
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    root = tmp_path_factory.mktemp("beyond")
+    vision_world.main(["--settings", json.dumps(WORLD), "--out", str(root / "world")])
+    return root
+
+
+def test_pool_textures_are_used_by_no_class_and_no_cue_conflict_stimulus():
+    patterns = [texture_pattern(k, 8) for k in range(len(TEXTURE_TILES) + len(POOL_TILES))]
+    assert list(POOL) == list(range(16, 24)) and all(p.mean() == 0.5 for p in patterns)  # mid-grey when pooled
+    for i, j in itertools.product(POOL, range(len(patterns))):  # a pool tile equals no other tile up to phase/inversion
+        if i == j:
+            continue
+        for dy, dx in itertools.product(range(8), range(8)):
+            shifted = np.roll(patterns[j], (dy, dx), axis=(0, 1))
+            assert not np.array_equal(patterns[i], shifted) and not np.array_equal(patterns[i], ~shifted), (i, j)
+    class_colours = np.array([texture_colours(k)[0] for k in range(16)])
+    for k in POOL:  # hues half-way between the classes': no pool colour is a class colour
+        first, second = texture_colours(k)
+        assert np.allclose((first + second) / 2, 0.5)
+        assert np.abs(class_colours - first).max(axis=1).min() > 0.05
+
+
+def test_texture_swap_keeps_each_image_shape_label_and_pose_and_draws_a_pool_texture(world, tmp_path):
+    out = tmp_path / "swap"
+    vision_texture_swap.main(["--world", str(world / "world"), "--settings", json.dumps({**WORLD, "split": "train"}),
+                              "--out", str(out)])
+    manifest = json.loads((out / "manifest.json").read_text())
+    originals = sorted((world / "world/train").rglob("*.png"))
+    swapped = sorted((out / "train").rglob("*.png"))
+    assert [p.relative_to(out / "train") for p in swapped] == [p.relative_to(world / "world/train") for p in originals]
+    assert manifest["images"] == len(originals) == 16 * 2
+    colours = [texture_colours(k) for k in range(len(TEXTURE_TILES) + len(POOL_TILES))]
+    for original_path, swapped_path in zip(originals, swapped):
+        original = np.asarray(Image.open(original_path)).astype(float) / 255
+        swap = np.asarray(Image.open(swapped_path)).astype(float) / 255
+        same = (original == swap).all(axis=2)
+        assert same.mean() > 0.2  # the background (and its noise) is the original's: same pose, same place
+        changed = np.abs(original - swap).max(axis=2) > 0.15   # object pixels whose colour the swap changed
+        assert changed.sum() >= 5
+        # the object's colours are those of the recorded pool texture, nearer than any class texture's
+        distance = [np.minimum(np.abs(swap[changed] - a).max(axis=1), np.abs(swap[changed] - b).max(axis=1)).mean()
+                    for a, b in colours]
+        recorded = manifest["pool_textures"][f"train/{swapped_path.relative_to(out / 'train')}"]
+        assert int(np.argmin(distance)) == len(TEXTURE_TILES) + recorded
+    assert len(set(manifest["pool_textures"].values())) > 4  # drawn from the whole pool
+
+
+def test_texture_swap_refuses_a_world_made_with_other_settings(world, tmp_path):
+    with pytest.raises(ValueError, match="is not the image these world settings draw"):
+        vision_texture_swap.main(["--world", str(world / "world"), "--out", str(tmp_path / "swap"),
+                                  "--settings", json.dumps({**WORLD, "seed": 1, "split": "train"})])
+
+
+def _discover(world, out, init, scramble_labels, monkeypatch):
+    """One epoch of discovery; scramble_labels: every split's labels replaced by a permutation of the classes
+    (test and cue-conflict, which are reported, never selected on, keep theirs)."""
+    from subtask_induction.steps import vision_discover as step
+
+    opened = step.open_split
+
+    def open_split(roots, data, name, classes):
+        images = opened(roots, data, name, classes)
+        if scramble_labels:
+            images.labels = (images.labels + 5) % len(CATEGORIES)
+        return images
+
+    monkeypatch.setattr(step, "open_split", open_split)
+    settings = {"seed": 0, "data": DATA, "eval_batch_size": 64,
+                "discovery": {"epochs": 3, "batch_size": 16, "lr": 0.05, "beta_final": 100, "mask_init": 0.05},
+                "originals": {"discovery": str(world / "world/discovery"), "eval": str(world / "world/eval")}}
+    vision_discover.main(["--base", str(world / "base.pt"), "--init", init,
+                          "--pooled-train", str(world / "pooled/discovery"), "--pooled-eval", str(world / "pooled/eval"),
+                          "--test", str(world / "world/test"), "--pooled-test", str(world / "pooled/test"),
+                          "--cue-conflict", str(world / "world/cue_conflict"), "--device", "cpu",
+                          "--checkpoint-interval-s", "0", "--l0-weight", "1e-4", "--settings", json.dumps(settings),
+                          "--out-subnetwork", str(out / "subnetwork.pt"), "--out-metrics", str(out / "metrics.json")])
+    return load_subnetwork(out / "subnetwork.pt"), json.loads((out / "metrics.json").read_text())
+
+
+def scores(run):
+    return [{k: v for k, v in point.items() if k != "seconds"} for point in run[1]["curve"]]
+
+
+def test_label_free_discovery_reads_no_label(world, tmp_path, monkeypatch):
+    for split in ("discovery", "eval", "test"):
+        vision_pool.main(["--images", str(world / "world" / split), "--shard", "0", "--shards", "1", "--settings",
+                          json.dumps({"seed": 0, "min_area": 4, "segmenter": {"kind": "colour_regions", "clusters": 3,
+                                                                               "blur_radius": 1}}),
+                          "--device", "cpu", "--out", str(world / "pooled" / split)])
+    vision_base.main(["--train", str(world / "world/pretrain"), "--eval", str(world / "world/eval"),
+                      "--test", str(world / "world/test"), "--pooled-test", str(world / "pooled/test"),
+                      "--cue-conflict", str(world / "world/cue_conflict"), "--device", "cpu",
+                      "--checkpoint-interval-s", "0", "--out-model", str(world / "base.pt"),
+                      "--out-metrics", str(world / "base.json"),
+                      "--settings", json.dumps({"seed": 0, "data": DATA, "eval_batch_size": 64,
+                                                "model": {"spec": {"arch": "resnet18", "num_outputs": 16,
+                                                                   "model_kwargs": {"channels": [4, 8, 8, 8]}},
+                                                          "weights": None},
+                                                "training": {"epochs": 2, "batch_size": 32, "lr": 0.05}})])
+    runs = {}
+    for init, scramble in itertools.product(("label_free", "pretrained"), (False, True)):
+        out = tmp_path / f"{init}{scramble}"
+        out.mkdir()
+        runs[init, scramble] = _discover(world, out, init, scramble, monkeypatch)
+    free, free_scrambled = runs["label_free", False], runs["label_free", True]
+    assert free[0]["masks"].keys() == free_scrambled[0]["masks"].keys()
+    assert all(torch.equal(free[0]["masks"][k], free_scrambled[0]["masks"][k]) for k in free[0]["masks"])
+    assert 0 < free[1]["metrics"]["kept_fraction"] < 0.95  # discovery moved the masks
+    assert scores(free) == scores(free_scrambled)  # the same losses, and the epoch selected on the same scores
+    assert free[1]["metrics"]["eval_targets"] == "base answers on the originals"
+    # the check can fail: the labelled discovery, given scrambled labels, finds another subnetwork
+    labelled, labelled_scrambled = runs["pretrained", False], runs["pretrained", True]
+    assert scores(labelled) != scores(labelled_scrambled)
+    assert labelled[1]["metrics"]["eval_targets"] == "labels"
+
+
+def test_beyond_vision_variants_run_on_a_finished_default_and_train_only_what_is_new(smoke_run, tmp_path):
+    """As `make beyond` adds them: the texture swap, the label-free discovery and the three new transfers run;
+    nothing of the finished default retrains; the tables hold the new rows and the label-free overlap."""
+    workdir = clone_run(smoke_run, tmp_path / "run")
+    config = copy.deepcopy(smoke_config())
+    config["vision"]["transfer"]["variants"].update(BEYOND)
+    write_config(workdir, config)
+    result = snakemake(workdir, "--cores", "2")
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    ran = jobs_run(result)
+    assert sorted(set(ran) - {"vision_aggregate", "vision_plots", "all", "resources_report"}) == sorted(
+        {"vision_texture_swap", "vision_discover", "vision_select_subnetwork", "vision_transfer"})
+    assert ran.count("vision_transfer") == 2 * 3 and ran.count("vision_discover") == 2  # 2 chains: new ones only
+    assert not {"vision_base", "vision_world", "vision_mean_pool"} & set(ran)
+    summary = workdir / "results/vision/summary"
+    runs = pd.read_csv(summary / "chains.csv")
+    assert {"texture_swap", "texture_swap_finetune", "si_label_free", "subnetwork_label_free"} <= set(runs["model"])
+    table2 = (summary / "table2.md").read_text()
+    assert "Discovery without labels, per chain" in table2
+    rows = [line for line in table2.splitlines() if line.startswith("| 0 | label_free") or line.startswith("| 1 | label_free")]
+    # a Jaccard and its chance in every chain ("—" where neither mask keeps a weight, as the smoke run's can)
+    assert len(rows) == 2 and all(len(row.split("|")) == 10 for row in rows)
+    assert all(cell.strip() == "—" or 0 <= float(cell) <= 1 for row in rows for cell in row.split("|")[-3:-1])
+    comparisons = (summary / "comparisons.md").read_text()
+    for pair in ("si vs texture_swap", "texture_swap vs scratch", "texture_swap vs mixture", "si_label_free vs si",
+                 "subnetwork_label_free vs subnetwork", "| cue_robustness |"):
+        assert pair in comparisons
+    transfer = json.loads((workdir / "results/vision/chain0/transfer/si_label_free/metrics.json").read_text())
+    selected = json.loads((workdir / "results/vision/chain0/discovery/label_free/selected.json").read_text())
+    assert "label_free" in selected["subnetwork"] and transfer["config"]["variant"]["discovery"] == "label_free"
+    assert transfer["train_images"] == 16 * 3
+    swap = json.loads((workdir / "results/vision/chain0/transfer/texture_swap/metrics.json").read_text())
+    assert swap["config"]["variant"]["data"] == "texture_swap" and swap["train_images"] == 16 * 3
+
+
+def test_texture_swap_needs_the_generated_world(tmp_path):
+    from harness import copy_workflow
+    config = smoke_config("vision")
+    config["vision"]["data"]["source"] = "imagenet"
+    config["vision"]["transfer"]["variants"].update(BEYOND)
+    copy_workflow(tmp_path, config)
+    result = snakemake(tmp_path, "-n", "--cores", "1")
+    assert result.returncode != 0 and "data texture_swap re-renders the generated world" in result.stdout + result.stderr
