@@ -61,3 +61,33 @@ def test_one_replaced_image_reruns_the_builder_and_an_untouched_tree_nothing(tmp
     next((stimuli / "cat").iterdir()).unlink()  # a stimulus removed
     changed = run("-n")
     assert changed.returncode == 0 and jobs_run(changed) == ["vision_check_cue_conflict"], changed.stdout[-2000:]
+
+
+def test_a_new_or_changed_cue_conflict_folder_reruns_its_evaluation_and_no_training(smoke_run, tmp_path):
+    """The cue-conflict scores come from the saved models in a rule of their own: pointing the config at a
+    folder of one's own stimuli, or changing one image in it, reruns the check, that evaluation, the tables and
+    figures, and no base, discovery or transfer."""
+    import copy
+    import shutil
+
+    from harness import clone_run, smoke_config, write_config
+
+    workdir = clone_run(smoke_run, tmp_path / "run")
+    stimuli = tmp_path / "stimuli"
+    shutil.copytree(workdir / "results/vision/data/world/cue_conflict", stimuli)
+    config = copy.deepcopy(smoke_config())
+    config["vision"]["data"]["cue_conflict"] = str(stimuli)
+    write_config(workdir, config)
+    training = {"vision_base", "vision_discover", "vision_transfer", "vision_mean_pool", "vision_world"}
+    expected = {"vision_check_cue_conflict", "vision_cue_conflict", "vision_aggregate", "vision_plots",
+                "vision_samples", "resources_report", "all"}
+    before = (workdir / "results/vision/summary/table1.md").read_text()
+    new_folder = snakemake(workdir, "--cores", "2")
+    assert new_folder.returncode == 0, (new_folder.stdout + new_folder.stderr)[-3000:]
+    assert set(jobs_run(new_folder)) == expected and jobs_run(new_folder).count("vision_cue_conflict") == 2
+    assert (workdir / "results/vision/summary/table1.md").read_text() == before  # the same stimuli, the same table
+    next((stimuli / "cat").iterdir()).unlink()  # one stimulus removed
+    changed = snakemake(workdir, "--cores", "2")
+    assert changed.returncode == 0, (changed.stdout + changed.stderr)[-3000:]
+    assert set(jobs_run(changed)) == expected and not training & set(jobs_run(changed))
+    assert (workdir / "results/vision/summary/table1.md").read_text() != before  # one conflict image fewer

@@ -102,8 +102,7 @@ def _discover(world, out, init, scramble_labels, monkeypatch):
     vision_discover.main(["--base", str(world / "base.pt"), "--init", init,
                           "--pooled-train", str(world / "pooled/discovery"), "--pooled-eval", str(world / "pooled/eval"),
                           "--test", str(world / "world/test"), "--pooled-test", str(world / "pooled/test"),
-                          "--cue-conflict", str(world / "world/cue_conflict"), "--device", "cpu",
-                          "--checkpoint-interval-s", "0", "--l0-weight", "1e-4", "--settings", json.dumps(settings),
+                          "--device", "cpu", "--checkpoint-interval-s", "0", "--l0-weight", "1e-4", "--settings", json.dumps(settings),
                           "--out-subnetwork", str(out / "subnetwork.pt"), "--out-metrics", str(out / "metrics.json")])
     return load_subnetwork(out / "subnetwork.pt"), json.loads((out / "metrics.json").read_text())
 
@@ -120,8 +119,7 @@ def test_label_free_discovery_reads_no_label(world, tmp_path, monkeypatch):
                           "--device", "cpu", "--out", str(world / "pooled" / split)])
     vision_base.main(["--train", str(world / "world/pretrain"), "--eval", str(world / "world/eval"),
                       "--test", str(world / "world/test"), "--pooled-test", str(world / "pooled/test"),
-                      "--cue-conflict", str(world / "world/cue_conflict"), "--device", "cpu",
-                      "--checkpoint-interval-s", "0", "--out-model", str(world / "base.pt"),
+                      "--device", "cpu", "--checkpoint-interval-s", "0", "--out-model", str(world / "base.pt"),
                       "--out-metrics", str(world / "base.json"),
                       "--settings", json.dumps({"seed": 0, "data": DATA, "eval_batch_size": 64,
                                                 "model": {"spec": {"arch": "resnet18", "num_outputs": 16,
@@ -188,3 +186,33 @@ def test_texture_swap_needs_the_generated_world(tmp_path):
     copy_workflow(tmp_path, config)
     result = snakemake(tmp_path, "-n", "--cores", "1")
     assert result.returncode != 0 and "data texture_swap re-renders the generated world" in result.stdout + result.stderr
+
+
+def test_saved_models_compute_what_the_steps_evaluated():
+    """The cue-conflict rule scores saved models: an SI transfer (parametrized: the frozen subnetwork folded into
+    the saved weights) and a hard-mask subnetwork (the base with its masks multiplied in) must give the
+    in-process model's outputs to the last bit, so moving that evaluation out of the training steps changes no number."""
+    from subtask_induction.method.masks import apply_binary_masks, attach_masks, find_masks, hard_masks, hard_masks_on
+    from subtask_induction.method.transfer import prepare_transfer_model
+    from subtask_induction.vision.models import build_classifier, load_classifier, masked_weight_names, save_classifier
+    import tempfile
+
+    spec = {"arch": "resnet18", "num_outputs": 16, "model_kwargs": {"channels": [4, 8, 8, 8]}}
+    images = torch.randint(0, 256, (8, 3, 16, 16), dtype=torch.uint8)
+    base = build_classifier(spec, 0).eval()
+    masked = build_classifier(spec, 0).eval()
+    masks = attach_masks(masked, masked_weight_names(masked), "continuous_sparsification", 0.0)
+    for mask in masks.values():  # a mask keeping about half of each tensor
+        mask.logits.data = torch.randn(mask.logits.shape, generator=torch.Generator().manual_seed(1))
+    binary = hard_masks(find_masks(masked))
+    with torch.no_grad(), hard_masks_on(find_masks(masked)):
+        in_process = masked(images)
+    with torch.no_grad():
+        assert torch.equal(apply_binary_masks(build_classifier(spec, 0).eval(), binary)(images), in_process)
+    si = prepare_transfer_model("subnetwork", base, build_classifier(spec, 1), binary, lr_scale=0.0,
+                                inherit_unmasked=False, generator=torch.Generator().manual_seed(2)).eval()
+    with tempfile.TemporaryDirectory() as folder:
+        torch.save(save_classifier(si, spec), f"{folder}/model.pt")
+        loaded, _ = load_classifier(f"{folder}/model.pt")
+    with torch.no_grad():
+        assert torch.equal(loaded.eval()(images), si(images))

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from subtask_induction.steps import vision_base, vision_discover, vision_pool, vision_transfer, vision_world
+from subtask_induction.steps import (vision_base, vision_cue_conflict, vision_discover, vision_pool, vision_transfer,
+                                     vision_world)
 
 DATA = {"image_size": 16, "in_memory": True, "resize": None, "workers": 0}
 # A timm VisionTransformer sized for 16 px (4 px patches: 16 tokens); the default's is sized for 32 px.
@@ -32,8 +33,8 @@ def world(tmp_path_factory):
 
 
 def evaluation_arguments(root):
-    return ["--test", str(root / "world/test"), "--pooled-test", str(root / "pooled/test"),
-            "--cue-conflict", str(root / "world/cue_conflict"), "--device", "cpu", "--checkpoint-interval-s", "0"]
+    return ["--test", str(root / "world/test"), "--pooled-test", str(root / "pooled/test"), "--device", "cpu",
+            "--checkpoint-interval-s", "0"]
 
 
 @pytest.mark.parametrize("architecture", ARCHITECTURES)
@@ -74,9 +75,17 @@ def test_every_stage_of_the_vision_path_runs_on_a_vit_and_a_groupnorm_resnet(wor
                               "--train", str(world / "world/train"), "--eval", str(world / "world/eval"),
                               "--pooled-eval", str(world / "pooled/eval"), "--variant", name, "--seed", "0",
                               "--settings", json.dumps(settings), "--out", str(out / f"{name}.json"),
-                              *evaluation_arguments(world)])
-        result = json.loads((out / f"{name}.json").read_text())
-        assert 0 <= result["metrics"]["shape_bias"] <= 1 and result["metrics"]["n_conflict"] == 16 * 15
+                              "--out-model", str(out / name / "model.pt"), *evaluation_arguments(world)])
+    # the cue-conflict scores, from the saved models (their own rule in the workflow)
+    vision_cue_conflict.main(["--cue-conflict", str(world / "world/cue_conflict"), "--base", str(out / "base.pt"),
+                              "--subnetworks", str(out / "subnetwork.pt"),
+                              "--transfers", str(out / "si/model.pt"), str(out / "scratch/model.pt"),
+                              "--settings", json.dumps({"seed": 0, "data": DATA, "eval_batch_size": 64}),
+                              "--device", "cpu", "--out", str(out / "cue_conflict.json")])
+    scores = json.loads((out / "cue_conflict.json").read_text())["scores"]
+    assert sorted(scores) == ["base", "discovery/pretrained/1e-08/subnetwork", "discovery/pretrained/1e-08/whole",
+                              "transfer/scratch", "transfer/si"]
+    assert all(0 <= score["shape_bias"] <= 1 and score["n_conflict"] == 16 * 15 for score in scores.values())
 
 
 def test_the_world_vit_is_registered_with_timm_and_sized_for_32_px():

@@ -699,10 +699,20 @@ def vis_inputs(*extra):
     inputs = {"data": vis_data_dir(), "pooled_test": vis_pooled("test")}
     for split in extra:
         inputs[f"pooled_{split}"] = vis_pooled(split)
-    if VIS["data"].get("cue_conflict"):
-        inputs["cue_conflict"] = VIS["data"]["cue_conflict"]
-        inputs["cue_conflict_check"] = f"{VIS_DIR}/data/cue_conflict_check.json"
+    if vis_cue_conflict():  # checked before any training; ancient: a changed or new folder retrains nothing
+        inputs["cue_conflict_check"] = ancient(VIS_CUE_CONFLICT_CHECK)
     return inputs
+
+
+VIS_CUE_CONFLICT_CHECK = f"{VIS_DIR}/data/cue_conflict_check.json"
+
+
+def vis_cue_conflict_inputs():
+    """What the cue-conflict images come from: a user's folder and its listing (a changed image reruns what
+    reads them), or the generated world's folder (its images are inside it); nothing without cue-conflict images."""
+    if VIS["data"].get("cue_conflict"):
+        return {"cue_conflict": VIS["data"]["cue_conflict"], "cue_conflict_listing": VIS_LISTINGS["cue_conflict"]}
+    return {"data": vis_data_dir()} if vis_cue_conflict() else {}
 
 
 def vis_discovery_metrics():

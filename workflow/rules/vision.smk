@@ -104,11 +104,11 @@ rule vision_folder:
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
-# A user's cue-conflict folder is opened once before any training job evaluates on it.
+# The cue-conflict images are opened once before any training job runs (a bad stimulus stops the run first); the
+# training jobs wait on this check but do not rerun after it: only the cue-conflict evaluation reads the images.
 rule vision_check_cue_conflict:
     input:
-        root=VIS["data"].get("cue_conflict") or [],
-        listing=VIS_LISTINGS["cue_conflict"],
+        unpack(lambda wildcards: vis_cue_conflict_inputs()),
     output:
         f"{VIS_DIR}/data/cue_conflict_check.json",
     log:
@@ -116,10 +116,12 @@ rule vision_check_cue_conflict:
     threads: config["threads_per_job"]  # images decoded at once (check before training)
     resources:
         **rule_requests("vision_check_cue_conflict"),
+    params:
+        root=vis_cue_conflict(),
     conda:
         "../../envs/subtask-induction.yaml"
     shell:
-        step("check_images") + " --root {input.root:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
+        step("check_images") + " --root {params.root:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
@@ -167,7 +169,6 @@ rule vision_base:
         train=vis_split("pretrain" if VIS_SOURCE == "world" else "train"),
         eval=vis_split("eval"),
         test=vis_split("test"),
-        cue_conflict=vis_cue_conflict(),
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
@@ -177,7 +178,7 @@ rule vision_base:
     shell:
         then_remove_checkpoints(
             train_step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
-            "--test {params.test:q} --pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} "
+            "--test {params.test:q} --pooled-test {input.pooled_test:q} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "model",
@@ -203,7 +204,6 @@ rule vision_discover:
                if wildcards.init == "label_free" else {}),
         ),
         test=vis_split("test"),
-        cue_conflict=vis_cue_conflict(),
         device=config["device"],
     threads: config["threads_per_job"]
     resources:
@@ -214,7 +214,7 @@ rule vision_discover:
         then_remove_checkpoints(
             train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
             "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
-            "--pooled-test {input.pooled_test:q} --cue-conflict {params.cue_conflict:q} --l0-weight {wildcards.penalty} "
+            "--pooled-test {input.pooled_test:q} --l0-weight {wildcards.penalty} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
@@ -249,7 +249,8 @@ rule vision_transfer:
         subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
         texture_swap=vis_transfer_swap_input,
     output:
-        f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
+        metrics=f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
+        model=f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt",
     log:
         f"logs/vision/chain{{chain}}/transfer/{{model}}.log",
     benchmark:
@@ -259,7 +260,6 @@ rule vision_transfer:
         train=vis_transfer_train,
         eval=vis_split("eval"),
         test=vis_split("test"),
-        cue_conflict=vis_cue_conflict(),
         subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
         device=config["device"],
     threads: config["threads_per_job"]
@@ -272,9 +272,42 @@ rule vision_transfer:
             train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
             "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
             "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
-            "--cue-conflict {params.cue_conflict:q} --variant {wildcards.model} --seed {wildcards.chain} "
-            "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+            "--variant {wildcards.model} --seed {wildcards.chain} "
+            "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output.metrics:q} "
+            "--out-model {output.model:q} > {log:q} 2>&1",
+            "metrics",
         )
+
+
+# The cue-conflict scores of one chain's models, from the saved models: a new cue-conflict folder reruns this
+# and the tables, no training.
+rule vision_cue_conflict:
+    input:
+        unpack(lambda wildcards: vis_cue_conflict_inputs()),
+        check=VIS_CUE_CONFLICT_CHECK,
+        base=f"{VIS_CHAIN_DIR}/base/model.pt",
+        subnetworks=expand(f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt", init=VIS_INITS,
+                           penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]], allow_missing=True),
+        transfers=expand(f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt", model=VIS_VARIANTS, allow_missing=True),
+    output:
+        f"{VIS_CHAIN_DIR}/cue_conflict.json",
+    log:
+        f"logs/vision/chain{{chain}}/cue_conflict.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/chain{{chain}}/cue_conflict.jsonl"
+    params:
+        settings=lambda wildcards: vis_settings(wildcards.chain),
+        cue_conflict=vis_cue_conflict(),
+        device=config["device"],
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources("vision_cue_conflict"),
+    conda:
+        "../../envs/subtask-induction.yaml"
+    shell:
+        step("vision_cue_conflict") + " --cue-conflict {params.cue_conflict:q} --base {input.base:q} "
+        "--subnetworks {input.subnetworks:q} --transfers {input.transfers:q} --settings {params.settings:q} "
+        "--threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
 
 
 rule vision_diagnostics:
@@ -321,6 +354,7 @@ rule vision_aggregate:
         selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.json", chain=VIS_CHAINS,
                         init=VIS_INITS),
         transfer=vis_transfer_metrics(),
+        cue_conflict=expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=VIS_CHAINS) if vis_cue_conflict() else [],
     output:
         with_report(expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES), VIS_CAPTIONS, "Vision", "Tables"),
     log:
@@ -332,7 +366,8 @@ rule vision_aggregate:
         "../../envs/subtask-induction.yaml"
     shell:
         step("vision_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} "
-        "--selected {input.selected:q} --transfer {input.transfer:q} --outdir {params.outdir:q} > {log:q} 2>&1"
+        "--selected {input.selected:q} --transfer {input.transfer:q} --cue-conflict {input.cue_conflict:q} "
+        "--outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 rule vision_plots:
@@ -355,7 +390,9 @@ rule vision_plots:
 
 rule vision_samples:
     input:
-        unpack(lambda wildcards: vis_inputs()),
+        data=vis_data_dir(),
+        pooled_test=vis_pooled("test"),
+        cue_conflict_check=VIS_CUE_CONFLICT_CHECK if vis_cue_conflict() else [],  # not ancient: a new folder, new figure
     output:
         with_report([f"{VIS_DIR}/figures/samples.png"], VIS_CAPTIONS, "Vision", "Figures")[0],
     log:

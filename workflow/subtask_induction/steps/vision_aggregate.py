@@ -19,6 +19,8 @@ def main(argv=None):
     p.add_argument("--discovery", nargs="+", required=True)
     p.add_argument("--selected", nargs="+", required=True, help="selected.json of each chain and init")
     p.add_argument("--transfer", nargs="+", required=True)
+    p.add_argument("--cue-conflict", nargs="*", default=[],
+                   help="each chain's cue_conflict.json (none: no cue-conflict columns)")
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     selected, chosen_files = {}, {}
@@ -31,7 +33,11 @@ def main(argv=None):
     overlaps = {chain: mask_overlap(*(load_subnetwork(chosen_files[(chain, init)])["masks"]
                                       for init in ("pretrained", "label_free")))
                 for chain, init in chosen_files if init == "label_free" and (chain, "pretrained") in chosen_files}
-    tables = collect(args.base, args.discovery, selected, args.transfer, overlaps)
+    cue = {}
+    for path in args.cue_conflict:
+        record = json.loads(Path(path).read_text())
+        cue[record["chain"]] = record["scores"]
+    tables = collect(args.base, args.discovery, selected, args.transfer, overlaps, cue)
     out = Path(args.outdir)
     for name in ("table1", "table2"):
         save_text(tables[name].to_csv(index=False), out / f"{name}.csv")

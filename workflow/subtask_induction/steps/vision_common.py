@@ -1,18 +1,18 @@
-"""Arguments and inputs the vision steps share: the evaluation sets behind Table 1."""
+"""Arguments and inputs the vision steps share: the test sets behind Table 1, and the network a discovery masks."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ..seeds import vision_seeds
 from ..vision.classes import CATEGORIES
-from ..vision.tasks import evaluate, open_cue_conflict, open_split
+from ..vision.models import build_classifier, load_classifier
+from ..vision.tasks import evaluate, open_split
 
 
 def add_evaluation_arguments(p) -> None:
     p.add_argument("--test", required=True, help="folder of original test images (<category>/<image>)")
     p.add_argument("--pooled-test", nargs="+", required=True, help="folders of mean-pooled test images (shards)")
-    # given without a value (the rule's empty path for a folder source without stimuli): no cue-conflict metrics
-    p.add_argument("--cue-conflict", nargs="?", help="folder in Geirhos' cue-conflict layout (none: no cue-conflict metrics)")
 
 
 def _stems(images) -> list[str]:
@@ -27,18 +27,23 @@ def same_images(originals, pooled, what: str) -> None:
 
 
 class EvaluationSets:
-    """Original test, pooled test and cue-conflict images, opened once per step."""
+    """Original and pooled test images, opened once per step (the cue-conflict images are the cue-conflict
+    step's: a new folder of them reruns that evaluation, no training)."""
 
     def __init__(self, args, data: dict, classes=CATEGORIES):
         self.classes = classes
         self.test = open_split(args.test, data, "test", classes)
         self.pooled_test = open_split(args.pooled_test, data, "pooled test", classes)
-        self.conflict = open_cue_conflict(args.cue_conflict, data, classes) if args.cue_conflict else None
         same_images(self.test, self.pooled_test, "the pooled test images")
 
     def __call__(self, model, batch_size: int, device) -> dict:
-        return evaluate(model, self.test, self.pooled_test, self.conflict, batch_size, device, self.classes)
+        return evaluate(model, self.test, self.pooled_test, batch_size, device, self.classes)
 
 
-def shape_bias_text(metrics: dict) -> str:
-    return f"shape bias {metrics['shape_bias']:.3f}" if "shape_bias" in metrics else "no cue-conflict images"
+def discovery_network(base_path, init: str, chain: int):
+    """(the network a discovery masks, its spec): the base itself (pretrained, label_free) or, for the random-init
+    control, a fresh network of the base's architecture from the chain's own discovery-init seed (seeds.py)."""
+    model, spec = load_classifier(base_path)
+    if init == "random":
+        model = build_classifier(spec, vision_seeds("discovery", chain)["init"])
+    return model, spec

@@ -11,12 +11,12 @@ from ..method.discovery import discover_subnetwork, majority_share, mask_setting
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
-from ..vision.models import build_classifier, load_classifier, masked_weight_names
-from ..vision.tasks import (accuracy, answer_distribution, answers_as_targets, nll_loss, open_split, predict,
+from ..vision.models import masked_weight_names
+from ..vision.tasks import (answer_distribution, answers_as_targets, nll_loss, open_split, predict,
                             shuffled_batches, soft_target_loss)
 from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
-from .vision_common import EvaluationSets, add_evaluation_arguments, same_images
+from .vision_common import EvaluationSets, add_evaluation_arguments, discovery_network, same_images
 
 
 def main(argv=None):
@@ -37,9 +37,7 @@ def main(argv=None):
     seeds = vision_seeds("discovery", s["seed"])
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
-    model, spec = load_classifier(args.base)
-    if args.init == "random":
-        model = build_classifier(spec, seeds["init"])  # no chain's base initialisation (seeds.py)
+    model, _ = discovery_network(args.base, args.init, s["seed"])
     model.to(device)
     classes = run_classes(s)
     train = open_split(args.pooled_train, s["data"], "pooled discovery", classes)

@@ -2,7 +2,8 @@
 or a baseline (from scratch, data mixture, linear probe), with the training loop every stage uses.
 
 Model selection uses the original eval images (the transfer task's own eval split); the pooled eval
-accuracy is only recorded, for the training-dynamics figure (Fig 5)."""
+accuracy is only recorded, for the training-dynamics figure (Fig 5). The trained model is saved with the
+weights its forward pass uses (the frozen subnetwork folded in) for the cue-conflict evaluation's own rule."""
 
 import math
 
@@ -11,15 +12,15 @@ import torch
 from ..method.masks import load_subnetwork
 from ..method.kinds import MASKED_METHODS
 from ..method.transfer import parameter_groups, prepare_transfer_model
-from ..runtime import configure, resolve_device, save_json
+from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import fit
 from ..images import concatenate
 from ..vision.classes import run_classes
-from ..vision.models import build_classifier, head_parameter_names, load_classifier
+from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
 from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
-from .vision_common import EvaluationSets, add_evaluation_arguments, shape_bias_text
+from .vision_common import EvaluationSets, add_evaluation_arguments
 
 
 def main(argv=None):
@@ -34,6 +35,7 @@ def main(argv=None):
     p.add_argument("--variant", required=True)
     p.add_argument("--seed", type=int, required=True)
     p.add_argument("--out", required=True, help="metrics.json")
+    p.add_argument("--out-model", required=True, help="model.pt: the trained model, for the cue-conflict evaluation")
     args = p.parse_args(argv)
     s = args.settings
     require(s, "data", "training", "variant", "eval_batch_size")
@@ -81,12 +83,13 @@ def main(argv=None):
         desc=f"transfer {args.variant} seed={args.seed}", settings=point,
     )
     metrics = evaluation(model, batch, device)
+    save_torch(save_classifier(model, spec), args.out_model)
     save_json({"metrics": {k: val for k, val in metrics.items() if k != "per_class"}, "per_class": metrics["per_class"],
                "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
                "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "seed": args.seed,
                "seeds": seeds, "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
     print(f"{args.variant} seed={args.seed}: original {metrics['original_accuracy']:.3f} pooled "
-          f"{metrics['pooled_accuracy']:.3f} {shape_bias_text(metrics)} (epoch {result.best_epoch})")
+          f"{metrics['pooled_accuracy']:.3f} (epoch {result.best_epoch})")
 
 
 if __name__ == "__main__":

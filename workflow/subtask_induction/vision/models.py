@@ -18,6 +18,7 @@ import timm  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
+from torch.nn.utils import parametrize  # noqa: E402
 
 from ..runtime import load_torch  # noqa: E402
 from .classes import member_indices  # noqa: E402
@@ -95,8 +96,16 @@ def load_pretrained_classifier(spec: dict, weights: str | Path) -> Classifier:
 
 
 def save_classifier(model: Classifier, spec: dict) -> dict:
-    """What a model.pt holds: the timm network's state and the spec that rebuilds it."""
-    return {"spec": spec, "state_dict": {k: v.detach().cpu() for k, v in model.net.state_dict().items()}}
+    """What a model.pt holds: the timm network's state and the spec that rebuilds it. A parametrized weight (a
+    transferred subnetwork, a mask) is stored as the tensor the forward pass uses, so the file loads into a
+    plain network of the spec and computes what the model did."""
+    state = {k: v for k, v in model.net.state_dict().items() if ".parametrizations." not in k}
+    with torch.no_grad():
+        for prefix, module in model.net.named_modules():
+            if parametrize.is_parametrized(module):
+                for attribute in module.parametrizations:
+                    state[f"{prefix}.{attribute}" if prefix else attribute] = getattr(module, attribute)
+    return {"spec": spec, "state_dict": {k: v.detach().cpu() for k, v in state.items()}}
 
 
 def load_classifier(path: str | Path) -> tuple[Classifier, dict]:

@@ -45,18 +45,35 @@ def _summary(metrics: dict) -> dict:
     return {key: metrics.get(key, math.nan) for key in TABLE1_METRICS}
 
 
+def with_cue_conflict(metrics: dict, cue: dict | None) -> dict:
+    """A model's test metrics (evaluate's layout) with its cue-conflict scores (evaluate_cue_conflict's, from
+    the chain's cue-conflict record) merged in key by key: metrics, per class and items."""
+    if cue is None:
+        return metrics
+    per_class = {category: {**values, **cue["per_class"].get(category, {})}
+                 for category, values in metrics["per_class"].items()}
+    return {**metrics, **{k: v for k, v in cue.items() if k not in ("per_class", "items")}, "per_class": per_class,
+            "items": {**(metrics.get("items") or {}), **cue["items"]}}
+
+
 # The selected subnetworks that are Table 1 rows, by discovery init (the random-init control is not one)
 SUBNETWORK_ROWS = {"pretrained": "subnetwork", "label_free": "subnetwork_label_free"}
 
 
 def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths,
-            overlaps: dict[int, dict] | None = None) -> dict[str, pd.DataFrame]:
+            overlaps: dict[int, dict] | None = None, cue: dict[int, dict] | None = None) -> dict[str, pd.DataFrame]:
     """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork. overlaps: chain -> the
-    label-free subnetwork's overlap with the labelled one (method.overlap.mask_overlap), where both ran."""
+    label-free subnetwork's overlap with the labelled one (method.overlap.mask_overlap), where both ran.
+    cue: chain -> its cue-conflict scores by model key (steps/vision_cue_conflict); none: no such columns."""
     rows, per_class, discovery, discovery_curves, curves = [], [], [], [], []
+
+    def cue_of(chain, key):
+        return (cue or {}).get(chain, {}).get(key)
+
     for path in base_paths:
         record = _read(path)
         chain = record["config"]["seed"]
+        record["metrics"] = with_cue_conflict(record["metrics"], cue_of(chain, "base"))
         rows.append({"model": "base", "chain": chain, **_summary(record["metrics"]),
                      "items": record["metrics"].get("items")})
         per_class += [{"model": "base", "chain": chain, "category": c, **values}
@@ -64,6 +81,9 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
     for path in discovery_paths:
         record = _read(path)
         chain, init = record["config"]["seed"], record["init"]
+        for part in ("whole_model", "subnetwork"):
+            key = f"discovery/{init}/{record['l0_weight']:g}/{'whole' if part == 'whole_model' else part}"
+            record[part] = with_cue_conflict(record[part], cue_of(chain, key))
         chosen = selected.get((chain, init)) == record["l0_weight"]
         discovery.append({"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
                           "kept_percent": 100 * record["metrics"]["kept_fraction"],
@@ -82,10 +102,11 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
     for path in transfer_paths:
         record = _read(path)
         chain = record["seed"]
-        rows.append({"model": record["variant"], "chain": chain, **_summary(record["metrics"]),
-                     "items": record["metrics"].get("items")})
+        metrics = with_cue_conflict({**record["metrics"], "per_class": record["per_class"]},
+                                    cue_of(chain, f"transfer/{record['variant']}"))
+        rows.append({"model": record["variant"], "chain": chain, **_summary(metrics), "items": metrics.get("items")})
         per_class += [{"model": record["variant"], "chain": chain, "category": c, **values}
-                      for c, values in record["per_class"].items()]
+                      for c, values in metrics["per_class"].items()]
         curves += [{"model": record["variant"], "chain": chain, "epoch": point["epoch"],
                     "step": point["epoch"] * record["steps_per_epoch"], "eval_accuracy": point["eval_accuracy"],
                     "eval_pooled_accuracy": point["eval_pooled_accuracy"]} for point in record["curve"]]

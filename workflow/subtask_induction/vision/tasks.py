@@ -115,11 +115,10 @@ def balanced_accuracy(predictions: torch.Tensor, labels: torch.Tensor, classes=C
     return sum(per_class.values()) / len(per_class)
 
 
-def evaluate(model, test: ImageSet, pooled_test: ImageSet, conflict: tuple[ImageSet, list] | None, batch_size: int,
-             device, classes=CATEGORIES) -> dict:
-    """Table 1's numbers for one model: original and pooled test accuracy (plain and class-balanced),
-    cue-conflict shape accuracy, robustness and shape bias, each also per class. Without cue-conflict images
-    (a `folder` source may have none) the cue-conflict keys are absent, not zero."""
+def evaluate(model, test: ImageSet, pooled_test: ImageSet, batch_size: int, device, classes=CATEGORIES) -> dict:
+    """Table 1's test numbers for one model: original and pooled test accuracy (plain and class-balanced), each
+    also per class, and which items it got right. The cue-conflict numbers are evaluate_cue_conflict's, in a
+    rule of their own (a new cue-conflict folder retrains nothing)."""
     original = predict(model, test, batch_size, device)
     pooled = predict(model, pooled_test, batch_size, device)
     per_class = {category: {"original_accuracy": None, "pooled_accuracy": None} for category in classes}
@@ -127,35 +126,37 @@ def evaluate(model, test: ImageSet, pooled_test: ImageSet, conflict: tuple[Image
                                      ("pooled_accuracy", pooled, pooled_test.labels)):
         for category, value in per_class_accuracy(predictions, labels, classes).items():
             per_class[category][key] = value
-    metrics = {
+    return {
         "original_accuracy": (original == test.labels).float().mean().item(),
         "original_balanced_accuracy": balanced_accuracy(original, test.labels, classes),
         "pooled_accuracy": (pooled == pooled_test.labels).float().mean().item(),
         "pooled_balanced_accuracy": balanced_accuracy(pooled, pooled_test.labels, classes),
         "per_class": per_class,
-        # which items it got right, for paired tests between models (claims.py); conflict images: shape != texture
+        # which items it got right, for paired tests between models (claims.py)
         "items": {"original_correct": correct_bits((original == test.labels).cpu()),
                   "pooled_correct": correct_bits((pooled == pooled_test.labels).cpu()),
                   "n_test": len(test.labels)},
     }
-    if conflict is None:
-        return metrics
+
+
+def evaluate_cue_conflict(model, conflict: tuple[ImageSet, list], batch_size: int, device, classes=CATEGORIES) -> dict:
+    """Table 1's cue-conflict numbers for one model, in `evaluate`'s layout (metrics, per_class, items) so a
+    table merges them key by key: shape accuracy, robustness, shape bias, texture accuracy, each also per
+    class, and which conflict images (shape != texture) it classified as their shape and as their texture."""
     conflict_set, conflict_items = conflict
     decisions = [classes[k] for k in predict(model, conflict_set, batch_size, device).tolist()]
     cue = cue_conflict_metrics(conflict_items, decisions, classes)
-    for category, values in cue["per_class"].items():
-        per_class[category].update({f"cue_{key}": value for key, value in values.items()})
-    metrics.update({
+    return {
         "cue_shape_accuracy": cue["shape_accuracy"],
         "cue_robustness": cue["robustness"],
         "shape_bias": cue["shape_bias"],
         "cue_texture_accuracy": cue["texture_accuracy"],
         "n_conflict": cue["n_conflict"],
-    })
-    metrics["items"].update({
-        "conflict_shape": correct_bits([d == item.shape for d, item in zip(decisions, conflict_items)
-                                        if item.shape != item.texture]),
-        "conflict_texture": correct_bits([d == item.texture for d, item in zip(decisions, conflict_items)
-                                          if item.shape != item.texture]),
-        "n_conflict": cue["n_conflict"]})
-    return metrics
+        "per_class": {category: {f"cue_{key}": value for key, value in values.items()}
+                      for category, values in cue["per_class"].items()},
+        "items": {"conflict_shape": correct_bits([d == item.shape for d, item in zip(decisions, conflict_items)
+                                                  if item.shape != item.texture]),
+                  "conflict_texture": correct_bits([d == item.texture for d, item in zip(decisions, conflict_items)
+                                                    if item.shape != item.texture]),
+                  "n_conflict": cue["n_conflict"]},
+    }
