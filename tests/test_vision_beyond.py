@@ -154,7 +154,9 @@ def test_beyond_vision_variants_run_on_a_finished_default_and_train_only_what_is
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     ran = jobs_run(result)
     assert sorted(set(ran) - {"vision_aggregate", "vision_plots", "all", "resources_report"}) == sorted(
-        {"vision_texture_swap", "vision_discover", "vision_select_subnetwork", "vision_transfer"})
+        {"vision_texture_swap", "vision_discover", "vision_select_subnetwork", "vision_transfer",
+         "vision_cue_conflict"})  # the chains' cue-conflict scores, with the new models'
+    assert ran.count("vision_cue_conflict") == 2
     assert ran.count("vision_transfer") == 2 * 3 and ran.count("vision_discover") == 2  # 2 chains: new ones only
     assert not {"vision_base", "vision_world", "vision_mean_pool"} & set(ran)
     summary = workdir / "results/vision/summary"

@@ -37,9 +37,18 @@ def test_vision_dag_writes_tables_figures_and_samples(smoke_run):
     record = json.loads((smoke_run / "results/vision/chain0/transfer/si/metrics.json").read_text())["metrics"]
     items = record["items"]
     assert bits_correct(items["pooled_correct"], items["n_test"]).mean() == pytest.approx(record["pooled_accuracy"])
-    shape = bits_correct(items["conflict_shape"], items["n_conflict"])
-    texture = bits_correct(items["conflict_texture"], items["n_conflict"])
-    assert shape.mean() == pytest.approx(record["cue_shape_accuracy"]) and not (shape & texture).any()
+    # the cue-conflict scores: the chain's own record, from the saved models (rule vision_cue_conflict)
+    cue = json.loads((smoke_run / "results/vision/chain0/cue_conflict.json").read_text())["scores"]
+    assert sorted(cue) == ["base", "discovery/pretrained/1e-06/subnetwork", "discovery/pretrained/1e-06/whole",
+                           "discovery/random/1e-06/subnetwork", "discovery/random/1e-06/whole", "transfer/linear",
+                           "transfer/mixture", "transfer/scratch", "transfer/si"]
+    si_cue = cue["transfer/si"]
+    shape = bits_correct(si_cue["items"]["conflict_shape"], si_cue["items"]["n_conflict"])
+    texture = bits_correct(si_cue["items"]["conflict_texture"], si_cue["items"]["n_conflict"])
+    assert shape.mean() == pytest.approx(si_cue["cue_shape_accuracy"]) and not (shape & texture).any()
+    assert "shape_bias" not in record  # the training step reads no cue-conflict image
+    si_row = chains[(chains["model"] == "si") & (chains["chain"] == 0)].iloc[0]
+    assert si_row["shape_bias"] == pytest.approx(si_cue["shape_bias"])  # the tables merge that record
     assert "items" not in chains.columns
     curves = pd.read_csv(summary / "curves.csv")
     assert set(curves["model"]) == {"si", "scratch", "mixture", "linear"} and curves["step"].max() > 0
@@ -63,7 +72,8 @@ def test_vision_runs_use_their_inputs(smoke_run):
     si = json.loads((smoke_run / "results/vision/chain0/transfer/si/metrics.json").read_text())
     assert mixture["train_images"] == 16 * (3 + 2)  # originals + pooled discovery images, actually included
     assert si["train_images"] == 16 * 3
-    assert si["metrics"]["n_conflict"] == 16 * 15
+    cue = json.loads((smoke_run / "results/vision/chain0/cue_conflict.json").read_text())["scores"]
+    assert cue["transfer/si"]["n_conflict"] == 16 * 15
     bases = [json.loads((smoke_run / f"results/vision/chain{c}/base/metrics.json").read_text()) for c in (0, 1)]
     assert all(len(base["curve"]) == 2 and "weights" not in base for base in bases)
     assert [base["config"]["seed"] for base in bases] == [0, 1]
