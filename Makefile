@@ -28,9 +28,11 @@ beyond: $(STAMP)
 	$(BIN)/snakemake --cores all --configfile config/config.yaml config/beyond.yaml
 	$(BIN)/snakemake --cores all --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
 
-# The lint first (seconds): a rule file that drifts from Snakemake's conventions fails the tests, hence CI.
+# The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
+# fails the tests, hence CI.
 test: $(STAMP)
 	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/pytest -q
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
@@ -48,6 +50,7 @@ dry-run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/snakemake --lint
+	$(BIN)/snakefmt --check Snakefile workflow/rules
 
 benchmark: $(STAMP)
 	$(BIN)/python benchmarks/step_costs.py

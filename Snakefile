@@ -41,6 +41,6 @@ include: "workflow/rules/resources.smk"
 
 
 rule all:
+    default_target: True
     input:
         final_targets(),
-    default_target: True

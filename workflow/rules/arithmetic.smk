@@ -21,11 +21,11 @@ rule arithmetic_data:
         f"{ARITH_DIR}/data/{{purpose}}/{{computation}}.pt",
     log:
         f"logs/arithmetic/data/{{purpose}}/{{computation}}.log",
-    params:
-        settings=arith_data_settings,
-    threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
+    threads: 1
+    params:
+        settings=arith_data_settings,
     shell:
         step("arithmetic_data") + " --purpose {wildcards.purpose} --computation {wildcards.computation:q} "
         "--settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
@@ -41,17 +41,18 @@ rule arithmetic_base:
         f"logs/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.log",
     benchmark:
         f"{BENCH_DIR}/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl"
-    params:
-        settings=lambda wildcards: arith_stage_settings("base", wildcards.chain, model=ARITH["model"]),
-        device=config["device"],
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
     resources:
         **training_resources("arithmetic_base"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=lambda wildcards: arith_stage_settings("base", wildcards.chain, model=ARITH["model"]),
+        device=config["device"],
     shell:
         then_remove_checkpoints(
-            train_step("arithmetic_base") + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
+            train_step("arithmetic_base")
+            + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
             "--threads {threads} --device {params.device} --out-model {output.model:q} "
             "--out-metrics {output.metrics:q} > {log:q} 2>&1",
             "model",
@@ -69,17 +70,18 @@ rule arithmetic_discover:
         f"logs/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.log",
     benchmark:
         f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl"
-    params:
-        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
-        device=config["device"],
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
     resources:
         **training_resources("arithmetic_discover"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
+        device=config["device"],
     shell:
         then_remove_checkpoints(
-            train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
+            train_step("arithmetic_discover")
+            + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
@@ -98,12 +100,12 @@ checkpoint arithmetic_select_subnetwork:
         f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.json",
     log:
         f"logs/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         check=("--check-complement " if ARITH_USES_COMPLEMENT else "")
         + ("--floor" if ARITH["discovery"].get("floor", True) else ""),
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
 
@@ -129,16 +131,16 @@ for _pack, _members in ARITH_PACKS:
             f"logs/arithmetic/transfer/packs/{_pack}.log",
         benchmark:
             f"{BENCH_DIR}/arithmetic/transfer/packs/{_pack}.jsonl"
+        conda:
+            "../../envs/subtask-induction.yaml"
+        threads: config["threads_per_job"]
+        resources:
+            **arith_pack_resources(_members),
         params:
             points=partial(arith_pack_points, _members),
             settings=as_json(arith_transfer_training()),
             checkpoint=f"{ARITH_DIR}/transfer/packs/{_pack}.ckpt",
             device=config["device"],
-        threads: config["threads_per_job"]
-        resources:
-            **arith_pack_resources(_members),
-        conda:
-            "../../envs/subtask-induction.yaml"
         shell:
             arith_transfer_shell()
 
@@ -149,17 +151,20 @@ rule arithmetic_aggregate:
         discovery=arith_discovery_metrics(),
         transfer=[arith_pack_manifest(pack) for pack, _ in ARITH_PACKS],  # each lists its points
     output:
-        with_report(expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES), ARITH_CAPTIONS, "Arithmetic", "Tables"),
+        with_report(
+            expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES), ARITH_CAPTIONS, "Arithmetic", "Tables"
+        ),
     log:
         "logs/arithmetic/aggregate.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
         protocol=ARITH["report"]["protocol"],
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
-        step("arithmetic_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
+        step("arithmetic_aggregate")
+        + " --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
         "--protocol {params.protocol} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
@@ -168,18 +173,23 @@ rule arithmetic_plots:
         transfer=f"{ARITH_DIR}/summary/transfer.csv",
         curves=f"{ARITH_DIR}/summary/discovery_curves.csv",
     output:
-        with_report(expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]),
-                    ARITH_CAPTIONS, "Arithmetic", "Figures"),
+        with_report(
+            expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]),
+            ARITH_CAPTIONS,
+            "Arithmetic",
+            "Figures",
+        ),
     log:
         "logs/arithmetic/plots.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
         report=as_json(ARITH["report"]),
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
-        step("arithmetic_plots") + " --transfer {input.transfer:q} --curves {input.curves:q} --report {params.report:q} "
+        step("arithmetic_plots")
+        + " --transfer {input.transfer:q} --curves {input.curves:q} --report {params.report:q} "
         "--outdir {params.outdir:q} > {log:q} 2>&1"
 
 
@@ -191,8 +201,9 @@ rule arithmetic_discover_budget:
     input:
         base=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/model.pt",
         data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
-        reference=lambda wildcards: ancient(arith_selected_subnetwork(wildcards.chain, wildcards.base,
-                                                                      wildcards.subtask, wildcards.layers)),
+        reference=lambda wildcards: ancient(
+            arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers)
+        ),
     output:
         subnetwork=f"{ARITH_BUDGET_PATH}/subnetwork.pt",
         metrics=f"{ARITH_BUDGET_PATH}/metrics.json",
@@ -202,16 +213,17 @@ rule arithmetic_discover_budget:
         f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}.jsonl"
     wildcard_constraints:
         rows=r"\d+",
-    params:
-        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
-        l0=lambda wildcards: Path(arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask,
-                                                            wildcards.layers)).parent.name.removeprefix("lambda"),
-        device=config["device"],
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
     resources:
         **training_resources("arithmetic_discover_budget"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
+        l0=lambda wildcards: Path(
+            arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers)
+        ).parent.name.removeprefix("lambda"),
+        device=config["device"],
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
@@ -234,14 +246,14 @@ rule arithmetic_budget:
         pdf=f"{ARITH_DIR}/figures/budget.pdf",
     log:
         "logs/arithmetic/budget.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         variants=as_json(ARITH_BUDGET_VARIANTS),
         n=ARITH["report"].get("budget_n", max(ARITH["transfer"]["disambiguation_rows"])),
         protocol=ARITH["report"]["protocol"],
         figures=lambda wildcards, output: Path(output.png).parent,
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("arithmetic_budget") + " --budget {input.budget:q} --full {input.full:q} --data {input.data:q} "
         "--transfer {input.transfer:q} "
@@ -256,8 +268,9 @@ rule arithmetic_overlap_discover:
         base=f"{ARITH_DIR}/chain{ARITH_OVERLAP_CHAIN}/base/{{base}}/layers{{layers}}/model.pt",
         data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
         # the selection's choice pins the run's λ (unless the run sets its own); ancient: only which file
-        reference=lambda wildcards: ancient(arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, wildcards.base,
-                                                                      wildcards.subtask, wildcards.layers)),
+        reference=lambda wildcards: ancient(
+            arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, wildcards.base, wildcards.subtask, wildcards.layers)
+        ),
     output:
         subnetwork=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
         metrics=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/metrics.json",
@@ -267,15 +280,15 @@ rule arithmetic_overlap_discover:
         f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl"
     wildcard_constraints:
         run=one_of(ARITH_OVERLAP_RUNS) or "-",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources("arithmetic_overlap_discover"),
     params:
         settings=arith_overlap_settings,
         l0=arith_overlap_l0,
         device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("arithmetic_overlap_discover"),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
@@ -290,7 +303,9 @@ rule arithmetic_overlap:
         default=arith_overlap_selected,  # each run is compared with the subnetwork the selection chose
         runs=arith_experiment_paths(
             f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
-            run=list(ARITH_OVERLAP_RUNS), only_layers=ARITH_OVERLAP["layers"]),
+            run=list(ARITH_OVERLAP_RUNS),
+            only_layers=ARITH_OVERLAP["layers"],
+        ),
     output:
         table=with_report([f"{ARITH_DIR}/summary/overlap.csv"], ARITH_CAPTIONS, "Arithmetic", "Subnetwork overlap")[0],
         markdown=f"{ARITH_DIR}/summary/overlap.md",
@@ -298,11 +313,11 @@ rule arithmetic_overlap:
         pdf=f"{ARITH_DIR}/figures/overlap.pdf",
     log:
         "logs/arithmetic/overlap.log",
-    params:
-        figures=lambda wildcards, output: Path(output.png).parent,
-    threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
+    threads: 1
+    params:
+        figures=lambda wildcards, output: Path(output.png).parent,
     shell:
         step("arithmetic_overlap") + " --subnetworks {input.default:q} {input.runs:q} --table {output.table:q} "
         "--markdown {output.markdown:q} --figures {params.figures:q} > {log:q} 2>&1"

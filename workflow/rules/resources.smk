@@ -13,11 +13,11 @@ rule resources_report:
         csv=RESOURCES_REPORT[1],
     log:
         "logs/resources.log",
-    params:
-        rules=benchmark_files(),  # record -> rule
-    threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
+    threads: 1
+    params:
+        rules=benchmark_files(),  # record -> rule
     script:
         "../scripts/resources_report.py"
 
@@ -25,7 +25,10 @@ rule resources_report:
 # resources.rules names rules by their names: a misspelt one would silently request nothing. (Imported as a
 # module, the rules carry the importer's prefix, e.g. si_arithmetic_base.)
 _rule_names = [rule.name for rule in workflow.rules]
-_unknown_rules = sorted(name for name in config["resources"].get("rules", {})
-                        if not any(known == name or known.endswith(f"_{name}") for known in _rule_names))
+_unknown_rules = sorted(
+    name
+    for name in config["resources"].get("rules", {})
+    if not any(known == name or known.endswith(f"_{name}") for known in _rule_names)
+)
 if _unknown_rules:
     raise ValueError(f"config resources.rules: {_unknown_rules} are not rules of this workflow")

@@ -15,15 +15,16 @@ rule submasking_task:
         "logs/submasking/tasks/{task}.log",
     benchmark:
         f"{BENCH_DIR}/submasking/tasks/{{task}}.jsonl"
-    params:
-        source=lambda wildcards: SUB_TASKS[wildcards.task]["source"],
-        settings=lambda wildcards: as_json({"seed": SUB["seed"], "image_size": SUB["task_image_size"],
-                                            **SUB.get("embedded", {})}),
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: 1
     resources:
         **rule_requests("submasking_task"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        source=lambda wildcards: SUB_TASKS[wildcards.task]["source"],
+        settings=lambda wildcards: as_json(
+            {"seed": SUB["seed"], "image_size": SUB["task_image_size"], **SUB.get("embedded", {})}
+        ),
     shell:
         step("submasking_task") + " --name {params.source} --settings {params.settings:q} --out {output:q} "
         "> {log:q} 2>&1"
@@ -37,15 +38,16 @@ rule submasking_check_task:
         f"{SUB_DIR}/checks/{{task}}.json",
     log:
         "logs/submasking/checks/{task}.log",
-    params:
-        what=lambda wildcards: f"task folder (submasking.tasks.{wildcards.task}.root)",
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]  # images decoded at once
     resources:
         **rule_requests("submasking_check_task"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        what=lambda wildcards: f"task folder (submasking.tasks.{wildcards.task}.root)",
     shell:
-        step("check_images") + " --root {input.root:q} --what {params.what:q} --out {output:q} --threads {threads} > {log:q} 2>&1"
+        step("check_images")
+        + " --root {input.root:q} --what {params.what:q} --out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
 # The points, one pack of points per job (common.smk SUB_PACKS): points of one backbone and one task train
@@ -67,19 +69,23 @@ for _pack, _members in SUB_PACKS:
             f"logs/submasking/packs/{_pack}.log",
         benchmark:
             f"{BENCH_DIR}/submasking/packs/{_pack}.jsonl"
-        params:
-            points=as_json([sub_point_args(point) for point in _members]),
-            settings=sub_train_settings(_members[0]["backbone"], _members[0]["task"]),
-            backbone_arg=(f"--backbone {sub_backbone_file(_members[0]['backbone'])}"
-                          if SUB_BACKBONES[_members[0]["backbone"]]["source"] == "vision_base" else ""),
-            device=config["device"],
+        conda:
+            "../../envs/subtask-induction.yaml"
         threads: config["threads_per_job"]
         resources:
             **sub_pack_resources(len(_members)),
-        conda:
-            "../../envs/subtask-induction.yaml"
+        params:
+            points=as_json([sub_point_args(point) for point in _members]),
+            settings=sub_train_settings(_members[0]["backbone"], _members[0]["task"]),
+            backbone_arg=(
+                f"--backbone {sub_backbone_file(_members[0]['backbone'])}"
+                if SUB_BACKBONES[_members[0]["backbone"]]["source"] == "vision_base"
+                else ""
+            ),
+            device=config["device"],
         shell:
-            train_step("submasking_train") + " {params.backbone_arg} --task-root {input.task:q} --points {params.points:q} "
+            train_step("submasking_train")
+            + " {params.backbone_arg} --task-root {input.task:q} --points {params.points:q} "
             "--manifest {output.manifest:q} --settings {params.settings:q} --threads {threads} "
             "--device {params.device} > {log:q} 2>&1"
 
@@ -90,17 +96,21 @@ rule submasking_aggregate:
         masks=sub_points("mask.pt"),
     output:
         with_report(expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES), SUB_CAPTIONS, "Submasking", "Tables"),
-        with_report(expand(f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]),
-                    SUB_CAPTIONS, "Submasking", "Figures"),
+        with_report(
+            expand(f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]),
+            SUB_CAPTIONS,
+            "Submasking",
+            "Figures",
+        ),
     log:
         "logs/submasking/aggregate.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         pattern=lambda wildcards: SUB_POINT,  # a function: Snakemake would fill the braces of a plain string
         grid=as_json(sub_grid()),
         out=lambda wildcards, output: str(Path(output[0]).parents[1]),
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("submasking_aggregate") + " --pattern {params.pattern:q} --grid {params.grid:q} --out {params.out:q} "
         "> {log:q} 2>&1"

@@ -19,13 +19,13 @@ rule vision_world:
         "logs/vision/data/world.log",
     benchmark:
         f"{BENCH_DIR}/vision/data/world.jsonl"
-    params:
-        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: 1
     resources:
         **rule_requests("vision_world"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
     shell:
         step("vision_world") + " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
@@ -41,13 +41,13 @@ rule vision_texture_swap:
         "logs/vision/data/texture_swap.log",
     benchmark:
         f"{BENCH_DIR}/vision/data/texture_swap.jsonl"
-    params:
-        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"], "split": "train"}),
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: 1
     resources:
         **rule_requests("vision_world"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"], "split": "train"}),
     shell:
         step("vision_texture_swap") + " --world {input.world:q} --settings {params.settings:q} --out {output:q} "
         "> {log:q} 2>&1"
@@ -63,16 +63,24 @@ rule vision_imagenet16:
         "logs/vision/data/imagenet16.log",
     benchmark:
         f"{BENCH_DIR}/vision/data/imagenet16.jsonl"
-    params:
-        settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS["data"]["imagenet"].items()
-                                                   if k not in ("root", "skip_unreadable", "min_fill")}}),
-        gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
-        + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]  # images decoded at once (check before training)
     resources:
         **rule_requests("vision_imagenet16"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=as_json(
+            {
+                "seed": VIS["seed"],
+                **{
+                    k: v
+                    for k, v in VIS["data"]["imagenet"].items()
+                    if k not in ("root", "skip_unreadable", "min_fill")
+                },
+            }
+        ),
+        gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
+        + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
     shell:
         step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
@@ -89,16 +97,20 @@ rule vision_folder:
         "logs/vision/data/folder.log",
     benchmark:
         f"{BENCH_DIR}/vision/data/folder.jsonl"
-    params:
-        settings=as_json({"seed": VIS["seed"], **{k: v for k, v in VIS_FOLDER.items()
-                                                   if k not in ("root", "skip_unreadable", "min_fill")}}),
-        gates=("--skip-unreadable " if VIS_FOLDER.get("skip_unreadable") else "")
-        + f"--min-fill {VIS_FOLDER.get('min_fill', 0.5)}",
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]  # images decoded at once (check before training)
     resources:
         **rule_requests("vision_folder"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=as_json(
+            {
+                "seed": VIS["seed"],
+                **{k: v for k, v in VIS_FOLDER.items() if k not in ("root", "skip_unreadable", "min_fill")},
+            }
+        ),
+        gates=("--skip-unreadable " if VIS_FOLDER.get("skip_unreadable") else "")
+        + f"--min-fill {VIS_FOLDER.get('min_fill', 0.5)}",
     shell:
         step("vision_folder") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
@@ -113,13 +125,13 @@ rule vision_check_cue_conflict:
         f"{VIS_DIR}/data/cue_conflict_check.json",
     log:
         "logs/vision/data/cue_conflict_check.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]  # images decoded at once (check before training)
     resources:
         **rule_requests("vision_check_cue_conflict"),
     params:
         root=vis_cue_conflict(),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("check_images") + " --root {params.root:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
@@ -134,16 +146,16 @@ rule vision_mean_pool:
         f"logs/vision/pooled/{{split}}/shard{{shard}}.log",
     benchmark:
         f"{BENCH_DIR}/vision/pooled/{{split}}/shard{{shard}}.jsonl"
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
+    resources:
+        **training_resources("vision_mean_pool"),
     params:
         images=lambda wildcards: vis_split(wildcards.split),
         shards=lambda wildcards: VIS["pooling"]["shards"][wildcards.split],
         settings=vis_pooling_settings(),
         device=config["device"],
-    threads: 1
-    resources:
-        **training_resources("vision_mean_pool"),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("vision_pool") + " --images {params.images:q} --shard {wildcards.shard} "
         "--shards {params.shards} --settings {params.settings:q} --threads {threads} --device {params.device} "
@@ -161,6 +173,11 @@ rule vision_base:
         f"logs/vision/chain{{chain}}/base.log",
     benchmark:
         f"{BENCH_DIR}/vision/chain{{chain}}/base.jsonl"
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources("vision_base"),
     params:
         settings=lambda wildcards: vis_settings(
             wildcards.chain, model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]}, training=VIS["base"]
@@ -170,11 +187,6 @@ rule vision_base:
         eval=vis_split("eval"),
         test=vis_split("test"),
         device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_base"),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
             train_step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
@@ -196,20 +208,24 @@ rule vision_discover:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.log",
     benchmark:
         f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl"
-    params:
-        settings=lambda wildcards: vis_settings(
-            wildcards.chain, discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits", "floor")},
-            # label-free targets: the base's answers on the original images of the pooled splits
-            **({"originals": {"discovery": vis_split("discovery"), "eval": vis_split("eval")}}
-               if wildcards.init == "label_free" else {}),
-        ),
-        test=vis_split("test"),
-        device=config["device"],
+    conda:
+        "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
     resources:
         **training_resources("vision_discover"),
-    conda:
-        "../../envs/subtask-induction.yaml"
+    params:
+        settings=lambda wildcards: vis_settings(
+            wildcards.chain,
+            discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits", "floor")},
+            # label-free targets: the base's answers on the original images of the pooled splits
+            **(
+                {"originals": {"discovery": vis_split("discovery"), "eval": vis_split("eval")}}
+                if wildcards.init == "label_free"
+                else {}
+            ),
+        ),
+        test=vis_split("test"),
+        device=config["device"],
     shell:
         then_remove_checkpoints(
             train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
@@ -232,12 +248,12 @@ checkpoint vision_select_subnetwork:
         f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json",
     log:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/select.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         # the pretrained subnetworks are transferred; the random-init one (Fig 11's control) is expected at chance
         floor=lambda wildcards: "--floor" if wildcards.init != "random" and VIS["discovery"].get("floor", True) else "",
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.floor} > {log:q} 2>&1"
 
@@ -255,6 +271,11 @@ rule vision_transfer:
         f"logs/vision/chain{{chain}}/transfer/{{model}}.log",
     benchmark:
         f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl"
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources("vision_transfer"),
     params:
         settings=vis_transfer_settings,
         train=vis_transfer_train,
@@ -262,11 +283,6 @@ rule vision_transfer:
         test=vis_split("test"),
         subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
         device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_transfer"),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         then_remove_checkpoints(
             train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
@@ -286,8 +302,12 @@ rule vision_cue_conflict:
         unpack(lambda wildcards: vis_cue_conflict_inputs()),
         check=VIS_CUE_CONFLICT_CHECK,
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
-        subnetworks=expand(f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt", init=VIS_INITS,
-                           penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]], allow_missing=True),
+        subnetworks=expand(
+            f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
+            init=VIS_INITS,
+            penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]],
+            allow_missing=True,
+        ),
         transfers=expand(f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt", model=VIS_VARIANTS, allow_missing=True),
     output:
         f"{VIS_CHAIN_DIR}/cue_conflict.json",
@@ -295,15 +315,15 @@ rule vision_cue_conflict:
         f"logs/vision/chain{{chain}}/cue_conflict.log",
     benchmark:
         f"{BENCH_DIR}/vision/chain{{chain}}/cue_conflict.jsonl"
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources("vision_cue_conflict"),
     params:
         settings=lambda wildcards: vis_settings(wildcards.chain),
         cue_conflict=vis_cue_conflict(),
         device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_cue_conflict"),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("vision_cue_conflict") + " --cue-conflict {params.cue_conflict:q} --base {input.base:q} "
         "--subnetworks {input.subnetworks:q} --transfers {input.transfers:q} --settings {params.settings:q} "
@@ -322,24 +342,27 @@ rule vision_diagnostics:
         "logs/vision/diagnostics.log",
     benchmark:
         f"{BENCH_DIR}/vision/diagnostics.jsonl"
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: config["threads_per_job"]
+    resources:
+        **training_resources("vision_diagnostics"),
     params:
         settings=vis_settings(
             VIS_CHAINS[0],
             max_images=VIS["diagnostics"]["bn_images"],
             # the SI variants of the labelled subnetwork the diagnostics read (not the label-free one's)
-            variants={name: VIS["transfer"]["variants"][name] for name in VIS_VARIANTS
-                      if VIS["transfer"]["variants"][name]["method"] == "subnetwork"
-                      and vis_variant_discovery(name) == "pretrained"},
+            variants={
+                name: VIS["transfer"]["variants"][name]
+                for name in VIS_VARIANTS
+                if VIS["transfer"]["variants"][name]["method"] == "subnetwork"
+                and vis_variant_discovery(name) == "pretrained"
+            },
         ),
         train=vis_split("train"),
         test=vis_split("test"),
         outdir=lambda wildcards, output: Path(output.csv).parent,
         device=config["device"],
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_diagnostics"),
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("vision_diagnostics") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
         "--train {params.train:q} --pooled-discovery {input.pooled_discovery:q} --test {params.test:q} "
@@ -351,19 +374,20 @@ rule vision_aggregate:
     input:
         base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_CHAINS),
         discovery=vis_discovery_metrics(),
-        selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.json", chain=VIS_CHAINS,
-                        init=VIS_INITS),
+        selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.json", chain=VIS_CHAINS, init=VIS_INITS),
         transfer=vis_transfer_metrics(),
-        cue_conflict=expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=VIS_CHAINS) if vis_cue_conflict() else [],
+        cue_conflict=(
+            expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=VIS_CHAINS) if vis_cue_conflict() else []
+        ),
     output:
         with_report(expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES), VIS_CAPTIONS, "Vision", "Tables"),
     log:
         "logs/vision/aggregate.log",
-    params:
-        outdir=lambda wildcards, output: Path(output[0]).parent,
-    threads: 1
     conda:
         "../../envs/subtask-induction.yaml"
+    threads: 1
+    params:
+        outdir=lambda wildcards, output: Path(output[0]).parent,
     shell:
         step("vision_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} "
         "--selected {input.selected:q} --transfer {input.transfer:q} --cue-conflict {input.cue_conflict:q} "
@@ -374,16 +398,20 @@ rule vision_plots:
     input:
         expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
     output:
-        with_report(expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"]),
-                    VIS_CAPTIONS, "Vision", "Figures"),
+        with_report(
+            expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"]),
+            VIS_CAPTIONS,
+            "Vision",
+            "Figures",
+        ),
     log:
         "logs/vision/plots.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         summary=lambda wildcards, input: Path(input[0]).parent,
         outdir=lambda wildcards, output: Path(output[0]).parent,
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("vision_plots") + " --summary {params.summary:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
@@ -397,13 +425,13 @@ rule vision_samples:
         with_report([f"{VIS_DIR}/figures/samples.png"], VIS_CAPTIONS, "Vision", "Figures")[0],
     log:
         "logs/vision/samples.log",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
     params:
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
         settings=as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"], **vis_classes_setting()}),
-    threads: 1
-    conda:
-        "../../envs/subtask-induction.yaml"
     shell:
         step("vision_samples") + " --test {params.test:q} --pooled-test {input.pooled_test:q} "
         "--cue-conflict {params.cue_conflict:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
