@@ -27,7 +27,8 @@ COMPARISONS = [("si", "scratch"), ("si", "finetune"), ("si", "mixture"), ("si", 
                ("subnetwork", "base"), ("mixture", "base"),
                # shape bias by augmentation (beyond the paper): from scratch and fine-tuned from the base
                ("si", "texture_swap"), ("si", "texture_swap_finetune"), ("texture_swap", "scratch"),
-               ("texture_swap", "mixture"), ("texture_swap_finetune", "finetune"),
+               ("texture_swap", "mixture"), ("texture_swap", "finetune"), ("texture_swap_finetune", "mixture"),
+               ("texture_swap_finetune", "finetune"),
                # discovery without labels (beyond the paper)
                ("subnetwork_label_free", "subnetwork"), ("subnetwork_label_free", "base"),
                ("si_label_free", "si"), ("si_label_free", "scratch")]
