@@ -64,7 +64,8 @@ def main(argv=None):
         epochs=d["epochs"], lr=d["lr"], l0_weight=args.l0_weight, beta_final=d["beta_final"],
         mask_init=d["mask_init"], mask_method=method, mask_options=options, weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
         checkpoint_interval_s=args.checkpoint_interval_s,
-        fingerprint=fingerprint(s, args.init, args.l0_weight, inputs=[args.base, *args.pooled_train, *args.pooled_eval]),
+        fingerprint=fingerprint(s, args.init, args.l0_weight, inputs=[args.base, *args.pooled_train, *args.pooled_eval,
+                                                                      *(s.get("originals") or {}).values()]),
         desc=f"discover {args.init} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
     )
     with hard_masks_on(find_masks(model)):
