@@ -149,6 +149,7 @@ def test_beyond_vision_variants_run_on_a_finished_default_and_train_only_what_is
     workdir = clone_run(smoke_run, tmp_path / "run")
     config = copy.deepcopy(smoke_config())
     config["vision"]["transfer"]["variants"].update(BEYOND)
+    config["vision"]["chains"] = [0]  # one chain keeps the test short; dropping chain 1 retrains nothing either
     write_config(workdir, config)
     result = snakemake(workdir, "--cores", "2")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
@@ -156,17 +157,17 @@ def test_beyond_vision_variants_run_on_a_finished_default_and_train_only_what_is
     assert sorted(set(ran) - {"vision_aggregate", "vision_plots", "all", "resources_report"}) == sorted(
         {"vision_texture_swap", "vision_discover", "vision_select_subnetwork", "vision_transfer",
          "vision_cue_conflict"})  # the chains' cue-conflict scores, with the new models'
-    assert ran.count("vision_cue_conflict") == 2
-    assert ran.count("vision_transfer") == 2 * 3 and ran.count("vision_discover") == 2  # 2 chains: new ones only
+    assert ran.count("vision_cue_conflict") == 1
+    assert ran.count("vision_transfer") == 3 and ran.count("vision_discover") == 1  # the new ones only
     assert not {"vision_base", "vision_world", "vision_mean_pool"} & set(ran)
     summary = workdir / "results/vision/summary"
     runs = pd.read_csv(summary / "chains.csv")
     assert {"texture_swap", "texture_swap_finetune", "si_label_free", "subnetwork_label_free"} <= set(runs["model"])
     table2 = (summary / "table2.md").read_text()
     assert "Discovery without labels, per chain" in table2
-    rows = [line for line in table2.splitlines() if line.startswith("| 0 | label_free") or line.startswith("| 1 | label_free")]
-    # a Jaccard and its chance in every chain ("—" where neither mask keeps a weight, as the smoke run's can)
-    assert len(rows) == 2 and all(len(row.split("|")) == 10 for row in rows)
+    rows = [line for line in table2.splitlines() if line.startswith("| 0 | label_free")]
+    # a Jaccard and its chance ("—" where neither mask keeps a weight, as the smoke run's can)
+    assert len(rows) == 1 and all(len(row.split("|")) == 10 for row in rows)
     assert all(cell.strip() == "—" or 0 <= float(cell) <= 1 for row in rows for cell in row.split("|")[-3:-1])
     comparisons = (summary / "comparisons.md").read_text()
     for pair in ("si vs texture_swap", "texture_swap vs scratch", "texture_swap vs mixture", "si_label_free vs si",
