@@ -27,7 +27,7 @@ from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weigh
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import prepare_transfer_model  # noqa: E402
 from subtask_induction.packs import form_packs  # noqa: E402
-from subtask_induction.stacked import StackedAdamW  # noqa: E402
+from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
 from subtask_induction.training import fit  # noqa: E402
 
 KEPT = {2: 0.0768, 4: 0.0700, 6: 0.0470, 8: 0.0355, 10: 0.0356, 12: 0.0320}  # paper Table 3

@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "workflow"))
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import prepare_transfer_model  # noqa: E402
-from subtask_induction.stacked import StackedAdamW  # noqa: E402
+from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
 
 MODEL = {"n_embd": 128, "n_head": 4, "n_inner": 512, "dropout": 0.0}
 VOCAB = 1000  # numbers; the model adds SEP

@@ -9,7 +9,7 @@ from harness import REPO
 from subtask_induction.method.discovery import discover_subnetwork
 from subtask_induction.method.masks import (MASK_METHODS, attach_masks, find_masks, hard_masks, hard_masks_on,
                                             kept_fraction, l0_penalty, load_subnetwork, mask_parameters,
-                                            pack_masks, save_subnetwork, unpack_masks)
+                                            masks_to_bits, save_subnetwork, masks_from_bits)
 
 METHODS = sorted(MASK_METHODS)
 
@@ -164,15 +164,15 @@ def test_unknown_method_is_named():
 def test_packed_masks_round_trip_at_one_bit_per_weight(tmp_path):
     torch.manual_seed(0)
     masks = {"a": torch.rand(3, 5) > 0.5, "b": torch.rand(7) > 0.2, "c": torch.rand(2, 3, 3, 3) > 0.9}
-    packed = pack_masks(masks)
+    packed = masks_to_bits(masks)
     assert sum(p["bits"].numel() for p in packed.values()) == sum((m.numel() + 7) // 8 for m in masks.values())
-    assert all(torch.equal(unpack_masks(packed)[k], masks[k]) for k in masks)
+    assert all(torch.equal(masks_from_bits(packed)[k], masks[k]) for k in masks)
     save_subnetwork(tmp_path / "s.pt", masks, kept=kept_fraction(masks))
     loaded = load_subnetwork(tmp_path / "s.pt", ("kept",))
     assert all(torch.equal(loaded["masks"][k], masks[k]) for k in masks)
     packed["a"]["bits"] = packed["a"]["bits"][:1]
     with pytest.raises(ValueError, match="mask 'a' has 1"):
-        unpack_masks(packed)
+        masks_from_bits(packed)
 
 
 def test_top_k_keeps_exactly_k_percent_ties_deterministic_and_contains_the_discovered_subnetwork():

@@ -13,7 +13,7 @@ from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups
 from subtask_induction.method.transfer import parameter_groups, prepare_transfer_model
 from subtask_induction.packs import form_packs
 from subtask_induction.runtime import save_torch
-from subtask_induction.stacked import StackedAdamW, counter_dropout, dropout_keys
+from subtask_induction.stacked_training import StackedAdamW, counter_dropout, dropout_keys
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.training import NonFiniteLoss
 

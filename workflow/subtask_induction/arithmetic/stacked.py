@@ -28,7 +28,7 @@ from torch.nn.utils import parametrize
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from ..method.masks import split_name
-from ..stacked import counter_dropout, dropout_keys
+from ..stacked_training import counter_dropout, dropout_keys
 from .model import masked_weight_names
 
 

@@ -8,7 +8,7 @@ train. Every method offers the same things:
 - a training forward (the method's relaxation) and a binary test mask (`hard_masks_on`, `hard_masks`)
 - `l0_penalty(masks)`: the expected number of kept weights of the latest forward (use it or not)
 - `set_progress(masks, epochs_done, epochs)`: per-epoch schedules (continuous sparsification's beta)
-- `kept_fraction(binary masks)`, per tensor and overall; `pack_masks` / `unpack_masks`: 1 bit per weight
+- `kept_fraction(binary masks)`, per tensor and overall; `masks_to_bits` / `masks_from_bits`: 1 bit per weight
 
 Methods (`MASK_METHODS`):
 
@@ -314,7 +314,7 @@ def apply_binary_masks(model: nn.Module, binary_masks: dict[str, torch.Tensor]) 
     return model
 
 
-def pack_masks(binary_masks: dict[str, torch.Tensor]) -> dict[str, dict]:
+def masks_to_bits(binary_masks: dict[str, torch.Tensor]) -> dict[str, dict]:
     """Boolean masks -> {name: {"shape": [...], "bits": uint8 tensor}}, 1 bit per weight."""
     packed = {}
     for name, mask in binary_masks.items():
@@ -325,8 +325,8 @@ def pack_masks(binary_masks: dict[str, torch.Tensor]) -> dict[str, dict]:
     return packed
 
 
-def unpack_masks(packed: dict, where: str = "masks") -> dict[str, torch.Tensor]:
-    """Inverse of `pack_masks`; plain boolean tensors (the earlier format) pass through."""
+def masks_from_bits(packed: dict, where: str = "masks") -> dict[str, torch.Tensor]:
+    """Inverse of `masks_to_bits`; plain boolean tensors (the earlier format) pass through."""
     masks = {}
     for name, value in packed.items():
         if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
@@ -347,7 +347,7 @@ def save_subnetwork(path, binary_masks: dict[str, torch.Tensor], **record) -> No
     """A subnetwork file: the masks bit-packed, plus whatever the step records beside them."""
     from ..runtime import save_torch
 
-    save_torch({"masks": pack_masks(binary_masks), **record}, path)
+    save_torch({"masks": masks_to_bits(binary_masks), **record}, path)
 
 
 def load_subnetwork(path, required: tuple[str, ...] = ()) -> dict:
@@ -355,5 +355,5 @@ def load_subnetwork(path, required: tuple[str, ...] = ()) -> dict:
     from ..runtime import load_torch
 
     record = load_torch(path, ("masks", *required), "subnetwork")
-    record["masks"] = unpack_masks(record["masks"], where=str(path))
+    record["masks"] = masks_from_bits(record["masks"], where=str(path))
     return record

@@ -36,7 +36,7 @@ from ..records import keep, restore, write_manifest
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
 from ..selection import PROTOCOLS, select_all
-from ..stacked import StackedAdamW
+from ..stacked_training import StackedAdamW
 from ..training import fit
 from .common import fingerprint, parser, provenance, require
 
