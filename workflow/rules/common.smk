@@ -916,14 +916,12 @@ VIS_TEXTURE_SWAP = f"{VIS_DIR}/data/texture_swap"
 
 def vis_transfer_train(wildcards):
     """The folder variant `model` trains on: the original training images, or their texture swap."""
-    if VIS["transfer"]["variants"][wildcards.model]["data"] == "texture_swap":
-        return f"{VIS_TEXTURE_SWAP}/train"
-    return vis_split("train")
+    return f"{VIS_TEXTURE_SWAP}/train" if wildcards.model in _vis_swap else vis_split("train")
 
 
 def vis_transfer_swap_input(wildcards):
     """The texture-swap folder for a variant that trains on it (its rule's output); nothing for the others."""
-    return VIS_TEXTURE_SWAP if VIS["transfer"]["variants"][wildcards.model]["data"] == "texture_swap" else []
+    return VIS_TEXTURE_SWAP if wildcards.model in _vis_swap else []
 
 
 def vis_transfer_settings(wildcards):

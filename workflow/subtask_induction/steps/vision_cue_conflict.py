@@ -41,7 +41,8 @@ def main(argv=None):
         found = load_subnetwork(path, ("init", "l0_weight"))
         model, _ = discovery_network(args.base, found["init"], s["seed"])
         key = f"discovery/{found['init']}/{found['l0_weight']:g}"
-        scores[f"{key}/whole"] = score(model)
+        # the whole network a pretrained or label-free discovery masks is the base, scored above
+        scores[f"{key}/whole"] = score(model) if found["init"] == "random" else scores["base"]
         scores[f"{key}/subnetwork"] = score(apply_binary_masks(model, found["masks"]))  # the hard-mask subnetwork
     for path in args.transfers:
         scores[f"transfer/{Path(path).parent.name}"] = score(load_classifier(path)[0])
