@@ -21,6 +21,7 @@ include: "workflow/rules/common.smk"
 localrules:
     all,
     arithmetic_data,
+    arithmetic_pack_points,
     arithmetic_select_subnetwork,
     arithmetic_aggregate,
     arithmetic_plots,
@@ -30,6 +31,7 @@ localrules:
     vision_aggregate,
     vision_plots,
     vision_samples,
+    submasking_pack_points,
     submasking_aggregate,
     resources_report,
 
@@ -44,3 +46,5 @@ rule all:
     default_target: True
     input:
         final_targets(),
+    message:
+        JOB_LINE

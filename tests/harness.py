@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -60,13 +61,16 @@ def write_config(workdir: Path, config: dict) -> None:
 
 
 def jobs_run(result: subprocess.CompletedProcess) -> list[str]:
-    """The rules of the jobs a Snakemake run (or dry run) lists, one entry per job."""
-    rules = []
-    for line in (result.stdout + result.stderr).splitlines():
-        for kind in ("localrule ", "rule ", "localcheckpoint ", "checkpoint "):
-            if line.startswith(kind) and line.rstrip().endswith(":"):
-                rules.append(line[len(kind):].rstrip(":").strip())
-    return rules
+    """The rules of the jobs a Snakemake run (or dry run) lists, one entry per job: every rule's message
+    (common.smk JOB_LINE) makes its job's line `Job N: RULE WILDCARDS`."""
+    return [match.group(1) for match in re.finditer(r"^Job \d+: (\S+)", result.stdout + result.stderr, re.MULTILINE)]
+
+
+def points_file(points: list[dict], path: Path) -> str:
+    """A pack's points as the step reads them (--points FILE; the rules' *_pack_points write it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(points))
+    return str(path)
 
 
 def pack_manifests(workdir: Path, since: float = 0.0, family: str = "arithmetic") -> dict[str, dict]:

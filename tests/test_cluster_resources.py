@@ -6,8 +6,11 @@ import re
 from harness import REPO, snakemake
 
 
+DETAILS = {"SUBTASK_INDUCTION_JOB_DETAILS": "1"}  # Snakemake's full job listing instead of one line a job
+
+
 def job_resources(output: str) -> dict[str, str]:
-    """rule -> the `resources:` line of its first job in a dry run's listing."""
+    """rule -> the `resources:` line of its first job in a dry run's full listing (DETAILS)."""
     found, rule = {}, None
     for line in output.splitlines():
         started = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):$", line.strip())
@@ -25,10 +28,11 @@ def resource(line: str, key: str) -> str:
 def test_overriding_one_rule_on_the_command_line_keeps_every_other_rules_requests(tmp_path):
     common = ["-n", "--workflow-profile", "profiles/slurm", "--directory", str(tmp_path),
               "--configfile", "config/config.yaml", "--config", "families=[arithmetic]"]
-    plain = snakemake(REPO, *common)
+    plain = snakemake(REPO, *common, env=DETAILS)
     assert plain.returncode == 0, plain.stderr[-2000:]
     before = job_resources(plain.stdout + plain.stderr)
-    overridden = snakemake(REPO, *common[:-2], "--set-resources", "arithmetic_base:runtime=5", "--config", "families=[arithmetic]")
+    overridden = snakemake(REPO, *common[:-2], "--set-resources", "arithmetic_base:runtime=5", "--config", "families=[arithmetic]",
+                           env=DETAILS)
     assert overridden.returncode == 0, overridden.stderr[-2000:]
     after = job_resources(overridden.stdout + overridden.stderr)
     assert resource(before["arithmetic_base"], "runtime") == "240" and resource(after["arithmetic_base"], "runtime") == "5"
@@ -57,7 +61,7 @@ def test_a_transfer_packs_runtime_request_grows_with_its_rows_and_depth(tmp_path
     overlay = tmp_path / "depths.yaml"
     overlay.write_text(yaml.safe_dump({"arithmetic": {"layers": [2, 4]}}))
     result = snakemake(REPO, "-n", "--workflow-profile", "profiles/slurm", "--directory", str(tmp_path / "run"),
-                       "--configfile", "config/paper.yaml", "config/paper_depth2.yaml", str(overlay))
+                       "--configfile", "config/paper.yaml", "config/paper_depth2.yaml", str(overlay), env=DETAILS)
     assert result.returncode == 0, result.stderr[-2000:]
     minutes = yaml.safe_load((REPO / "config/paper.yaml").read_text())["resources"]["transfer_pack"]["minutes"]
     packs = {rule: line for rule, line in job_resources(result.stdout + result.stderr).items()

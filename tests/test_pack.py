@@ -16,6 +16,7 @@ from subtask_induction.runtime import save_torch
 from subtask_induction.stacked_training import StackedAdamW, counter_dropout, dropout_keys
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.training import NonFiniteLoss
+from harness import points_file
 
 MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
 VARIANTS = {
@@ -162,7 +163,7 @@ def point(folder, name, variant, seed, base="base.pt"):
 
 def run(points, folder, name="pack", retrain=False):
     settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2}}
-    arithmetic_transfer.main(["--points", json.dumps(points), "--checkpoint", str(folder / f"{name}.ckpt"),
+    arithmetic_transfer.main(["--points", points_file(points, folder / f"{name}.points.json"), "--checkpoint", str(folder / f"{name}.ckpt"),
                               "--checkpoint-interval-s", "0",
                               "--manifest", str(folder / f"{name}.json"), "--device", "cpu",
                               "--settings", json.dumps(settings)] + (["--retrain"] if retrain else []))
@@ -196,7 +197,7 @@ def test_step_pack_of_three_equals_each_point_alone(inputs):
 def test_a_nan_point_fails_alone_its_mates_finish_and_a_rerun_trains_only_it(inputs, capsys):
     points = [point(inputs, "ok", "random", 0), point(inputs, "broken", "si", 1, base="nan_base.pt"),
               point(inputs, "ok2", "sampled", 2)]
-    with pytest.raises(SystemExit, match=r"si n=30 seed=1 \(.*broken/metrics.json\): the loss is nan"):
+    with pytest.raises(SystemExit, match=r"broken/metrics.json: si n=30 seed=1, the loss became non-finite: the loss is nan"):
         run(points, inputs)
     assert not Path(points[1]["out"]).exists()
     for mate, index in ((points[0], 0), (points[2], 2)):

@@ -11,6 +11,7 @@ from PIL import Image
 from subtask_induction.method.masks import load_subnetwork
 from subtask_induction.method.overlap import chance_jaccard, mask_overlap
 from subtask_induction.submasking.tasks import build_embedded_task, label_subset, read_cifar, read_folder_task
+from harness import points_file
 
 
 def write_folder_task(root, classes=("cat", "dog", "eel"), per_class=(4, 2), val=False, size=10):
@@ -118,7 +119,7 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
                "mask": str(tmp_path / method / "mask.pt")} for method in methods]
     def run(points, manifest):
         submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",
-                               json.dumps(points), "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
+                               points_file(points, tmp_path / f"{manifest}.points"), "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
                                "--settings", json.dumps(settings), "--manifest", str(tmp_path / manifest)])
         return json.loads((tmp_path / manifest).read_text())
 

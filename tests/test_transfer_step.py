@@ -12,6 +12,7 @@ from subtask_induction.runtime import save_torch
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.steps.common import fingerprint
 from subtask_induction.training import NonFiniteLoss
+from harness import points_file
 
 MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.2}  # dropout > 0: scoring must switch it off
 
@@ -47,7 +48,7 @@ def point(folder, out, variant="si", settings=SI, seed=0, base="base.pt"):
 
 def run_points(points, checkpoint, lr=3e-3, epochs=4, retrain=True):
     settings = {"training": {"epochs": epochs, "batch_size": 8, "lr": lr, "holdout_fraction": 0.2}}
-    arithmetic_transfer.main(["--points", json.dumps(points), "--checkpoint", str(checkpoint), "--device", "cpu",
+    arithmetic_transfer.main(["--points", points_file(points, Path(f"{checkpoint}.points.json")), "--checkpoint", str(checkpoint), "--device", "cpu",
                               "--checkpoint-interval-s", "0",
                               "--settings", json.dumps(settings)] + (["--retrain"] if retrain else []))
     return [json.loads(Path(q["out"]).read_text()) for q in points if Path(q["out"]).exists()]

@@ -26,6 +26,8 @@ rule arithmetic_data:
     threads: 1
     params:
         settings=arith_data_settings,
+    message:
+        JOB_LINE
     shell:
         step("arithmetic_data") + " --purpose {wildcards.purpose} --computation {wildcards.computation:q} "
         "--settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
@@ -49,6 +51,8 @@ rule arithmetic_base:
     params:
         settings=lambda wildcards: arith_stage_settings("base", wildcards.chain, model=ARITH["model"]),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_base")
@@ -78,6 +82,8 @@ rule arithmetic_discover:
     params:
         settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover")
@@ -106,8 +112,30 @@ checkpoint arithmetic_select_subnetwork:
     params:
         check=("--check-complement " if ARITH_USES_COMPLEMENT else "")
         + ("--floor" if ARITH["discovery"].get("floor", True) else ""),
+    message:
+        JOB_LINE
     shell:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
+
+
+# A pack's points, as its step reads them (--points): a local job in Snakemake's own process. Its params are
+# the points, so a change to them (a point added, a subnetwork chosen anew, retrain_points) rewrites the file,
+# and the new file reruns the pack; the console line of the pack stays short.
+rule arithmetic_pack_points:
+    input:
+        arith_pack_points_inputs,
+    output:
+        ARITH_PACK_POINTS,
+    log:
+        f"logs/arithmetic/transfer/packs/{{pack}}.points.log",
+    wildcard_constraints:
+        pack=one_of(ARITH_PACK_MEMBERS) or "-",
+    params:
+        points=arith_pack_points,
+    message:
+        JOB_LINE
+    run:
+        write_points(output[0], params.points, log[0])
 
 
 # The transfer sweep, one pack of points per job (common.smk ARITH_PACKS; docs/running.md, "Packs"). Each point's
@@ -120,6 +148,7 @@ for _pack, _members in ARITH_PACKS:
             f"arithmetic_transfer_pack_{_pack}"
         input:
             partial(arith_pack_inputs, _members),
+            points=ARITH_PACK_POINTS.format(pack=_pack),
             # Every selection the pack reads, so that the DAG holds all of them from the start; ancient():
             # a selection rerun that keeps its choice (a λ added that loses) must not rerun the pack.
             selections=[ancient(path) for path in arith_pack_selections(_members)],
@@ -137,10 +166,11 @@ for _pack, _members in ARITH_PACKS:
         resources:
             **arith_pack_resources(_members),
         params:
-            points=partial(arith_pack_points, _members),
             settings=as_json(arith_transfer_training()),
             checkpoint=f"{ARITH_DIR}/transfer/packs/{_pack}.ckpt",
             device=config["device"],
+        message:
+            JOB_LINE
         shell:
             arith_transfer_shell()
 
@@ -162,6 +192,8 @@ rule arithmetic_aggregate:
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
         protocol=ARITH["report"]["protocol"],
+    message:
+        JOB_LINE
     shell:
         step("arithmetic_aggregate")
         + " --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
@@ -187,6 +219,8 @@ rule arithmetic_plots:
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
         report=as_json(ARITH["report"]),
+    message:
+        JOB_LINE
     shell:
         step("arithmetic_plots")
         + " --transfer {input.transfer:q} --curves {input.curves:q} --report {params.report:q} "
@@ -224,6 +258,8 @@ rule arithmetic_discover_budget:
             arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers)
         ).parent.name.removeprefix("lambda"),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
@@ -254,6 +290,8 @@ rule arithmetic_budget:
         n=ARITH["report"].get("budget_n", max(ARITH["transfer"]["disambiguation_rows"])),
         protocol=ARITH["report"]["protocol"],
         figures=lambda wildcards, output: Path(output.png).parent,
+    message:
+        JOB_LINE
     shell:
         step("arithmetic_budget") + " --budget {input.budget:q} --full {input.full:q} --data {input.data:q} "
         "--transfer {input.transfer:q} "
@@ -289,6 +327,8 @@ rule arithmetic_overlap_discover:
         settings=arith_overlap_settings,
         l0=arith_overlap_l0,
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
@@ -318,6 +358,8 @@ rule arithmetic_overlap:
     threads: 1
     params:
         figures=lambda wildcards, output: Path(output.png).parent,
+    message:
+        JOB_LINE
     shell:
         step("arithmetic_overlap") + " --subnetworks {input.default:q} {input.runs:q} --table {output.table:q} "
         "--markdown {output.markdown:q} --figures {params.figures:q} > {log:q} 2>&1"

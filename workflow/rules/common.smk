@@ -26,6 +26,16 @@ def as_json(settings):
     return json.dumps(settings, sort_keys=True)
 
 
+def write_points(path, points, log):
+    """A pack's points file (the *_pack_points rules: a JSON list, as the pack's step reads it), atomically;
+    the log says how many."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(points)
+    os.replace(temporary, path)
+    Path(log).write_text(f"{len(json.loads(points))} points -> {path}\n")
+
+
 def number_tag(value):
     """1e-06 for 1.0e-6: how a float looks in a path."""
     return f"{value:g}"
@@ -33,6 +43,14 @@ def number_tag(value):
 
 def one_of(values):
     return "|".join(re.escape(str(value)) for value in values)
+
+
+# What the console says when a job starts, for every rule: its name and wildcards, one short line (Snakemake
+# prints a rule's message instead of its inputs and outputs, which for a pack or a table run to kilobytes).
+# The profiles print neither shell commands nor reasons (docs/decisions.md, "The console"). With
+# SUBTASK_INDUCTION_JOB_DETAILS=1 in the environment, Snakemake's own listing comes back (inputs, outputs,
+# resources), e.g. to see what a dry run would ask a cluster for.
+JOB_LINE = None if os.environ.get("SUBTASK_INDUCTION_JOB_DETAILS") == "1" else "{rule} {wildcards}"
 
 
 # The shell commands read the package's folder from this variable, which every Snakemake process that
@@ -529,8 +547,18 @@ def arith_pack_selections(members):
     )
 
 
-def arith_pack_points(members, wildcards):
-    return as_json([arith_point_args(point) for point in members])
+def arith_pack_points(wildcards):
+    """The pack's points as its step reads them (the points file's content: a change reruns the pack)."""
+    return as_json([arith_point_args(point) for point in ARITH_PACK_MEMBERS[wildcards.pack]])
+
+
+def arith_pack_points_inputs(wildcards):
+    """The selections a pack's points read (ancient: a selection rerun that keeps its choice, a λ added that
+    loses, must not rewrite the points). Raises until the selections have run (checkpoints)."""
+    members = ARITH_PACK_MEMBERS[wildcards.pack]
+    for point in members:
+        arith_point_subnetwork(point)
+    return [ancient(path) for path in arith_pack_selections(members)]
 
 
 def arith_transfer_point_list():
@@ -572,11 +600,12 @@ ARITH_PACKS = form_packs(
     shape=("layers", "n", "with"),
     order=("chain", "seed", "base", "subtask", "target", "variant"),
 )
+ARITH_PACK_MEMBERS = dict(ARITH_PACKS)
 
 
 def arith_transfer_shell():
     return (
-        train_step("arithmetic_transfer") + " --points {params.points:q} --settings {params.settings:q} "
+        train_step("arithmetic_transfer") + " --points {input.points:q} --settings {params.settings:q} "
         "--manifest {output.manifest:q} "
         "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
         "> {log:q} 2>&1 && rm -f {params.checkpoint:q}"
@@ -618,6 +647,9 @@ def arith_experiment_paths(pattern, only_layers=None, only_chains=None, **extra)
 def arith_pack_manifest(pack):
     """What a pack writes last: its points, and which it trained or restored."""
     return f"{ARITH_DIR}/transfer/packs/{pack}.json"
+
+
+ARITH_PACK_POINTS = f"{ARITH_DIR}/transfer/packs/{{pack}}.points.json"
 
 
 def arith_discovery_metrics():
@@ -1151,6 +1183,13 @@ SUB_PACKS = (
     if SUB
     else []
 )
+SUB_PACK_MEMBERS = dict(SUB_PACKS)
+SUB_PACK_POINTS = f"{SUB_DIR}/packs/{{pack}}.points.json"
+
+
+def sub_pack_points(wildcards):
+    """The pack's points as its step reads them (the points file's content: a change reruns the pack)."""
+    return as_json([sub_point_args(point) for point in SUB_PACK_MEMBERS[wildcards.pack]])
 
 
 def sub_final_targets():

@@ -18,6 +18,8 @@ rule resources_report:
     threads: 1
     params:
         rules=benchmark_files(),  # record -> rule
+    message:
+        JOB_LINE
     script:
         "../scripts/resources_report.py"
 

@@ -25,6 +25,8 @@ rule submasking_task:
         settings=lambda wildcards: as_json(
             {"seed": SUB["seed"], "image_size": SUB["task_image_size"], **SUB.get("embedded", {})}
         ),
+    message:
+        JOB_LINE
     shell:
         step("submasking_task") + " --name {params.source} --settings {params.settings:q} --out {output:q} "
         "> {log:q} 2>&1"
@@ -45,19 +47,39 @@ rule submasking_check_task:
         **rule_requests("submasking_check_task"),
     params:
         what=lambda wildcards: f"task folder (submasking.tasks.{wildcards.task}.root)",
+    message:
+        JOB_LINE
     shell:
         step("check_images")
         + " --root {input.root:q} --what {params.what:q} --out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
+# A pack's points, as its step reads them (--points): a local job in Snakemake's own process whose params
+# are the points, so a change to them reruns the pack through the new file (as arithmetic_pack_points).
+rule submasking_pack_points:
+    output:
+        SUB_PACK_POINTS,
+    log:
+        "logs/submasking/packs/{pack}.points.log",
+    wildcard_constraints:
+        pack=one_of(SUB_PACK_MEMBERS) or "-",
+    params:
+        points=sub_pack_points,
+    message:
+        JOB_LINE
+    run:
+        write_points(output[0], params.points, log[0])
+
+
 # The points, one pack of points per job (common.smk SUB_PACKS): points of one backbone and one task train
-# one after another in one process; finished points come back from their records (records.py).
+# one after another in one process; finished points come back from their records (sweep.py).
 for _pack, _members in SUB_PACKS:
 
     rule:
         name:
             f"submasking_pack_{_pack}"
         input:
+            points=SUB_PACK_POINTS.format(pack=_pack),
             task=sub_task_root(_members[0]["task"]),
             task_check=sub_task_check(_members[0]["task"]),
             backbone=sub_backbone_file(_members[0]["backbone"]),
@@ -75,7 +97,6 @@ for _pack, _members in SUB_PACKS:
         resources:
             **sub_pack_resources(len(_members)),
         params:
-            points=as_json([sub_point_args(point) for point in _members]),
             settings=sub_train_settings(_members[0]["backbone"], _members[0]["task"]),
             backbone_arg=(
                 f"--backbone {sub_backbone_file(_members[0]['backbone'])}"
@@ -83,9 +104,11 @@ for _pack, _members in SUB_PACKS:
                 else ""
             ),
             device=config["device"],
+        message:
+            JOB_LINE
         shell:
             train_step("submasking_train")
-            + " {params.backbone_arg} --task-root {input.task:q} --points {params.points:q} "
+            + " {params.backbone_arg} --task-root {input.task:q} --points {input.points:q} "
             "--manifest {output.manifest:q} --settings {params.settings:q} --threads {threads} "
             "--device {params.device} > {log:q} 2>&1"
 
@@ -111,6 +134,8 @@ rule submasking_aggregate:
         pattern=lambda wildcards: SUB_POINT,  # a function: Snakemake would fill the braces of a plain string
         grid=as_json(sub_grid()),
         out=lambda wildcards, output: str(Path(output[0]).parents[1]),
+    message:
+        JOB_LINE
     shell:
         step("submasking_aggregate") + " --pattern {params.pattern:q} --grid {params.grid:q} --out {params.out:q} "
         "> {log:q} 2>&1"

@@ -26,6 +26,8 @@ rule vision_world:
         **rule_requests("vision_world"),
     params:
         settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
+    message:
+        JOB_LINE
     shell:
         step("vision_world") + " --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
@@ -48,6 +50,8 @@ rule vision_texture_swap:
         **rule_requests("vision_world"),
     params:
         settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"], "split": "train"}),
+    message:
+        JOB_LINE
     shell:
         step("vision_texture_swap") + " --world {input.world:q} --settings {params.settings:q} --out {output:q} "
         "> {log:q} 2>&1"
@@ -81,6 +85,8 @@ rule vision_imagenet16:
         ),
         gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
         + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
+    message:
+        JOB_LINE
     shell:
         step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
@@ -111,6 +117,8 @@ rule vision_folder:
         ),
         gates=("--skip-unreadable " if VIS_FOLDER.get("skip_unreadable") else "")
         + f"--min-fill {VIS_FOLDER.get('min_fill', 0.5)}",
+    message:
+        JOB_LINE
     shell:
         step("vision_folder") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
@@ -132,6 +140,8 @@ rule vision_check_cue_conflict:
         **rule_requests("vision_check_cue_conflict"),
     params:
         root=vis_cue_conflict(),
+    message:
+        JOB_LINE
     shell:
         step("check_images") + " --root {params.root:q} --what 'cue-conflict folder (vision.data.cue_conflict)' "
         "--out {output:q} --threads {threads} > {log:q} 2>&1"
@@ -156,6 +166,8 @@ rule vision_mean_pool:
         shards=lambda wildcards: VIS["pooling"]["shards"][wildcards.split],
         settings=vis_pooling_settings(),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         step("vision_pool") + " --images {params.images:q} --shard {wildcards.shard} "
         "--shards {params.shards} --settings {params.settings:q} --threads {threads} --device {params.device} "
@@ -187,6 +199,8 @@ rule vision_base:
         eval=vis_split("eval"),
         test=vis_split("test"),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
@@ -226,6 +240,8 @@ rule vision_discover:
         ),
         test=vis_split("test"),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
@@ -254,6 +270,8 @@ checkpoint vision_select_subnetwork:
     params:
         # the pretrained subnetworks are transferred; the random-init one (Fig 11's control) is expected at chance
         floor=lambda wildcards: "--floor" if wildcards.init != "random" and VIS["discovery"].get("floor", True) else "",
+    message:
+        JOB_LINE
     shell:
         step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.floor} > {log:q} 2>&1"
 
@@ -283,6 +301,8 @@ rule vision_transfer:
         test=vis_split("test"),
         subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
@@ -324,6 +344,8 @@ rule vision_cue_conflict:
         settings=lambda wildcards: vis_settings(wildcards.chain),
         cue_conflict=vis_cue_conflict(),
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         step("vision_cue_conflict") + " --cue-conflict {params.cue_conflict:q} --base {input.base:q} "
         "--subnetworks {input.subnetworks:q} --transfers {input.transfers:q} --settings {params.settings:q} "
@@ -363,6 +385,8 @@ rule vision_diagnostics:
         test=vis_split("test"),
         outdir=lambda wildcards, output: Path(output.csv).parent,
         device=config["device"],
+    message:
+        JOB_LINE
     shell:
         step("vision_diagnostics") + " --base {input.base:q} --subnetwork {input.subnetwork:q} "
         "--train {params.train:q} --pooled-discovery {input.pooled_discovery:q} --test {params.test:q} "
@@ -388,6 +412,8 @@ rule vision_aggregate:
     threads: 1
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
+    message:
+        JOB_LINE
     shell:
         step("vision_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} "
         "--selected {input.selected:q} --transfer {input.transfer:q} --cue-conflict {input.cue_conflict:q} "
@@ -412,6 +438,8 @@ rule vision_plots:
     params:
         summary=lambda wildcards, input: Path(input[0]).parent,
         outdir=lambda wildcards, output: Path(output[0]).parent,
+    message:
+        JOB_LINE
     shell:
         step("vision_plots") + " --summary {params.summary:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
@@ -432,6 +460,8 @@ rule vision_samples:
         test=vis_split("test"),
         cue_conflict=vis_cue_conflict(),
         settings=as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"], **vis_classes_setting()}),
+    message:
+        JOB_LINE
     shell:
         step("vision_samples") + " --test {params.test:q} --pooled-test {input.pooled_test:q} "
         "--cue-conflict {params.cue_conflict:q} --settings {params.settings:q} --out {output:q} > {log:q} 2>&1"

@@ -7,8 +7,8 @@ accuracy and loss on a held-out slice of its own training rows, and the test met
 reports the test metrics under each selection protocol (see selection.py): `eval` (the paper's),
 `train_holdout` and `last`; all three come from this one run.
 
-Records: next to each metrics.json, `record.json` (a hard link to it) survives Snakemake deleting the
-job's outputs. A pack restores every point whose record was written for the same fingerprint instead of
+Records (sweep.py): next to each metrics.json, `record.json` (a hard link to it) survives Snakemake deleting
+the job's outputs. A pack restores every point whose record was written for the same fingerprint instead of
 training it again, so adding a seed trains only the new points and a failed or killed pack does not
 retrain its finished members. A point's fingerprint covers what its numbers depend on and nothing else:
 its settings, n and seed; the rows it reads (its training rows, eval and test), the base's tensors and
@@ -19,7 +19,9 @@ threads, GPU: runtime.code_hash). --retrain ignores records; so does a point wit
 "retrain": true (a single-point rerun).
 """
 
-import json
+from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 import torch
 
@@ -32,11 +34,11 @@ from ..claims import correct_bits
 from ..method.kinds import MASKED_METHODS
 from ..method.masks import kept_fraction, load_subnetwork, top_k_masks
 from ..method.transfer import prepare_transfer_model
-from ..records import keep, restore, write_manifest
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
 from ..selection import PROTOCOLS, select_all
 from ..stacked_training import StackedAdamW
+from ..sweep import read_points, run_pack
 from ..training import fit
 from .common import fingerprint, parser, provenance, require
 
@@ -44,21 +46,26 @@ POINT_KEYS = ("variant", "variant_settings", "n", "seed", "base", "subnetwork", 
 
 
 def main(argv=None):
+    args = parse_arguments(argv)
+    configure(args.threads, point_seeds(args.points[0])["batches"])
+    inputs = Inputs.load(args.points, args.settings)
+    run_pack(args.points, lambda point: [point["out"]], inputs.fingerprint,
+             lambda todo: train_points(todo, inputs, args), args.manifest, retrain=args.retrain)
+
+
+def parse_arguments(argv):
     p = parser(__doc__)
-    p.add_argument("--points", type=json.loads, required=True,
-                   help=f"JSON list of points, each with {list(POINT_KEYS)}; all with the same n")
+    p.add_argument("--points", required=True,
+                   help=f"JSON file: the list of points, each with {list(POINT_KEYS)}; all with the same n")
     p.add_argument("--checkpoint", required=True, help="the pack's resume checkpoint")
     p.add_argument("--manifest", help="written last: the pack's points, and which were trained or restored")
     p.add_argument("--retrain", action="store_true", help="train every point, ignoring finished records")
     args = p.parse_args(argv)
-    s, points = args.settings, args.points
-    require(s, "training")
-    t = s["training"]
-    require(t, "epochs", "batch_size", "lr", "holdout_fraction", where="transfer training settings")
-    if not points:
-        raise SystemExit("error: --points lists no point")
+    require(args.settings, "training")
+    require(args.settings["training"], "epochs", "batch_size", "lr", "holdout_fraction",
+            where="transfer training settings")
+    args.points = points = read_points(args.points, POINT_KEYS)
     for point in points:
-        require(point, *POINT_KEYS, where=f"point {point.get('out', point)}")
         require(point["variant_settings"], "method", "lr_scale", "inherit_unmasked", where=f"variant '{point['variant']}'")
     if len({point["n"] for point in points}) != 1:
         raise SystemExit(f"error: a pack shares its number of training rows; got n = {sorted({q['n'] for q in points})}")
@@ -67,112 +74,192 @@ def main(argv=None):
     kinds = {point["variant_settings"].get("subtask_rows") for point in points}
     if len(kinds) != 1:
         raise SystemExit(f"error: a pack trains one kind of batch; got subtask_rows {sorted(map(str, kinds))}")
-    kind = kinds.pop()  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
+    kind = next(iter(kinds))
     if kind and any("subtask_data" not in point for point in points):
         raise SystemExit(f"error: subtask_rows {kind} needs each point's subtask_data (the discovery dataset)")
-    seeds_of = {q["out"]: arithmetic_transfer_seeds(q.get("chain", 0), q["seed"]) for q in points}
-    configure(args.threads, seeds_of[points[0]["out"]]["batches"])
-    code = code_hash()  # the package modules this step imports and the numeric libraries
-    bases, subnetworks, datasets = {}, {}, {}
-    for point in points:
-        if point["base"] not in bases:
-            bases[point["base"]] = load_gpt2(point["base"])
-        if point["subnetwork"] not in subnetworks:
-            subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
-        for key in ("data", "subtask_data") if kind else ("data",):
-            if point[key] not in datasets:
-                datasets[point[key]] = load_torch(point[key], ("splits", "n_numbers", "modulus", "computation"),
-                                                  "arithmetic dataset")
-    # What each input contributes to a point's numbers, by content (see the module docstring).
-    base_digests = {path: tensor_digest({"state_dict": model.state_dict(), "layers": meta["layers"],
-                                         "n_numbers": meta["n_numbers"], "model_settings": meta["model_settings"]})
-                    for path, (model, meta) in bases.items()}
-    mask_digests = {path: tensor_digest({"masks": subnetwork["masks"]}) for path, subnetwork in subnetworks.items()}
-    score_digests = {path: tensor_digest({"scores": subnetwork.get("scores")}) for path, subnetwork in subnetworks.items()
-                     if any(q["subnetwork"] == path and q["variant_settings"].get("top_k") for q in points)}
-    for point in points:
-        if point["variant_settings"].get("top_k") and subnetworks[point["subnetwork"]].get("scores") is None:
-            raise SystemExit(f"error: variant '{point['variant']}' takes the top {point['variant_settings']['top_k']:g} "
-                             f"of the mask scores, but {point['subnetwork']} holds no scores (written before "
-                             f"version 0.2.0): run its discovery again")
-    row_digests = {}
+    return args
 
-    def rows_digest(point):
-        key = (point["data"], point["n"])
-        if key not in row_digests:
-            dataset = datasets[point["data"]]
-            row_digests[key] = tensor_digest({
-                "train": transfer_training_rows(dataset, point["n"]), "n_ambiguous": len(dataset["splits"]["ambiguous"]),
-                "eval": dataset["splits"]["eval"], "test": dataset["splits"]["test"],
-                "computation": dataset["computation"], "n_numbers": dataset["n_numbers"], "modulus": dataset["modulus"]})
-        return row_digests[key]
 
-    def point_config(point, meta, dataset, subnetwork):
-        return {**s, "variant": point["variant_settings"], "variant_name": point["variant"],
-                "n_disambiguation": point["n"], "seed": point["seed"], "chain": point.get("chain", 0),
-                "target": dataset["computation"], "subtask": subnetwork.get("subtask"), "base": meta}
+def point_seeds(point):
+    return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"])
 
-    def point_fingerprint(point):
-        return fingerprint({**s, "variant": point["variant_settings"]}, point["n"], point.get("chain", 0), point["seed"], code,
-                           base_digests[point["base"]], mask_digests[point["subnetwork"]], rows_digest(point),
-                           *([tensor_digest({"subtask": discovery_rows(datasets[point["subtask_data"]],
-                                                                        subnetworks[point["subnetwork"]])})] if kind else []),
-                           *([score_digests[point["subnetwork"]]] if point["variant_settings"].get("top_k") else []),
-                           code=False)
 
-    restored = [] if args.retrain else [q for q in points
-                                        if not q.get("retrain") and restore([q["out"]], point_fingerprint(q))]
-    todo = [q for q in points if q not in restored]
-    print(f"pack of {len(points)}: {len(restored)} restored from their records, {len(todo)} to train", flush=True)
+@dataclass
+class Inputs:
+    """What the pack's points read, each file loaded once, and what each contributes to a point's numbers,
+    by content (see the module docstring)."""
 
-    def manifest(failed=()):
-        write_manifest(args.manifest, [q["out"] for q in points], [q["out"] for q in restored],
-                       [q["out"] for index, q in enumerate(todo) if index not in failed],
-                       [todo[index]["out"] for index in failed])
+    settings: dict
+    kind: str | None  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
+    code: str  # the package modules this step imports and the numeric libraries
+    bases: dict = field(default_factory=dict)
+    subnetworks: dict = field(default_factory=dict)
+    datasets: dict = field(default_factory=dict)
+    digests: dict = field(default_factory=dict)
 
-    if not todo:
-        manifest()
-        return
+    @classmethod
+    def load(cls, points: list[dict], settings: dict) -> Inputs:
+        kind = points[0]["variant_settings"].get("subtask_rows")
+        inputs = cls(settings, kind, code_hash())
+        for point in points:
+            if point["base"] not in inputs.bases:
+                inputs.bases[point["base"]] = load_gpt2(point["base"])
+            if point["subnetwork"] not in inputs.subnetworks:
+                inputs.subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
+            for key in ("data", "subtask_data") if kind else ("data",):
+                if point[key] not in inputs.datasets:
+                    inputs.datasets[point[key]] = load_torch(
+                        point[key], ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
+        for point in points:
+            if point["variant_settings"].get("top_k") and inputs.subnetworks[point["subnetwork"]].get("scores") is None:
+                raise SystemExit(f"error: variant '{point['variant']}' takes the top {point['variant_settings']['top_k']:g} "
+                                 f"of the mask scores, but {point['subnetwork']} holds no scores (written before "
+                                 f"version 0.2.0): run its discovery again")
+        return inputs
+
+    def _digest(self, key, make):
+        if key not in self.digests:
+            self.digests[key] = make()
+        return self.digests[key]
+
+    def base_digest(self, path):
+        model, meta = self.bases[path]
+        return self._digest(("base", path), lambda: tensor_digest({
+            "state_dict": model.state_dict(), "layers": meta["layers"], "n_numbers": meta["n_numbers"],
+            "model_settings": meta["model_settings"]}))
+
+    def rows_digest(self, point):
+        dataset = self.datasets[point["data"]]
+        return self._digest(("rows", point["data"], point["n"]), lambda: tensor_digest({
+            "train": transfer_training_rows(dataset, point["n"]), "n_ambiguous": len(dataset["splits"]["ambiguous"]),
+            "eval": dataset["splits"]["eval"], "test": dataset["splits"]["test"],
+            "computation": dataset["computation"], "n_numbers": dataset["n_numbers"], "modulus": dataset["modulus"]}))
+
+    def fingerprint(self, point) -> str:
+        subnetwork = self.subnetworks[point["subnetwork"]]
+        extra = []
+        if self.kind:
+            extra.append(tensor_digest({"subtask": discovery_rows(self.datasets[point["subtask_data"]], subnetwork)}))
+        if point["variant_settings"].get("top_k"):
+            extra.append(self._digest(("scores", point["subnetwork"]),
+                                      lambda: tensor_digest({"scores": subnetwork.get("scores")})))
+        masks = self._digest(("masks", point["subnetwork"]), lambda: tensor_digest({"masks": subnetwork["masks"]}))
+        return fingerprint({**self.settings, "variant": point["variant_settings"]}, point["n"], point.get("chain", 0),
+                           point["seed"], self.code, self.base_digest(point["base"]), masks, self.rows_digest(point),
+                           *extra, code=False)
+
+
+@dataclass
+class Member:
+    """One point of the pack as it trains: its own model (before stacking), rows and record fields."""
+
+    point: dict
+    model: torch.nn.Module
+    train: torch.Tensor
+    holdout: torch.Tensor
+    eval: torch.Tensor
+    test: torch.Tensor
+    rules: dict  # competing rule -> its name, for the test agreement metrics
+    config: dict
+    transferred: float | None  # the kept fraction of the transferred mask (masked methods)
+    subtask: torch.Tensor | None = None  # with subtask_rows: the discovery's rows
+    teacher: torch.Tensor | None = None  # with subtask_rows distill: the subnetwork's answers on them
+
+    @property
+    def name(self) -> str:
+        return f"{self.point['variant']} n={self.point['n']} seed={self.point['seed']}"
+
+
+def train_points(todo: list[dict], inputs: Inputs, args):
+    """Build every point's model as for a lone run, stack them, train them as one, write each point's
+    metrics.json: yields each point once written (or with why it failed), for run_pack to keep."""
+    t = inputs.settings["training"]
     device = resolve_device(args.device)
-    models, trains, holdouts, evals, tests, rules, configs, transferred = [], [], [], [], [], [], [], []
-    subtask, teacher = [], []  # per point, with subtask_rows: the discovery's rows and the subnetwork's answers
-    for point in todo:
-        (base, meta), subnetwork, dataset = bases[point["base"]], subnetworks[point["subnetwork"]], datasets[point["data"]]
-        v = point["variant_settings"]
-        rows = transfer_training_rows(dataset, point["n"])
-        seeds = seeds_of[point["out"]]
-        train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], seeds["holdout"])
-        if len(holdout) == 0:
-            raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
-        fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
-        # A size dial: the top fraction of the discovery's scores instead of its own hard mask.
-        masks = top_k_masks(subnetwork["scores"], v["top_k"]) if v.get("top_k") else subnetwork["masks"]
-        transferred.append(kept_fraction(masks)["overall"] if v["method"] in MASKED_METHODS else None)
-        models.append(prepare_transfer_model(
-            v["method"], base, fresh, masks, lr_scale=v["lr_scale"],
-            inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"])))
-        trains.append(train.to(device))
-        holdouts.append(holdout)
-        evals.append(dataset["splits"]["eval"])
-        tests.append(dataset["splits"]["test"])
-        rules.append({rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])})
-        configs.append(point_config(point, meta, dataset, subnetwork))
-        if kind:
-            rows_of_subtask = discovery_rows(datasets[point["subtask_data"]], subnetwork)
-            subtask.append(rows_of_subtask.to(device))
-            if kind == "distill":
-                teacher.append(teacher_log_probs(base, subnetwork["masks"], rows_of_subtask).to(device))
-    for name, parts in (("training", trains), ("held-out", holdouts), ("eval", evals), ("test", tests)):
-        if len({len(part) for part in parts}) != 1:
-            raise SystemExit(f"error: the pack's points have different numbers of {name} rows "
-                             f"{[len(part) for part in parts]}; only points of one shape train together")
-    batch_seeds = [seeds_of[point["out"]]["batches"] for point in todo]
-    model = StackedGPT2.from_models(models, batch_seeds).to(device)
-    del models
+    pack = [build_member(point, inputs, device) for point in todo]
+    check_shapes(pack)
+    model = StackedGPT2.from_models([member.model for member in pack],
+                                    [point_seeds(member.point)["batches"] for member in pack]).to(device)
+    for member in pack:
+        member.model = None  # the stacked model holds the weights now
     optimizer = StackedAdamW(optimizer_groups(model, t["lr"], [q["variant_settings"]["lr_scale"] for q in todo]),
                              weight_decay=t.get("weight_decay", 0.01))
-    holdout_rows, eval_rows, test_rows = (torch.stack(parts).to(device) for parts in (holdouts, evals, tests))
-    modulus = datasets[todo[0]["data"]]["modulus"]
+    loss_fn, batches = pack_batches_and_loss(pack, inputs.kind, t["batch_size"])
+    names = [member.name for member in pack]
+    result = fit(
+        model, optimizer, loss_fn, batches,
+        pack_evaluation(pack, device, inputs.datasets[todo[0]["data"]]["modulus"]), t["epochs"], select=None,
+        checkpoint=args.checkpoint, checkpoint_interval_s=args.checkpoint_interval_s,
+        fingerprint=fingerprint({"points": [inputs.fingerprint(q) for q in todo]}, code=False),
+        desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
+        settings={"points": names, **inputs.settings},
+    )
+    for index, member in enumerate(pack):
+        if index in result.failed:
+            yield member.point, f"{member.name}, the loss became non-finite: {result.failed[index]}"
+            continue
+        write_point(member, [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
+                             for record in result.history], len(pack), inputs)
+        yield member.point, None
+
+
+def build_member(point: dict, inputs: Inputs, device) -> Member:
+    """A point's transfer model, exactly as a lone run builds it, with its rows."""
+    (base, meta), subnetwork = inputs.bases[point["base"]], inputs.subnetworks[point["subnetwork"]]
+    dataset, v, t = inputs.datasets[point["data"]], point["variant_settings"], inputs.settings["training"]
+    rows = transfer_training_rows(dataset, point["n"])
+    seeds = point_seeds(point)
+    train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], seeds["holdout"])
+    if len(holdout) == 0:
+        raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
+    fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
+    # A size dial: the top fraction of the discovery's scores instead of its own hard mask.
+    masks = top_k_masks(subnetwork["scores"], v["top_k"]) if v.get("top_k") else subnetwork["masks"]
+    member = Member(
+        point=point,
+        model=prepare_transfer_model(v["method"], base, fresh, masks, lr_scale=v["lr_scale"],
+                                     inherit_unmasked=v["inherit_unmasked"],
+                                     generator=torch.Generator().manual_seed(seeds["mask"])),
+        train=train.to(device), holdout=holdout, eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
+        rules={rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])},
+        config={**inputs.settings, "variant": v, "variant_name": point["variant"], "n_disambiguation": point["n"],
+                "seed": point["seed"], "chain": point.get("chain", 0), "target": dataset["computation"],
+                "subtask": subnetwork.get("subtask"), "base": meta},
+        transferred=kept_fraction(masks)["overall"] if v["method"] in MASKED_METHODS else None,
+    )
+    if inputs.kind:
+        rows_of_subtask = discovery_rows(inputs.datasets[point["subtask_data"]], subnetwork)
+        member.subtask = rows_of_subtask.to(device)
+        if inputs.kind == "distill":
+            member.teacher = teacher_log_probs(base, subnetwork["masks"], rows_of_subtask).to(device)
+    return member
+
+
+def check_shapes(pack: list[Member]) -> None:
+    """Points train together only when their row counts are equal (a stacked batch has one shape)."""
+    for name in ("train", "holdout", "eval", "test") + (("subtask",) if pack[0].subtask is not None else ()):
+        sizes = [len(getattr(member, name)) for member in pack]
+        if len(set(sizes)) != 1:
+            raise SystemExit(f"error: the pack's points have different numbers of {name} rows {sizes}; "
+                             "only points of one shape train together")
+
+
+def pack_batches_and_loss(pack: list[Member], kind: str | None, batch_size: int):
+    """The pack's loss and its batches of an epoch (each point's own batch order)."""
+    trains = [member.train for member in pack]
+    batch_seeds = [point_seeds(member.point)["batches"] for member in pack]
+    if not kind:
+        return lm_loss, lambda epoch: stacked_batches(trains, batch_size, batch_seeds, epoch)
+    subtask = [member.subtask for member in pack]
+    teacher = [member.teacher for member in pack] if kind == "distill" else None
+    subtask_seeds = [point_seeds(member.point)["subtask_batches"] for member in pack]
+    return pack_loss(kind), lambda epoch: pack_batches(trains, batch_size, batch_seeds, subtask, teacher,
+                                                       subtask_seeds, epoch)
+
+
+def pack_evaluation(pack: list[Member], device, modulus: int):
+    """The per-epoch metrics of every point: eval accuracy, held-out accuracy and loss, test metrics."""
+    holdout_rows, eval_rows, test_rows = (torch.stack([getattr(member, name) for member in pack]).to(device)
+                                          for name in ("holdout", "eval", "test"))
 
     def evaluate(net):
         held = predict_answers(net, holdout_rows)
@@ -180,8 +267,8 @@ def main(argv=None):
         evaluated = predict_answers(net, eval_rows)
         tested = predict_answers(net, test_rows)
         out = []
-        for index in range(len(todo)):
-            test = answer_metrics(tested[index], test_rows[index], rules[index], modulus)
+        for index, member in enumerate(pack):
+            test = answer_metrics(tested[index], test_rows[index], member.rules, modulus)
             out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
                         "holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
                         "holdout_loss": held_loss[index], "holdout_answer_loss": held_answer_loss[index],
@@ -191,53 +278,25 @@ def main(argv=None):
                         **{f"test_{key}": value for key, value in test.items()}})
         return out
 
-    names = [f"{q['variant']} n={q['n']} seed={q['seed']}" for q in todo]
-    if kind:
-        if len({len(part) for part in subtask}) != 1:
-            raise SystemExit(f"error: the pack's points read different numbers of subtask rows {[len(p) for p in subtask]}")
-        subtask_seeds = [seeds_of[point["out"]]["subtask_batches"] for point in todo]
-        loss_fn = pack_loss(kind)
+    return evaluate
 
-        def batches(epoch):
-            return pack_batches(trains, t["batch_size"], batch_seeds, subtask, teacher or None, subtask_seeds, epoch)
-    else:
-        loss_fn = lm_loss
 
-        def batches(epoch):
-            return stacked_batches(trains, t["batch_size"], batch_seeds, epoch)
-
-    result = fit(
-        model, optimizer, loss_fn, batches,
-        evaluate, t["epochs"], select=None, checkpoint=args.checkpoint,
-        checkpoint_interval_s=args.checkpoint_interval_s,
-        fingerprint=fingerprint({"points": [point_fingerprint(q) for q in todo]}, code=False),
-        desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
-        settings={"points": names, **s},
-    )
-    for index, point in enumerate(todo):
-        if index in result.failed:
-            continue
-        history = [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
-                   for record in result.history]
-        protocols = select_all(history)  # the selected epochs keep their per-item test correctness; the curve not
-        curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
-        save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(rules[index]),
-                   "rows": {"train": len(trains[index]), "holdout": len(holdouts[index]), "test": len(test_rows[index]),
-                            **({"subtask": len(subtask[index])} if kind else {})},
-                   "curve": curve,
-                   "mask_fraction": transferred[index],
-                   "seed": point["seed"], "seeds": {**seeds_of[point["out"]], "init": transfer_init_seed(point, bases[point["base"]][1])},
-                   "config": configs[index], "fingerprint": point_fingerprint(point),
-                   "pack_size": len(todo), "provenance": provenance()}, point["out"])
-        keep([point["out"]])
-        print(f"{names[index]}: test accuracy " + ", ".join(
-            f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
-    manifest(failed=sorted(result.failed))
-    if result.failed:
-        raise SystemExit("error: the loss became non-finite, so these points wrote nothing (their pack mates "
-                         "finished and are kept; a rerun trains only these): "
-                         + "; ".join(f"{names[index]} ({todo[index]['out']}): {why}"
-                                     for index, why in sorted(result.failed.items())))
+def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inputs) -> None:
+    """The point's metrics.json: each protocol's selected epoch, the curve, what it read and its seeds."""
+    point = member.point
+    protocols = select_all(history)  # the selected epochs keep their per-item test correctness; the curve not
+    curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
+    save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(member.rules),
+               "rows": {"train": len(member.train), "holdout": len(member.holdout), "test": len(member.test),
+                        **({"subtask": len(member.subtask)} if member.subtask is not None else {})},
+               "curve": curve,
+               "mask_fraction": member.transferred,
+               "seed": point["seed"],
+               "seeds": {**point_seeds(point), "init": transfer_init_seed(point, inputs.bases[point["base"]][1])},
+               "config": member.config, "fingerprint": inputs.fingerprint(point),
+               "pack_size": pack_size, "provenance": provenance()}, point["out"])
+    print(f"{member.name}: test accuracy " + ", ".join(
+        f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
 
 
 def transfer_init_seed(point, base_meta):

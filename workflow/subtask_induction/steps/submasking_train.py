@@ -3,7 +3,7 @@ test accuracy, mask, k-NN accuracy, bytes.
 
 Points that share a backbone and a task train one after another in one process (a pack: the imports, the
 task's images and the backbone file are read once, not once per point), each from its own seeds exactly as
-alone. Records (records.py): a point whose record was written for the same fingerprint (its settings,
+alone. Records (sweep.py): a point whose record was written for the same fingerprint (its settings,
 method, fraction, seed, the contents of the task folder and backbone file, and the code the step runs) is
 restored instead of trained, so adding a seed trains only the new points. A point's resume checkpoint is
 deleted once its outputs and records are written.
@@ -11,19 +11,18 @@ deleted once its outputs and records are written.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import torch
 
 from ..method.masks import kept_fraction, save_subnetwork
-from ..records import keep, restore, write_manifest
 from ..runtime import configure, content_hash, derive_seed, resolve_device, save_json
 from ..submasking.methods import (METHODS, features, linear_probe, train_submask_or_finetune,
                                   trained_backbone_context)
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
+from ..sweep import read_points, run_pack
 from .common import fingerprint, parser, provenance, require
 
 POINT_KEYS = ("method", "fraction", "seed", "metrics", "mask")
@@ -93,18 +92,15 @@ def main(argv=None):
     p = parser(__doc__)
     p.add_argument("--backbone", default=None, help="model.pt of the vision family's base (source vision_base)")
     p.add_argument("--task-root", required=True, help="the task's folder (train/, test/, optional val/) or CIFAR folder")
-    p.add_argument("--points", type=json.loads, required=True,
-                   help=f"JSON list of points, each with {list(POINT_KEYS)} (metrics and mask: output paths)")
+    p.add_argument("--points", required=True,
+                   help=f"JSON file: the list of points, each with {list(POINT_KEYS)} (metrics and mask: output paths)")
     p.add_argument("--manifest", help="written last: the pack's points, and which were trained or restored")
     args = p.parse_args(argv)
-    s, points = args.settings, args.points
+    s, points = args.settings, read_points(args.points, POINT_KEYS)
     require(s, "backbone", "task", "image_size", "training", "self_supervised", "knn")
     require(s["training"], "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
             where="submasking.training")
-    if not points:
-        raise SystemExit("error: --points lists no point")
     for point in points:
-        require(point, *POINT_KEYS, where=f"point {point}")
         if point["method"] not in METHODS:
             raise SystemExit(f"error: point {point}: method must be one of {list(METHODS)}")
     configure(args.threads, int(points[0]["seed"]))
@@ -116,20 +112,17 @@ def main(argv=None):
     def point_fingerprint(point):
         return fingerprint(s, point["method"], float(point["fraction"]), int(point["seed"]), inputs)
 
-    restored = [q for q in points if restore([q["metrics"], q["mask"]], point_fingerprint(q))]
-    todo = [q for q in points if q not in restored]
-    print(f"pack of {len(points)}: {len(restored)} restored from their records, {len(todo)} to train", flush=True)
-    if todo:
+    def train(todo):
         device = resolve_device(args.device)
         splits = read_task(s["task"], args.task_root, s["image_size"])
         for point in todo:
             train_point(point, s, splits, args.backbone, args.threads, device, args.checkpoint_interval_s,
                         point_fingerprint(point))
-            keep([point["metrics"], point["mask"]])
+            yield point, None  # run_pack keeps its records before the next point trains
             for suffix in (".ckpt", ".ckpt.pretext"):  # its records are written: the checkpoint has done its job
                 Path(point["mask"] + suffix).unlink(missing_ok=True)
-    write_manifest(args.manifest, [q["metrics"] for q in points], [q["metrics"] for q in restored],
-                   [q["metrics"] for q in todo])
+
+    run_pack(points, lambda point: [point["metrics"], point["mask"]], point_fingerprint, train, args.manifest)
 
 
 if __name__ == "__main__":
