@@ -16,6 +16,10 @@ report: "workflow/report/workflow.rst"
 include: "workflow/rules/common.smk"
 
 
+# The cross-field checks the schema cannot state, once, before any family's rules are read.
+check_config(config)
+
+
 # Tiny CPU steps run in the Snakemake process itself; on a cluster each would otherwise cost a job
 # submission and a polling cycle.
 localrules:

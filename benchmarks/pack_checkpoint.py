@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO / "workflow"))
 
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
-from subtask_induction.method.transfer import prepare_transfer_model  # noqa: E402
+from subtask_induction.method.transfer import TransferPlan  # noqa: E402
 from subtask_induction.packs import form_packs  # noqa: E402
 from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
 from subtask_induction.training import fit  # noqa: E402
@@ -84,17 +84,13 @@ def main():
             masks[member["base"]] = {name: torch.rand(parameter.shape, generator=generator) < KEPT[args.layers]
                                      for name, parameter in bases[member["base"]].named_parameters()
                                      if name in set(masked_weight_names(bases[member["base"]]))}
-    models = []
-    for index, member in enumerate(members):
-        variant = variants[member["variant"]]
-        models.append(prepare_transfer_model(
-            variant["method"], bases[member["base"]], build_gpt2(n_numbers, args.layers, settings, seed=index),
-            masks[member["base"]], lr_scale=variant["lr_scale"], inherit_unmasked=variant["inherit_unmasked"],
-            generator=torch.Generator().manual_seed(index)))
-    model = StackedGPT2.from_models(models, list(range(len(members))))
+    plans = [TransferPlan.from_settings(variants[member["variant"]]) for member in members]
+    models = [plan.build(bases[member["base"]], build_gpt2(n_numbers, args.layers, settings, seed=index),
+                         masks[member["base"]], torch.Generator().manual_seed(index))
+              for index, (plan, member) in enumerate(zip(plans, members))]
+    model = StackedGPT2.from_models(models, list(range(len(members))), plans)
     del models
-    lr_scales = [variants[m["variant"]]["lr_scale"] for m in members]
-    optimizer = StackedAdamW(optimizer_groups(model, 2e-4, lr_scales), weight_decay=0.01)
+    optimizer = StackedAdamW(optimizer_groups(model, 2e-4, plans), weight_decay=0.01)
     batch = torch.randint(0, n_numbers, (len(members), 50, 4))
     with tempfile.TemporaryDirectory() as folder:
         checkpoint = Path(folder) / "pack.ckpt"

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "workflow"))
 
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
-from subtask_induction.method.transfer import prepare_transfer_model  # noqa: E402
+from subtask_induction.method.transfer import TransferPlan  # noqa: E402
 from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
 
 MODEL = {"n_embd": 128, "n_head": 4, "n_inner": 512, "dropout": 0.0}
@@ -71,13 +71,12 @@ def pack_step_ms(size: int, layers: int, device: torch.device, steps: int) -> fl
     base = build_gpt2(VOCAB, layers, MODEL, seed=0)
     masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.1
              for name in masked_weight_names(base)}
-    models = [prepare_transfer_model("subnetwork" if index % 2 else "random", base,
-                                     build_gpt2(VOCAB, layers, MODEL, seed=index), masks, lr_scale=0.0,
-                                     inherit_unmasked=True, generator=torch.Generator().manual_seed(index))
-              for index in range(size)]
-    model = StackedGPT2.from_models(models, list(range(size))).to(device)
+    plans = [TransferPlan("subnetwork" if index % 2 else "random", inherit_unmasked=True) for index in range(size)]
+    models = [plan.build(base, build_gpt2(VOCAB, layers, MODEL, seed=index), masks, torch.Generator().manual_seed(index))
+              for index, plan in enumerate(plans)]
+    model = StackedGPT2.from_models(models, list(range(size)), plans).to(device)
     del models
-    optimizer = StackedAdamW(optimizer_groups(model, 1e-4, [0.0] * size), weight_decay=0.01)
+    optimizer = StackedAdamW(optimizer_groups(model, 1e-4, plans), weight_decay=0.01)
     batch = torch.randint(0, VOCAB, (size, 50, 4), device=device)
 
     def step():

@@ -77,4 +77,5 @@ def pack_manifests(workdir: Path, since: float = 0.0, family: str = "arithmetic"
     """The manifests of the packs (arithmetic transfer or submasking) that ran after `since`: what each
     trained and restored."""
     folder = workdir / ("results/arithmetic/transfer/packs" if family == "arithmetic" else "results/submasking/packs")
-    return {path.stem: json.loads(path.read_text()) for path in folder.glob("*.json") if path.stat().st_mtime > since}
+    return {path.stem: json.loads(path.read_text()) for path in folder.glob("*.json")
+            if path.stat().st_mtime > since and not path.name.endswith(".points.json")}

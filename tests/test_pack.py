@@ -10,7 +10,7 @@ import torch
 from subtask_induction.arithmetic.data import build_dataset
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names, save_gpt2
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups
-from subtask_induction.method.transfer import parameter_groups, prepare_transfer_model
+from subtask_induction.method.transfer import TransferPlan
 from subtask_induction.packs import form_packs
 from subtask_induction.runtime import save_torch
 from subtask_induction.stacked_training import StackedAdamW, counter_dropout, dropout_keys
@@ -26,6 +26,7 @@ VARIANTS = {
     "random": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False},
     "full": {"method": "full", "lr_scale": 0.0, "inherit_unmasked": True},
 }
+PLANS = {name: TransferPlan.from_settings(settings) for name, settings in VARIANTS.items()}
 # Measured on this machine: a pack and its points alone are bit-identical (here, and 8 d=128 GPT-2s over 100
 # steps). The tolerance leaves room for batched kernels that round differently by batch count elsewhere.
 TOLERANCE = 1e-5
@@ -39,10 +40,8 @@ def base_and_masks(layers=2, model=MODEL):
 
 
 def point_models(base, masks, variants, model=MODEL):
-    return [prepare_transfer_model(VARIANTS[v]["method"], base, build_gpt2(20, base.config.n_layer, model, seed=seed),
-                                   masks, lr_scale=VARIANTS[v]["lr_scale"],
-                                   inherit_unmasked=VARIANTS[v]["inherit_unmasked"],
-                                   generator=torch.Generator().manual_seed(seed))
+    return [PLANS[v].build(base, build_gpt2(20, base.config.n_layer, model, seed=seed), masks,
+                           torch.Generator().manual_seed(seed))
             for seed, v in enumerate(variants)]
 
 
@@ -50,7 +49,7 @@ def test_stacked_forward_equals_each_gpt2_it_stacks():
     base, masks = base_and_masks()
     variants = ["si", "sampled", "random", "full", "si_trainable"]
     models = point_models(base, masks, variants)
-    stacked = StackedGPT2.from_models(models, seeds=list(range(len(models)))).eval()
+    stacked = StackedGPT2.from_models(models, list(range(len(models))), [PLANS[v] for v in variants]).eval()
     rows = torch.randint(0, 21, (len(models), 30, 4), generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         logits = stacked(input_ids=rows).logits
@@ -62,9 +61,9 @@ def test_stacked_forward_equals_each_gpt2_it_stacks():
                                model.transformer.h[0].attn.c_attn.weight)
 
 
-def train_pack(models, seeds, scales, batches, lr=3e-3):
-    stacked = StackedGPT2.from_models(models, seeds)
-    optimizer = StackedAdamW(optimizer_groups(stacked, lr, scales), weight_decay=0.01)
+def train_pack(models, seeds, plans, batches, lr=3e-3):
+    stacked = StackedGPT2.from_models(models, seeds, plans)
+    optimizer = StackedAdamW(optimizer_groups(stacked, lr, plans), weight_decay=0.01)
     for batch in batches:
         optimizer.zero_grad()
         lm_loss(stacked, batch).sum().backward()
@@ -80,14 +79,14 @@ def batches_for(count, steps=30):
 def test_pack_training_equals_torch_adamw_per_point_and_keeps_frozen_entries_bit_identical():
     base, masks = base_and_masks()
     variants = ["si", "sampled", "si_trainable"]
-    scales = [VARIANTS[v]["lr_scale"] for v in variants]
+    plans = [PLANS[v] for v in variants]
     batches = batches_for(3)
-    stacked = train_pack(point_models(base, masks, variants), [0, 1, 2], scales, batches)
+    stacked = train_pack(point_models(base, masks, variants), [0, 1, 2], plans, batches)
     base_state = base.state_dict()
     for index, variant in enumerate(variants):
         # the same point trained alone by torch's own AdamW on the HF model
         alone = point_models(base, masks, variants)[index]
-        optimizer = torch.optim.AdamW(parameter_groups(alone, 3e-3, scales[index]), weight_decay=0.01)
+        optimizer = torch.optim.AdamW(plans[index].parameter_groups(alone, 3e-3), weight_decay=0.01)
         for batch in batches:
             optimizer.zero_grad()
             lm_loss(alone, batch[index]).backward()
@@ -104,7 +103,7 @@ def test_pack_training_equals_torch_adamw_per_point_and_keeps_frozen_entries_bit
                 assert torch.equal(gamma, masks[name])  # the discovered mask itself
             else:
                 assert int(gamma.sum()) == int(masks[name].sum())  # a count-matched control, exactly
-            if scales[index] == 0:
+            if not plans[index].trains_subnetwork:
                 assert torch.equal(kept, base_state[name][gamma])  # frozen: bit-identical to the base
             else:
                 assert not torch.equal(kept, base_state[name][gamma])  # negative control: these train
@@ -114,9 +113,10 @@ def test_a_point_trained_in_a_pack_equals_it_trained_alone():
     base, masks = base_and_masks()
     variants = ["si", "sampled", "random"]
     batches = batches_for(3)
-    pack = train_pack(point_models(base, masks, variants), [0, 1, 2], [0.0] * 3, batches)
+    plans = [PLANS[v] for v in variants]
+    pack = train_pack(point_models(base, masks, variants), [0, 1, 2], plans, batches)
     for index in range(3):
-        alone = train_pack([point_models(base, masks, variants)[index]], [index], [0.0],
+        alone = train_pack([point_models(base, masks, variants)[index]], [index], [plans[index]],
                            [batch[index:index + 1] for batch in batches])
         difference = (alone.weights[0] - pack.weights[index]).abs().max().item()
         assert difference <= TOLERANCE, (variants[index], difference)

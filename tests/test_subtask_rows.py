@@ -48,7 +48,9 @@ def test_one_subtask_batch_per_target_batch_and_the_losses_add_a_subtask_term():
 
     settings = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
     models = [build_gpt2(20, 1, settings, seed) for seed in (0, 1)]
-    stacked = StackedGPT2.from_models(models, [0, 1])
+    from subtask_induction.method.transfer import TransferPlan
+
+    stacked = StackedGPT2.from_models(models, [0, 1], [TransferPlan("random")] * 2)
     target = build_dataset("transfer", "a2+ab", train_rows=None, **SIZES)["splits"]["ambiguous"]
     subtask = build_dataset("discovery", "ab", train_rows=100, **SIZES)["splits"]["train"]
     teacher = torch.log_softmax(torch.randn(100, 21), -1)

@@ -140,3 +140,24 @@ def test_answer_loss_is_the_loss_of_the_answer_token(tiny_gpt2):
     expected = torch.nn.functional.cross_entropy(logits[:, 2, :], rows[:, 3])
     assert torch.allclose(answer_loss(model, rows), expected)
     assert not torch.allclose(answer_loss(model, rows), lm_loss(model, rows))
+
+
+def test_a_transfer_plan_is_checked_once_and_says_what_trains(tiny_gpt2):
+    from subtask_induction.method.transfer import TransferPlan
+
+    with pytest.raises(ValueError, match=r"lr_scale must lie in \[0, 1\], got 1.5"):
+        TransferPlan.from_settings({"method": "subnetwork", "lr_scale": 1.5, "inherit_unmasked": True})
+    with pytest.raises(ValueError, match="unknown transfer method 'nope'"):
+        TransferPlan("nope")
+    frozen, trained = TransferPlan("subnetwork"), TransferPlan("subnetwork", lr_scale=0.5)
+    assert not frozen.trains_subnetwork and trained.trains_subnetwork
+    assert not TransferPlan("random", lr_scale=1.0).trains_subnetwork  # nothing transferred, nothing to train
+    base = tiny_gpt2(seed=0)
+    masks = random_masks(base)
+    scores = {name: torch.randn(mask.shape, generator=torch.Generator().manual_seed(3)) for name, mask in masks.items()}
+    assert TransferPlan("subnetwork").masks({"masks": masks, "scores": scores}) is masks
+    top = TransferPlan("subnetwork", top_k=0.1).masks({"masks": masks, "scores": scores})
+    assert abs(sum(int(m.sum()) for m in top.values()) / sum(m.numel() for m in top.values()) - 0.1) < 0.01
+    model = trained.build(base, tiny_gpt2(seed=1), masks, torch.Generator().manual_seed(0))
+    groups = trained.parameter_groups(model, 1e-2)
+    assert [group["lr"] for group in groups] == [1e-2, 5e-3]  # the subnetwork at lr * lr_scale

@@ -1,5 +1,7 @@
 # Arithmetic family (paper §4, App. B): data -> base GPT-2 -> ab subnetwork -> transfer sweep -> figures.
-# Helpers and target lists live in common.smk.
+
+
+include: "arithmetic_helpers.smk"
 
 
 wildcard_constraints:

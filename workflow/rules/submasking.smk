@@ -1,7 +1,9 @@
 # Submasking family: a frozen pretrained backbone adapted to downstream tasks by a binary mask over its
 # weights plus a new head (FS), against a linear probe (LP), full fine-tuning (FFT) and their
 # self-supervised variants. One result folder per (backbone, task, method, label fraction, seed).
-# Helpers and target lists live in common.smk.
+
+
+include: "submasking_helpers.smk"
 
 
 wildcard_constraints:

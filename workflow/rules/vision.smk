@@ -1,6 +1,8 @@
 # Vision family (paper §5, App. C): images -> mean-pooled images -> base model -> subnetwork discovery on
 # pooled images (pretrained and random init) -> Subtask Induction and baselines -> Table 1/2, figures.
-# Helpers and target lists live in common.smk.
+
+
+include: "vision_helpers.smk"
 
 
 wildcard_constraints:

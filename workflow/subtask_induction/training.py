@@ -118,6 +118,44 @@ def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:
     return {key: value.detach().cpu().clone() for key, value in model.state_dict().items()}
 
 
+def _backward_one(loss: torch.Tensor, where: str, desc: str, settings: dict | None) -> float:
+    """One model's step: its gradient; a non-finite loss stops the run before anything is written."""
+    value = loss.item()
+    if not math.isfinite(value):
+        raise NonFiniteLoss(f"[{desc}] the loss is {value} {where}; nothing was written. "
+                            f"Settings: {settings if settings is not None else 'not given'}")
+    loss.backward()
+    return value
+
+
+def _backward_pack(loss: torch.Tensor, failed: dict, where: str, desc: str, settings: dict | None) -> torch.Tensor:
+    """A pack's step (`loss`: one per model): every live model gets its own gradient; a model whose loss is
+    not finite stops (recorded in `failed`, its mates train on) and the run stops when none is left.
+    Returns the live models' losses (0 for a stopped one), for the epoch's mean."""
+    values = loss.detach()
+    finite = torch.isfinite(values)
+    if not bool(finite.all()):
+        for index in (~finite).nonzero().flatten().tolist():
+            failed.setdefault(index, f"the loss is {values[index].item()} {where}")
+        if len(failed) == len(values):
+            raise NonFiniteLoss(f"[{desc}] every model of the pack stopped with a non-finite loss ({failed}); nothing "
+                                f"was written. Settings: {settings if settings is not None else 'not given'}")
+    alive = torch.ones(len(values), dtype=torch.bool, device=values.device)
+    alive[list(failed)] = False
+    zero = torch.zeros((), dtype=loss.dtype, device=loss.device)
+    torch.where(alive, loss, zero).sum().backward()  # each model gets its own gradients
+    return torch.where(alive, values, zero).double()
+
+
+def _epoch_record(epoch: int, train_loss, metrics, seconds: float) -> dict:
+    """The history's record of an epoch: a model's metrics, or a pack's (one dict per model, under "points")."""
+    if isinstance(metrics, list):
+        losses = train_loss.tolist()
+        return {"epoch": epoch + 1, "points": [{"train_loss": losses[index], **point} for index, point in enumerate(metrics)],
+                "seconds": seconds}
+    return {"epoch": epoch + 1, "train_loss": train_loss, **metrics, "seconds": seconds}
+
+
 def fit(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -196,34 +234,14 @@ def fit(
         for batch in batches(epoch):
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
+            where = f"at epoch {epoch + 1}, step {steps + 1}"
             if loss.dim() == 0:
-                value = loss.item()
-                if not math.isfinite(value):
-                    raise NonFiniteLoss(
-                        f"[{desc}] the loss is {value} at epoch {epoch + 1}, step {steps + 1}; nothing was written. "
-                        f"Settings: {settings if settings is not None else 'not given'}"
-                    )
-                loss.backward()
-                total += value
+                total += _backward_one(loss, where, desc, settings)
             else:
                 if select is not None or patience is not None or stop_at is not None:
                     raise ValueError("a pack is selected afterwards from its history: pass select=None, "
                                      "no patience and no stop_at")
-                values = loss.detach()
-                finite = torch.isfinite(values)
-                if not bool(finite.all()):
-                    for index in (~finite).nonzero().flatten().tolist():
-                        failed.setdefault(index, f"the loss is {values[index].item()} at epoch {epoch + 1}, "
-                                                 f"step {steps + 1}")
-                    if len(failed) == len(values):
-                        raise NonFiniteLoss(f"[{desc}] every model of the pack stopped with a non-finite loss "
-                                            f"({failed}); nothing was written. "
-                                            f"Settings: {settings if settings is not None else 'not given'}")
-                alive = torch.ones(len(values), dtype=torch.bool, device=values.device)
-                alive[list(failed)] = False
-                zero = torch.zeros((), dtype=loss.dtype, device=loss.device)
-                torch.where(alive, loss, zero).sum().backward()  # each model gets its own gradients
-                total = total + torch.where(alive, values, zero).double()
+                total = total + _backward_pack(loss, failed, where, desc, settings)
             optimizer.step()
             steps += 1
         if on_epoch_end:
@@ -233,14 +251,7 @@ def fit(
             metrics = evaluate(model)
         if select is not None and select not in metrics:
             raise KeyError(f"evaluate() returned {sorted(metrics)}, which lacks the selection metric '{select}'")
-        if isinstance(metrics, list):  # a pack: one dict per model
-            losses = (total / max(steps, 1)).tolist()
-            record = {"epoch": epoch + 1, "points": [{"train_loss": losses[index], **point}
-                                                     for index, point in enumerate(metrics)],
-                      "seconds": time.perf_counter() - began}
-        else:
-            record = {"epoch": epoch + 1, "train_loss": total / max(steps, 1), **metrics,
-                      "seconds": time.perf_counter() - began}
+        record = _epoch_record(epoch, total / max(steps, 1), metrics, time.perf_counter() - began)
         history.append(record)
         if select is None:
             best = record  # the last epoch, whose state the model holds: nothing to copy

@@ -1,7 +1,7 @@
 """A pack of M arithmetic GPT-2s as one model: every weight carries a leading model dimension.
 
-`StackedGPT2.from_models` takes the M `GPT2LMHeadModel`s exactly as `method.transfer.prepare_transfer_model`
-builds them (a fresh model, a copy of the base, or a fresh model with a `FrozenSubnetwork`
+`StackedGPT2.from_models` takes the M `GPT2LMHeadModel`s exactly as their `method.transfer.TransferPlan`s
+build them (a fresh model, a copy of the base, or a fresh model with a `FrozenSubnetwork`
 parametrization), so initialisation seeds, control masks and inherited tensors come from the one transfer
 code path. Its forward pass is HF GPT-2's (pre-LN blocks, causal attention, tanh GELU, head tied to the
 token embedding) with batched matmuls; `tests/test_pack.py` checks it against `GPT2LMHeadModel`.
@@ -28,6 +28,7 @@ from torch.nn.utils import parametrize
 from transformers import GPT2Config, GPT2LMHeadModel
 
 from ..method.masks import split_name
+from ..method.transfer import TransferPlan
 from ..stacked_training import counter_dropout, dropout_keys
 from .model import masked_weight_names
 
@@ -38,16 +39,14 @@ def _plain_names(config: GPT2Config) -> list[tuple[str, torch.Size]]:
     return [(name, parameter.shape) for name, parameter in reference.named_parameters()]
 
 
-def _point_tensors(model: nn.Module, name: str) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, bool]:
-    """(trained weight, subnetwork values, gamma, whether the subnetwork trains) of one parameter of one
-    point's model."""
+def _point_tensors(model: nn.Module, name: str) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """(trained weight, subnetwork values, gamma) of one parameter of one point's model."""
     module, attribute = split_name(model, name)
     if parametrize.is_parametrized(module, attribute):
         parametrization = module.parametrizations[attribute]
         frozen = parametrization[0]
-        trains = isinstance(frozen.subnetwork, nn.Parameter)
-        return parametrization.original.detach(), frozen.subnetwork.detach(), frozen.gamma, trains
-    return getattr(module, attribute).detach(), None, None, False
+        return parametrization.original.detach(), frozen.subnetwork.detach(), frozen.gamma
+    return getattr(module, attribute).detach(), None, None
 
 
 class StackedGPT2(nn.Module):
@@ -82,8 +81,11 @@ class StackedGPT2(nn.Module):
             raise ValueError("StackedGPT2 takes one dropout rate for embeddings, attention and residuals")
 
     @classmethod
-    def from_models(cls, models: list[nn.Module], seeds: list[int]) -> "StackedGPT2":
-        """Stack the points' models; each may carry FrozenSubnetwork parametrizations on masked weights."""
+    def from_models(cls, models: list[nn.Module], seeds: list[int], plans: list[TransferPlan]) -> "StackedGPT2":
+        """Stack the points' models, each built by its plan (TransferPlan.build: FrozenSubnetwork
+        parametrizations on masked weights); a plan says whether its point's subnetwork trains."""
+        if len(plans) != len(models):
+            raise ValueError(f"{len(plans)} transfer plans for a pack of {len(models)}")
         config = models[0].config
         for model in models[1:]:
             if model.config.to_dict() != config.to_dict():
@@ -92,13 +94,13 @@ class StackedGPT2(nn.Module):
         with torch.no_grad():
             for index, model in enumerate(models):
                 for name, (offset, shape) in stacked.layout.items():
-                    weight, sub, gamma, trains = _point_tensors(model, name)
+                    weight, sub, gamma = _point_tensors(model, name)
                     stacked.weights[index, offset:offset + shape.numel()] = weight.reshape(-1)
-                    stacked.subnetwork_trains[index] |= trains
                     if sub is not None:
                         sub_offset = stacked.sub_layout[name][0]
                         stacked.subnetwork[index, sub_offset:sub_offset + shape.numel()] = sub.reshape(-1)
                         stacked.gamma[index, sub_offset:sub_offset + shape.numel()] = gamma.reshape(-1)
+            stacked.subnetwork_trains[:] = torch.tensor([plan.trains_subnetwork for plan in plans])
         return stacked
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -211,18 +213,17 @@ class _Output:
         self.logits = logits
 
 
-def optimizer_groups(model: StackedGPT2, lr: float, lr_scales: list[float]) -> list[dict]:
-    """The transfer's optimizer groups (method.transfer.parameter_groups) for a pack: every trained
-    weight at lr, the subnetwork of point m at lr * lr_scales[m] (0: frozen). When no point trains its
-    subnetwork it gets no gradient at all (as the buffer it is in a lone FrozenSubnetwork)."""
-    if len(lr_scales) != model.count:
-        raise ValueError(f"{len(lr_scales)} lr scales for a pack of {model.count}")
-    if any(not 0.0 <= scale <= 1.0 for scale in lr_scales):
-        raise ValueError(f"lr_scale must lie in [0, 1], got {lr_scales}")
+def optimizer_groups(model: StackedGPT2, lr: float, plans: list[TransferPlan]) -> list[dict]:
+    """The transfer's optimizer groups (TransferPlan.parameter_groups) for a pack: every trained weight at lr,
+    the subnetwork of point m at lr * its plan's lr_scale when its plan trains it (else 0: frozen). When no
+    point trains its subnetwork it gets no gradient at all (as the buffer it is in a lone FrozenSubnetwork)."""
+    if len(plans) != model.count:
+        raise ValueError(f"{len(plans)} transfer plans for a pack of {model.count}")
     groups = [{"params": [model.weights], "lr": torch.full((model.count,), float(lr), dtype=torch.float64)}]
-    if any(scale > 0 for scale in lr_scales):
+    if any(plan.trains_subnetwork for plan in plans):
         groups.append({"params": [model.subnetwork],
-                       "lr": torch.tensor([lr * scale for scale in lr_scales], dtype=torch.float64)})
+                       "lr": torch.tensor([lr * plan.lr_scale if plan.trains_subnetwork else 0.0 for plan in plans],
+                                          dtype=torch.float64)})
     else:
         model.subnetwork.requires_grad_(False)
     return groups

@@ -10,13 +10,14 @@ the discovered per-tensor count), `complement` (same count, drawn outside the di
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from .kinds import METHODS
-from .masks import split_name
+from .kinds import MASKED_METHODS, METHODS
+from .masks import split_name, top_k_masks
 
 
 class FrozenSubnetwork(nn.Module):
@@ -135,6 +136,56 @@ def prepare_transfer_model(
         return copy.deepcopy(base)
     chosen = control_masks(method, masks, generator)
     return insert_subnetwork(base, fresh, chosen, lr_scale=lr_scale, inherit_unmasked=inherit_unmasked)
+
+
+@dataclass(frozen=True)
+class TransferPlan:
+    """What a transfer variant does to the network it trains, read once from its settings and checked once:
+    which weights come frozen from the base (`method`: the discovered mask, a count-matched control, none or
+    all; `top_k`: the top fraction of the discovery's mask scores instead of its hard mask), whether the
+    transferred weights train (`lr_scale`: 0 frozen, else at lr * lr_scale) and whether the tensors no mask
+    covers come from the base (`inherit_unmasked`). A lone model (vision) and a stacked pack (arithmetic)
+    are built and given their optimizer groups from it."""
+
+    method: str
+    lr_scale: float = 0.0
+    inherit_unmasked: bool = False
+    top_k: float | None = None
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise ValueError(f"unknown transfer method '{self.method}'; choose from {METHODS}")
+        if not 0.0 <= self.lr_scale <= 1.0:
+            raise ValueError(f"lr_scale must lie in [0, 1], got {self.lr_scale}")
+
+    @classmethod
+    def from_settings(cls, variant: dict) -> TransferPlan:
+        """From a variant's config settings (the keys a plan does not use are left to their steps)."""
+        return cls(variant["method"], float(variant["lr_scale"]), bool(variant["inherit_unmasked"]),
+                   variant.get("top_k"))
+
+    @property
+    def reads_subnetwork(self) -> bool:
+        return self.method in MASKED_METHODS
+
+    @property
+    def trains_subnetwork(self) -> bool:
+        """Whether the transferred weights are a parameter the optimizer moves (lr_scale > 0)."""
+        return self.reads_subnetwork and self.lr_scale > 0
+
+    def masks(self, subnetwork: dict) -> dict[str, torch.Tensor]:
+        """The masks this plan transfers from a discovery's saved subnetwork (its hard masks, or with top_k
+        the top fraction of its scores: a size dial)."""
+        return top_k_masks(subnetwork["scores"], self.top_k) if self.top_k else subnetwork["masks"]
+
+    def build(self, base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor] | None,
+              generator: torch.Generator) -> nn.Module:
+        """The model a transfer run trains (prepare_transfer_model)."""
+        return prepare_transfer_model(self.method, base, fresh, masks, lr_scale=self.lr_scale,
+                                      inherit_unmasked=self.inherit_unmasked, generator=generator)
+
+    def parameter_groups(self, model: nn.Module, lr: float) -> list[dict]:
+        return parameter_groups(model, lr, self.lr_scale)
 
 
 def parameter_groups(model: nn.Module, lr: float, lr_scale: float) -> list[dict]:

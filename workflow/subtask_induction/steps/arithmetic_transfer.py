@@ -31,9 +31,8 @@ from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, 
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..arithmetic.subtask_rows import discovery_rows, pack_batches, pack_loss, teacher_log_probs
 from ..claims import correct_bits
-from ..method.kinds import MASKED_METHODS
-from ..method.masks import kept_fraction, load_subnetwork, top_k_masks
-from ..method.transfer import prepare_transfer_model
+from ..method.masks import kept_fraction, load_subnetwork
+from ..method.transfer import TransferPlan
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
 from ..selection import PROTOCOLS, select_all
@@ -154,6 +153,7 @@ class Member:
     """One point of the pack as it trains: its own model (before stacking), rows and record fields."""
 
     point: dict
+    plan: TransferPlan
     model: torch.nn.Module
     train: torch.Tensor
     holdout: torch.Tensor
@@ -177,12 +177,12 @@ def train_points(todo: list[dict], inputs: Inputs, args):
     device = resolve_device(args.device)
     pack = [build_member(point, inputs, device) for point in todo]
     check_shapes(pack)
+    plans = [member.plan for member in pack]
     model = StackedGPT2.from_models([member.model for member in pack],
-                                    [point_seeds(member.point)["batches"] for member in pack]).to(device)
+                                    [point_seeds(member.point)["batches"] for member in pack], plans).to(device)
     for member in pack:
         member.model = None  # the stacked model holds the weights now
-    optimizer = StackedAdamW(optimizer_groups(model, t["lr"], [q["variant_settings"]["lr_scale"] for q in todo]),
-                             weight_decay=t.get("weight_decay", 0.01))
+    optimizer = StackedAdamW(optimizer_groups(model, t["lr"], plans), weight_decay=t.get("weight_decay", 0.01))
     loss_fn, batches = pack_batches_and_loss(pack, inputs.kind, t["batch_size"])
     names = [member.name for member in pack]
     result = fit(
@@ -212,19 +212,18 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     if len(holdout) == 0:
         raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
     fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
-    # A size dial: the top fraction of the discovery's scores instead of its own hard mask.
-    masks = top_k_masks(subnetwork["scores"], v["top_k"]) if v.get("top_k") else subnetwork["masks"]
+    plan = TransferPlan.from_settings(v)
+    masks = plan.masks(subnetwork)
     member = Member(
         point=point,
-        model=prepare_transfer_model(v["method"], base, fresh, masks, lr_scale=v["lr_scale"],
-                                     inherit_unmasked=v["inherit_unmasked"],
-                                     generator=torch.Generator().manual_seed(seeds["mask"])),
+        plan=plan,
+        model=plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"])),
         train=train.to(device), holdout=holdout, eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
         rules={rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])},
         config={**inputs.settings, "variant": v, "variant_name": point["variant"], "n_disambiguation": point["n"],
                 "seed": point["seed"], "chain": point.get("chain", 0), "target": dataset["computation"],
                 "subtask": subnetwork.get("subtask"), "base": meta},
-        transferred=kept_fraction(masks)["overall"] if v["method"] in MASKED_METHODS else None,
+        transferred=kept_fraction(masks)["overall"] if plan.reads_subnetwork else None,
     )
     if inputs.kind:
         rows_of_subtask = discovery_rows(inputs.datasets[point["subtask_data"]], subnetwork)

@@ -8,7 +8,7 @@ import pandas as pd
 import torch
 
 from ..method.masks import load_subnetwork
-from ..method.transfer import prepare_transfer_model
+from ..method.transfer import TransferPlan
 from ..runtime import configure, resolve_device, save_text
 from ..vision.diagnostics import diagnose, diagnostics_markdown
 from ..vision.classes import run_classes
@@ -43,9 +43,8 @@ def main(argv=None):
     si_start = {}
     for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
         require(variant, "method", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
-        si_start[f"{name} at start"] = prepare_transfer_model(
-            variant["method"], base, build_classifier(spec, seeds["init"]), masks, lr_scale=variant["lr_scale"],
-            inherit_unmasked=variant["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"]),
+        si_start[f"{name} at start"] = TransferPlan.from_settings(variant).build(
+            base, build_classifier(spec, seeds["init"]), masks, torch.Generator().manual_seed(seeds["mask"]),
         ).to(device)
     rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, seeds["init"]).to(device), **sets,
                     max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["seed"], device=device,

@@ -11,7 +11,7 @@ import torch
 
 from ..method.masks import load_subnetwork
 from ..method.kinds import MASKED_METHODS
-from ..method.transfer import parameter_groups, prepare_transfer_model
+from ..method.transfer import TransferPlan
 from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import fit
 from ..images import concatenate
@@ -42,13 +42,14 @@ def main(argv=None):
     t, v, data = s["training"], s["variant"], s["data"]
     require(t, "epochs", "batch_size", "lr", where="transfer training settings")
     require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{args.variant}'")
-    if v["method"] in MASKED_METHODS and not args.subnetwork:
+    plan = TransferPlan.from_settings(v)
+    if plan.reads_subnetwork and not args.subnetwork:
         raise SystemExit(f"error: variant '{args.variant}' (method {v['method']}) needs --subnetwork")
     seeds = vision_seeds("transfer", args.seed)
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
-    masks = load_subnetwork(args.subnetwork)["masks"] if v["method"] in MASKED_METHODS else None
+    masks = plan.masks(load_subnetwork(args.subnetwork)) if plan.reads_subnetwork else None
     classes = run_classes(s)
     train = open_split(args.train, data, "train", classes)
     if v["data"] == "mixture":
@@ -58,17 +59,15 @@ def main(argv=None):
     eval_set = open_split(args.eval, data, "eval", classes)
     pooled_eval = open_split(args.pooled_eval, data, "pooled eval", classes)
     evaluation = EvaluationSets(args, data, classes)
-    model = prepare_transfer_model(
-        v["method"], base, build_classifier(spec, seeds["init"]), masks, lr_scale=v["lr_scale"],
-        inherit_unmasked=v["inherit_unmasked"], generator=torch.Generator().manual_seed(seeds["mask"]),
-    ).to(device)
+    model = plan.build(base, build_classifier(spec, seeds["init"]), masks,
+                       torch.Generator().manual_seed(seeds["mask"])).to(device)
     if v["trainable"] == "head":  # linear probe: only the classifier learns, the rest stays as it was
         head = set(head_parameter_names(model))
         for name, parameter in model.named_parameters():
             parameter.requires_grad_(name in head)
         groups = [{"params": [p for p in model.parameters() if p.requires_grad], "lr": t["lr"]}]
     else:
-        groups = parameter_groups(model, t["lr"], v["lr_scale"])
+        groups = plan.parameter_groups(model, t["lr"])
     batch = s["eval_batch_size"]
     checkpoint = args.out + ".ckpt"
     point = {**s, "variant_name": args.variant, "seed": args.seed}

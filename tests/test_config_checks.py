@@ -1,0 +1,52 @@
+"""The config's cross-field checks (subtask_induction/config_checks.py), which the Snakefile runs once before
+any family's rules are read: every shipped config passes; each wrong field is named, all at once."""
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import REPO
+from subtask_induction.config_checks import check_config, config_problems
+
+DEFAULT = yaml.safe_load((REPO / "config/config.yaml").read_text())
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "paper.yaml"])
+def test_the_shipped_configs_pass(name):
+    assert config_problems(yaml.safe_load((REPO / "config" / name).read_text())) == []
+
+
+def broken(change):
+    config = copy.deepcopy(DEFAULT)
+    change(config)
+    return config
+
+
+CASES = [
+    (lambda c: c["arithmetic"]["experiments"][0].update(chains=[99]), "chains [99] are not in arithmetic.chains"),
+    (lambda c: c["arithmetic"]["experiments"][0].update(variants=["nope"]),
+     "variants ['nope'] are not defined in arithmetic.transfer.variants"),
+    (lambda c: c["arithmetic"]["model"].update(n_head=3), "is not divisible by n_head 3"),
+    (lambda c: c["arithmetic"]["report"].update(dial_n=7), "config arithmetic.report.dial_n: 7 is not one of"),
+    (lambda c: c["arithmetic"]["transfer"].update(disambiguation_rows=[0, 10 ** 6]), "rows exceed the"),
+    (lambda c: c["arithmetic"].update(added_experiments={"x": [{"base": "a+ab", "subtask": "ab", "targets": ["a2+ab"],
+                                                                "layers": [9]}]}),
+     "layers [9] are not in arithmetic.layers"),
+    (lambda c: c["vision"]["transfer"].update(run=["sketch"]), "['sketch'] are not defined in vision.transfer.variants"),
+    (lambda c: c.update(families=["submasking"], submasking={}), "there is no submasking section"),
+]
+
+
+@pytest.mark.parametrize("change, message", CASES)
+def test_each_wrong_field_is_named(change, message):
+    with pytest.raises(ValueError, match=message.replace("[", r"\[").replace("]", r"\]").replace("(", r"\(")):
+        check_config(broken(change))
+
+
+def test_every_problem_is_named_at_once():
+    def two(config):
+        config["arithmetic"]["model"]["n_head"] = 3
+        config["vision"]["transfer"]["run"] = ["sketch"]
+
+    assert len(config_problems(broken(two))) == 2

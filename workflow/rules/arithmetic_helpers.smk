@@ -1,0 +1,439 @@
+# Arithmetic family: the helpers of workflow/rules/arithmetic.smk (settings passed to its steps, target
+# lists, constants), and the family's checks of its data while the DAG is built.
+# Report captions by file name: every figure (its PNG) and summary table.
+ARITH_CAPTIONS = {
+    "transfer.csv": "arithmetic/transfer_table",
+    "table3.csv": "arithmetic/table3",
+    "paper_comparison.md": "arithmetic/paper_comparison",
+    "chains.md": "arithmetic/chains",
+    "sparsity_dial.md": "arithmetic/sparsity_dial_table",
+    "budget.csv": "arithmetic/budget_table",
+    "budget.png": "arithmetic/budget",
+    "base.csv": "arithmetic/base_table",
+    "discovery.csv": "arithmetic/discovery_table",
+    "discovery_curves.csv": "arithmetic/discovery_curves_table",
+    "overlap.csv": "arithmetic/overlap_table",
+    "overlap.png": "arithmetic/overlap",
+    **{
+        f"{figure}.png": f"arithmetic/{figure}"
+        for figure in ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
+    },
+}
+ARITH = config["arithmetic"]
+# The experiments to run: the config's list, then those overlays add under names of their own
+# (arithmetic.added_experiments; config/beyond.yaml): a change to the default's list reaches every overlay.
+ARITH["experiments"] = ARITH["experiments"] + [
+    experiment
+    for name in sorted(ARITH.get("added_experiments") or {})
+    for experiment in ARITH["added_experiments"][name]
+]
+ARITH_DIR = "results/arithmetic"
+ARITH_COMPUTATIONS = sorted(
+    {e["base"] for e in ARITH["experiments"]}
+    | {e["subtask"] for e in ARITH["experiments"]}
+    | {t for e in ARITH["experiments"] for t in e["targets"]}
+)
+# A chain is one seed for the whole chain base -> discovery -> transfer (the data and the held-out split are
+# shared): tables give mean ± std over chains, so the spread includes the base and the discovery.
+ARITH_CHAINS = ARITH["chains"]
+# The complement control is checked when the subnetwork is selected, not hours later at transfer time.
+ARITH_USES_COMPLEMENT = any(
+    ARITH["transfer"]["variants"][name]["method"] == "complement"
+    for experiment in ARITH["experiments"]
+    for name in experiment.get("variants", ARITH["transfer"]["variants"])
+)
+ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
+ARITH_TABLES = [
+    "base.csv",
+    "discovery.csv",
+    "transfer.csv",
+    "table3.csv",
+    "table3.md",
+    "discovery_curves.csv",
+    "transfer.md",
+    "chains.csv",
+    "chains.md",
+    "sparsity_dial.md",
+    "paper_comparison.md",
+]
+
+
+def arith_data_settings(wildcards):
+    data = ARITH["data"]
+    rows = {} if wildcards.purpose == "transfer" else {"train_rows": data[wildcards.purpose]["train_rows"]}
+    return as_json(
+        {
+            "n_numbers": ARITH["n_numbers"],
+            "modulus": ARITH["modulus"],
+            "seed": ARITH["seed"],
+            "eval_rows": data["eval_rows"],
+            "test_rows": data["test_rows"],
+            **rows,
+        }
+    )
+
+
+def arith_stage_settings(stage, chain, **extra):
+    """Base steps take their optimiser settings under "training"; discovery takes them flat. The chain is
+    the seed of the base's initialisation and of both stages' batch order.
+
+    The λ list is left out: each discovery job gets its λ from the wildcard, so adding a λ value
+    must not change (and rerun) the jobs already done.
+    """
+    section = {key: value for key, value in ARITH[stage].items() if key not in ("l0_weights", "floor")}
+    return as_json(
+        {
+            "seed": int(chain),
+            "chain": int(chain),
+            **extra,
+            **({"training": section} if stage != "discovery" else section),
+        }
+    )
+
+
+ARITH_OVERLAP = ARITH.get("overlap") or {"layers": [], "runs": []}
+ARITH_OVERLAP_RUNS = {run["name"]: run for run in ARITH_OVERLAP["runs"]}
+
+
+# The overlap runs vary the first chain's default discovery (its base, the λ its selection chose).
+ARITH_OVERLAP_CHAIN = ARITH_CHAINS[0]
+
+
+def arith_overlap_settings(wildcards):
+    """The default discovery (first chain, the selected λ) with one run's changes: seed, λ, mask method or mask_init."""
+    run = ARITH_OVERLAP_RUNS[wildcards.run]
+    section = {key: value for key, value in ARITH["discovery"].items() if key not in ("l0_weights", "floor")}
+    section.update({key: value for key, value in run.items() if key in ("mask", "mask_init", "lr", "epochs")})
+    return as_json({"seed": run.get("seed", ARITH_OVERLAP_CHAIN), "chain": ARITH_OVERLAP_CHAIN, **section})
+
+
+def arith_overlap_l0(wildcards):
+    """The run's own λ, else the one the selection chose for the overlap chain (a checkpoint: the rule lists
+    that choice as an input first)."""
+    run = ARITH_OVERLAP_RUNS[wildcards.run]
+    if "l0_weight" in run:
+        return run["l0_weight"]
+    chosen = arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, wildcards.base, wildcards.subtask, wildcards.layers)
+    return Path(chosen).parent.name.removeprefix("lambda")
+
+
+def arith_overlap_selected(wildcards):
+    """The subnetworks the overlap compares against: the selection's choice per (base, subtask, depth)."""
+    return sorted(
+        {
+            arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, experiment["base"], experiment["subtask"], layers)
+            for experiment in ARITH["experiments"]
+            for layers in ARITH_OVERLAP["layers"]
+            if layers in experiment.get("layers", ARITH["layers"])
+            and ARITH_OVERLAP_CHAIN in experiment.get("chains", ARITH_CHAINS)
+        }
+    )
+
+
+def arith_overlap_targets():
+    if not ARITH_OVERLAP["runs"]:
+        return []
+    return [
+        f"{ARITH_DIR}/summary/overlap.csv",
+        f"{ARITH_DIR}/summary/overlap.md",
+        f"{ARITH_DIR}/figures/overlap.png",
+        f"{ARITH_DIR}/figures/overlap.pdf",
+    ]
+
+
+ARITH_CHAIN_DIR = f"{ARITH_DIR}/chain{{chain}}"
+ARITH_TRANSFER_PATH = (
+    f"{ARITH_CHAIN_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/"
+    f"n{{n}}/seed{{seed}}/metrics.json"
+)
+# The transfer seeds of chain c are 100 c + arithmetic.transfer.seeds: chain 0's are the seeds as listed.
+ARITH_CHAIN_SEED_STRIDE = 100
+
+
+def arith_transfer_training():
+    """The transfer settings every point shares (not the sweep lists, not the pack size: neither changes
+    a point's numbers, so changing them must not retrain finished points)."""
+    training = {
+        k: v for k, v in ARITH["transfer"].items() if k not in ("disambiguation_rows", "seeds", "variants", "pack_size")
+    }
+    return {"training": training}
+
+
+# Points to train again although a finished record exists (--config retrain_points=[PATH]): their pack's
+# params change, so Snakemake reruns that pack alone, which restores the other members.
+ARITH_RETRAIN = {str(Path(path)) for path in config.get("retrain_points", [])}
+
+
+def selected_subnetwork(selection):
+    """The subnetwork file a selection checkpoint chose (its selected.json names it). Raises Snakemake's
+    IncompleteCheckpointException until the selection has run; the DAG is completed after it."""
+    return json.loads(Path(selection.output[0]).read_text())["subnetwork"]
+
+
+ARITH_BUDGET_PATH = f"{ARITH_CHAIN_DIR}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}"
+
+
+def arith_selected_subnetwork(chain, base, subtask, layers):
+    """The every-row subnetwork the selection chose for one (chain, base, subtask, depth)."""
+    return selected_subnetwork(
+        checkpoints.arithmetic_select_subnetwork.get(chain=int(chain), base=base, subtask=subtask, layers=layers)
+    )
+
+
+def arith_point_subnetwork(point):
+    """The subnetwork a point transfers: the selection's choice (a checkpoint), or for a label-budget variant
+    (discovery_rows) the discovery from that many subtask rows."""
+    rows = ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
+    if rows:
+        return f"{ARITH_BUDGET_PATH.format(rows=rows, **point)}/subnetwork.pt"
+    return arith_selected_subnetwork(point["chain"], point["base"], point["subtask"], point["layers"])
+
+
+def arith_point_args(point):
+    """One point as the transfer step reads it (--points); `subnetwork` is the chosen λ's own file."""
+    out = ARITH_TRANSFER_PATH.format(**point)
+    chain = int(point["chain"])
+    return {
+        "variant": point["variant"],
+        "variant_settings": ARITH["transfer"]["variants"][point["variant"]],
+        "n": int(point["n"]),
+        "chain": chain,
+        "seed": ARITH_CHAIN_SEED_STRIDE * chain + int(point["seed"]),
+        "base": f"{ARITH_DIR}/chain{chain}/base/{point['base']}/layers{point['layers']}/model.pt",
+        "subnetwork": arith_point_subnetwork(point),
+        "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
+        **({"subtask_data": f"{ARITH_DIR}/data/discovery/{point['subtask']}.pt"} if point["with"] else {}),
+        "out": out,
+        **({"retrain": True} if out in ARITH_RETRAIN else {}),
+    }
+
+
+def arith_pack_inputs(members, wildcards):
+    """A pack's inputs: its bases, data and the chosen subnetworks (once the selections have run)."""
+    return sorted(
+        {
+            path
+            for point in members
+            for key, path in arith_point_args(point).items()
+            if key in ("base", "subnetwork", "data", "subtask_data")
+        }
+    )
+
+
+def arith_pack_selections(members):
+    """The selection records (checkpoint outputs) a pack's points depend on (not the label-budget points)."""
+    return sorted(
+        {
+            f"{ARITH_DIR}/chain{point['chain']}/discovery/{point['base']}/{point['subtask']}/"
+            f"layers{point['layers']}/selected.json"
+            for point in members
+            if not ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
+        }
+    )
+
+
+def arith_pack_points(wildcards):
+    """The pack's points as its step reads them (the points file's content: a change reruns the pack)."""
+    return as_json([arith_point_args(point) for point in ARITH_PACK_MEMBERS[wildcards.pack]])
+
+
+def arith_pack_points_inputs(wildcards):
+    """The selections a pack's points read (ancient: a selection rerun that keeps its choice, a λ added that
+    loses, must not rewrite the points). Raises until the selections have run (checkpoints)."""
+    members = ARITH_PACK_MEMBERS[wildcards.pack]
+    for point in members:
+        arith_point_subnetwork(point)
+    return [ancient(path) for path in arith_pack_selections(members)]
+
+
+def arith_transfer_point_list():
+    """Every sweep point as a dict; an experiment may run a subset of the variants, depths, chains and
+    transfer seeds (its own lists)."""
+    points = {}
+    for experiment in ARITH["experiments"]:
+        for chain in experiment.get("chains", ARITH_CHAINS):
+            for target in experiment["targets"]:
+                for layers in experiment.get("layers", ARITH["layers"]):
+                    for variant in experiment.get("variants", list(ARITH["transfer"]["variants"])):
+                        for n in experiment.get("n", ARITH["transfer"]["disambiguation_rows"]):
+                            for seed in experiment.get("seeds", ARITH["transfer"]["seeds"]):
+                                point = {
+                                    "chain": chain,
+                                    "base": experiment["base"],
+                                    "subtask": experiment["subtask"],
+                                    "target": target,
+                                    "layers": layers,
+                                    "variant": variant,
+                                    "n": n,
+                                    "seed": seed,
+                                    # points that also train on subtask rows pack apart: their batches differ
+                                    "with": ARITH["transfer"]["variants"][variant].get("subtask_rows", ""),
+                                }
+                                points[ARITH_TRANSFER_PATH.format(**point)] = point
+    return [points[path] for path in sorted(points)]
+
+
+ARITH_POINTS = arith_transfer_point_list()
+_unknown_points = sorted(ARITH_RETRAIN - {ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS})
+if _unknown_points:
+    raise ValueError(f"config retrain_points: {_unknown_points} are not transfer points of this config")
+# Points of one depth and one n train as one stacked model (docs/running.md, "Packs"); the packs depend on the
+# config alone, so a compute node re-reading this file forms the same ones.
+ARITH_PACKS = form_packs(
+    ARITH_POINTS,
+    ARITH["transfer"].get("pack_size", 1),
+    shape=("layers", "n", "with"),
+    order=("chain", "seed", "base", "subtask", "target", "variant"),
+)
+ARITH_PACK_MEMBERS = dict(ARITH_PACKS)
+
+
+def arith_transfer_shell():
+    return (
+        train_step("arithmetic_transfer") + " --points {input.points:q} --settings {params.settings:q} "
+        "--manifest {output.manifest:q} "
+        "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
+        "> {log:q} 2>&1 && rm -f {params.checkpoint:q}"
+    )  # the checkpoint goes once the step has returned
+
+
+def arith_pack_resources(members):
+    """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a pack,
+    from config resources.transfer_pack: attempt * (base + P * (per_point + per_1000_rows * n / 1000) * layers / 2).
+    A pack is one depth and one n: a point's cost grows with its disambiguation rows and about linearly with
+    depth (per_point and per_1000_rows are a 2-layer point's; docs/results.md, "At the paper's own scale")."""
+    pack, size = config["resources"]["transfer_pack"], len(members)
+    minutes = pack["minutes"]
+    point = (minutes["per_point"] + minutes.get("per_1000_rows", 0) * members[0]["n"] / 1000) * members[0]["layers"] / 2
+    return {
+        "runtime": lambda wildcards, attempt: math.ceil(attempt * (minutes["base"] + size * point)),
+        "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
+        **training_resources(),
+    }
+
+
+def arith_experiment_paths(pattern, only_layers=None, only_chains=None, **extra):
+    """expand() over the experiments list, each with its own base and subtask, depths and chains (or only
+    those of them in only_layers, only_chains)."""
+    paths = []
+    for experiment in ARITH["experiments"]:
+        layers = experiment.get("layers", ARITH["layers"])
+        chains = experiment.get("chains", ARITH_CHAINS)
+        if only_layers is not None:
+            layers = [depth for depth in layers if depth in only_layers]
+        if only_chains is not None:
+            chains = [chain for chain in chains if chain in only_chains]
+        paths += expand(
+            pattern, base=experiment["base"], subtask=experiment["subtask"], layers=layers, chain=chains, **extra
+        )
+    return sorted(set(paths))
+
+
+def arith_pack_manifest(pack):
+    """What a pack writes last: its points, and which it trained or restored."""
+    return f"{ARITH_DIR}/transfer/packs/{pack}.json"
+
+
+ARITH_PACK_POINTS = f"{ARITH_DIR}/transfer/packs/{{pack}}.points.json"
+
+
+def arith_discovery_metrics():
+    return arith_experiment_paths(
+        f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
+        l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
+    )
+
+
+def arith_base_metrics():
+    return arith_experiment_paths(f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
+
+
+# The label budget (variants with discovery_rows): which discoveries from fewer rows run, where.
+ARITH_BUDGET = sorted(
+    {
+        (
+            point["chain"],
+            point["base"],
+            point["subtask"],
+            point["layers"],
+            ARITH["transfer"]["variants"][point["variant"]]["discovery_rows"],
+        )
+        for point in ARITH_POINTS
+        if ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
+    }
+)
+ARITH_BUDGET_VARIANTS = {
+    name: {"rows": variant["discovery_rows"], "method": variant["method"]}
+    for name, variant in ARITH["transfer"]["variants"].items()
+    if variant.get("discovery_rows")
+}
+
+
+def arith_budget_files():
+    """The label-budget discoveries and the discovery data (its training rows)."""
+    budget = [
+        f"{ARITH_BUDGET_PATH.format(chain=c, base=b, subtask=s, layers=l, rows=r)}/subnetwork.pt"
+        for c, b, s, l, r in ARITH_BUDGET
+    ]
+    data = sorted({f"{ARITH_DIR}/data/discovery/{s}.pt" for _, _, s, _, _ in ARITH_BUDGET})
+    return {"budget": budget, "data": data}
+
+
+def arith_budget_full():
+    """The every-row subnetworks the selections chose, which the budget discoveries are compared with (they
+    use the same λ; variant si transfers them). Raises until the selections have run (checkpoints)."""
+    return sorted({arith_selected_subnetwork(c, b, s, l) for c, b, s, l, _ in ARITH_BUDGET})
+
+
+def arith_budget_targets():
+    if not ARITH_BUDGET:
+        return []
+    return [
+        f"{ARITH_DIR}/summary/budget.csv",
+        f"{ARITH_DIR}/summary/budget.md",
+        f"{ARITH_DIR}/figures/budget.png",
+        f"{ARITH_DIR}/figures/budget.pdf",
+    ]
+
+
+def arith_final_targets():
+    return (
+        expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES)
+        + expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"])
+        + arith_overlap_targets()
+        + arith_budget_targets()
+    )
+
+
+def arith_benchmark_files():
+    """(rule, benchmark records) of every arithmetic job (the packs under one name)."""
+    yield (
+        "arithmetic_base",
+        arith_experiment_paths(f"{BENCH_DIR}/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl"),
+    )
+    yield (
+        "arithmetic_discover",
+        arith_experiment_paths(
+            f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl",
+            l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
+        ),
+    )
+    yield (
+        "arithmetic_overlap_discover",
+        arith_experiment_paths(
+            f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl",
+            run=list(ARITH_OVERLAP_RUNS),
+            only_layers=ARITH_OVERLAP["layers"],
+        ),
+    )
+    yield (
+        "arithmetic_transfer_pack",
+        [f"{BENCH_DIR}/arithmetic/transfer/packs/{pack}.jsonl" for pack, _ in ARITH_PACKS],
+    )
+    yield (
+        "arithmetic_discover_budget",
+        [
+            f"{BENCH_DIR}/arithmetic/chain{c}/discovery_budget/{b}/{s}/layers{l}/rows{r}.jsonl"
+            for c, b, s, l, r in ARITH_BUDGET
+        ],
+    )

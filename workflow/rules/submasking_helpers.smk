@@ -1,0 +1,218 @@
+# Submasking family: the helpers of workflow/rules/submasking.smk (settings passed to its steps, target
+# lists, constants), and the family's checks of its data while the DAG is built.
+# Report captions by file name: every figure (its PNG) and summary table.
+SUB_CAPTIONS = {
+    "points.csv": "submasking/points",
+    "accuracy.csv": "submasking/accuracy",
+    "sparsity.csv": "submasking/sparsity",
+    "sparsity_per_layer.csv": "submasking/sparsity_per_layer_table",
+    "knn.csv": "submasking/knn",
+    "mask_similarity.csv": "submasking/mask_similarity_table",
+    "mask_stability.csv": "submasking/mask_stability",
+    **{
+        f"{figure}.png": f"submasking/{figure}"
+        for figure in ["sparsity_per_layer", "label_fractions", "mask_similarity"]
+    },
+}
+SUB = config.get("submasking", {})
+SUB_DIR = "results/submasking"
+SUB_BACKBONES = {entry["name"]: entry for entry in SUB.get("backbones", [])}
+SUB_TASKS = {entry["name"]: entry for entry in SUB.get("tasks", [])}
+SUB_EMBEDDED = ("digits", "textures", "faces")
+SUB_TABLES = [
+    "points.csv",
+    "accuracy.csv",
+    "accuracy.md",
+    "sparsity.csv",
+    "sparsity_per_layer.csv",
+    "knn.csv",
+    "tables.md",
+    "mask_similarity.csv",
+    "mask_stability.csv",
+]
+SUB_FIGURES = ["sparsity_per_layer", "label_fractions", "mask_similarity"]
+
+
+def sub_check():
+    """Tasks and backbone files named in the config must exist: fail while building the DAG, naming key and path."""
+    problems = []
+    for name, spec in SUB_TASKS.items():
+        key, source = f"config submasking.tasks.{name}", spec["source"]
+        if source in SUB_EMBEDDED or source == "vision_world":
+            continue
+        root = Path(spec.get("root") or "")
+        if not spec.get("root"):
+            problems.append(f"{key}.root: required for source '{source}'")
+        elif not root.is_dir():
+            problems.append(f"{key}.root: {root} does not exist")
+        elif source == "folder":
+            for split in ("train", "test"):
+                folder = root / split
+                if not folder.is_dir() or not any(p.is_dir() for p in folder.iterdir()):
+                    problems.append(
+                        f"{key}.root: {folder} is missing or has no class folders "
+                        f"(expected {split}/<class>/<image>)"
+                    )
+        else:  # cifar10 / cifar100 python-pickle folders as downloaded
+            files = ["data_batch_1", "test_batch", "batches.meta"] if source == "cifar10" else ["train", "test", "meta"]
+            missing = [f for f in files if not (root / f).is_file()]
+            if missing:
+                problems.append(f"{key}.root: {root} lacks {missing} (the python-pickle {source} folder)")
+    for name, spec in SUB_BACKBONES.items():
+        if spec["source"] != "vision_base" and not Path(spec.get("weights") or "").is_file():
+            problems.append(f"config submasking.backbones.{name}.weights: {spec.get('weights')} does not exist")
+    if problems:
+        raise ValueError("\n".join(problems))
+
+
+if "submasking" in config["families"]:
+    sub_check()
+elif any(task.get("root") and Path(task["root"]).is_dir() for task in SUB.get("tasks", [])):
+    print(
+        f"warning: a submasking task folder exists, but `families` {config['families']} leaves submasking "
+        f"out: add it to run the submasking family",
+        file=sys.stderr,
+    )
+
+
+def sub_task_root(task):
+    spec = SUB_TASKS[task]
+    if spec["source"] in SUB_EMBEDDED:
+        return f"{SUB_DIR}/tasks/{task}"
+    if spec["source"] == "vision_world":
+        return f"{VIS_DIR}/data/world"
+    return spec["root"]
+
+
+def sub_task_check(task):
+    """A user's image-folder task is opened once before any point trains on it (submasking_check_task)."""
+    return [f"{SUB_DIR}/checks/{task}.json"] if SUB_TASKS[task]["source"] == "folder" else []
+
+
+def sub_backbone_file(backbone):
+    spec = SUB_BACKBONES[backbone]
+    return f"{VIS_DIR}/chain{spec['chain']}/base/model.pt" if spec["source"] == "vision_base" else spec["weights"]
+
+
+def sub_train_settings(backbone, task):
+    """What every point of a (backbone, task) shares (not the lists of methods, fractions, seeds, nor the
+    pack size: changing those must not retrain finished points)."""
+    spec = SUB_BACKBONES[backbone]
+    return as_json(
+        {
+            "backbone": spec,
+            "task": SUB_TASKS[task],
+            "image_size": spec["image_size"],
+            "training": SUB["training"],
+            "self_supervised": SUB["self_supervised"],
+            "knn": SUB["knn"],
+        }
+    )
+
+
+SUB_POINT = f"{SUB_DIR}/points/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}"
+
+
+def sub_point_list():
+    """Every configured point as a dict (fraction as it looks in paths)."""
+    grid = sub_grid()
+    return [
+        {"backbone": b, "task": t, "method": m, "fraction": f, "seed": s}
+        for b in grid["backbones"]
+        for t in grid["tasks"]
+        for m in grid["methods"]
+        for f in grid["fractions"]
+        for s in grid["seeds"]
+    ]
+
+
+def sub_point_args(point):
+    """One point as the submasking step reads it (--points)."""
+    folder = SUB_POINT.format(**point)
+    return {
+        "method": point["method"],
+        "fraction": float(point["fraction"]),
+        "seed": int(point["seed"]),
+        "metrics": f"{folder}/metrics.json",
+        "mask": f"{folder}/mask.pt",
+    }
+
+
+def sub_pack_resources(size):
+    """SLURM runtime (growing with the attempt) and memory of a submasking pack of `size` points, from config
+    resources.submasking_pack (the pack rules are generated: a profile cannot name them)."""
+    pack = config["resources"]["submasking_pack"]
+    return {
+        "runtime": lambda wildcards, attempt: int(
+            attempt * (pack["minutes"]["base"] + size * pack["minutes"]["per_point"])
+        ),
+        "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
+        **training_resources(),
+    }
+
+
+def sub_grid():
+    """The configured points, as the lists expand() crosses (the aggregate expands the same grid)."""
+    return {
+        "backbones": list(SUB_BACKBONES),
+        "tasks": list(SUB_TASKS),
+        "methods": SUB["methods"],
+        "fractions": [number_tag(f) for f in SUB["label_fractions"]],
+        "seeds": SUB["seeds"],
+    }
+
+
+def sub_points(name):
+    if not SUB:
+        return []
+    grid = sub_grid()
+    return expand(
+        f"{SUB_POINT}/{name}",
+        backbone=grid["backbones"],
+        task=grid["tasks"],
+        method=grid["methods"],
+        fraction=grid["fractions"],
+        seed=grid["seeds"],
+    )
+
+
+# Points of one backbone and one task train in one process, a pack of at most submasking.pack_size
+# (records restore finished points when a pack is re-formed); packs follow from the config alone.
+SUB_PACKS = (
+    form_packs(
+        sub_point_list(), SUB.get("pack_size", 10), shape=("backbone", "task"), order=("method", "fraction", "seed")
+    )
+    if SUB
+    else []
+)
+SUB_PACK_MEMBERS = dict(SUB_PACKS)
+SUB_PACK_POINTS = f"{SUB_DIR}/packs/{{pack}}.points.json"
+
+
+def sub_pack_points(wildcards):
+    """The pack's points as its step reads them (the points file's content: a change reruns the pack)."""
+    return as_json([sub_point_args(point) for point in SUB_PACK_MEMBERS[wildcards.pack]])
+
+
+def sub_final_targets():
+    return expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES) + expand(
+        f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]
+    )
+
+
+def sub_benchmark_files():
+    """(rule, benchmark records) of every submasking job (the packs under one name)."""
+    yield (
+        "submasking_task",
+        [
+            f"{BENCH_DIR}/submasking/tasks/{task}.jsonl"
+            for task, spec in SUB_TASKS.items()
+            if spec["source"] in SUB_EMBEDDED
+        ],
+    )
+    yield ("submasking_pack", [f"{BENCH_DIR}/submasking/packs/{pack}.jsonl" for pack, _ in SUB_PACKS])
+    if "vision" not in config["families"]:  # the backbones the submasking family trains through the DAG
+        chains = sorted({spec["chain"] for spec in SUB_BACKBONES.values() if spec["source"] == "vision_base"})
+        yield ("vision_base", [f"{BENCH_DIR}/vision/chain{chain}/base.jsonl" for chain in chains])
+        if chains:
+            yield ("vision_world", [f"{BENCH_DIR}/vision/data/world.jsonl"])

@@ -1,0 +1,84 @@
+"""The config's cross-field checks, which its JSON schema cannot state: run once by the Snakefile, after the
+schema and before any family's rules are read, so that a wrong config stops with every problem named and
+before any job. Checks of the data a config names (folders, weight files) stand with each family's helpers.
+Torch-free: the Snakefile imports it."""
+
+from __future__ import annotations
+
+
+def config_problems(config: dict) -> list[str]:
+    """Every problem of the config, as `config KEY: what is wrong` lines. The arithmetic and vision sections
+    are checked whether or not their family runs (the DAG is built from both); submasking's when it runs."""
+    return (arithmetic_problems(config["arithmetic"]) + vision_problems(config["vision"])
+            + submasking_problems(config.get("submasking") or {}, config.get("families", [])))
+
+
+def check_config(config: dict) -> None:
+    problems = config_problems(config)
+    if problems:
+        raise ValueError("\n".join(problems))
+
+
+def arithmetic_problems(arith: dict) -> list[str]:
+    problems = []
+    transfer = arith["transfer"]
+    sizes = transfer["disambiguation_rows"]
+    experiments = arith["experiments"] + [experiment for name in sorted(arith.get("added_experiments") or {})
+                                          for experiment in arith["added_experiments"][name]]
+    for experiment in experiments:
+        for key, allowed, where in (("chains", arith["chains"], f"arithmetic.chains {arith['chains']}"),
+                                    ("layers", arith["layers"], f"arithmetic.layers {arith['layers']}"),
+                                    ("n", sizes, f"arithmetic.transfer.disambiguation_rows {sizes}")):
+            unknown = sorted(set(experiment.get(key, [])) - set(allowed))
+            if unknown:
+                problems.append(f"config arithmetic.experiments: {key} {unknown} are not in {where}")
+        unknown = sorted(set(experiment.get("variants", [])) - set(transfer["variants"]))
+        if unknown:
+            problems.append(f"config arithmetic.experiments: variants {unknown} are not defined in "
+                            "arithmetic.transfer.variants")
+    model = arith["model"]
+    if model["n_embd"] % model["n_head"]:
+        problems.append(f"config arithmetic.model: n_embd {model['n_embd']} is not divisible by n_head {model['n_head']}")
+    if arith["report"]["dial_n"] not in sizes:
+        problems.append(f"config arithmetic.report.dial_n: {arith['report']['dial_n']} is not one of "
+                        f"arithmetic.transfer.disambiguation_rows {sizes}")
+    # The transfer pool holds every a!=b pair that is not held out, whatever the largest n (arithmetic/data.py).
+    pool = arith["n_numbers"] ** 2 - arith["n_numbers"] - arith["data"]["eval_rows"] - arith["data"]["test_rows"]
+    if max(sizes) > pool:
+        problems.append(f"config arithmetic.transfer.disambiguation_rows: {max(sizes)} rows exceed the {pool} a!=b "
+                        f"pairs of {arith['n_numbers']} numbers that are not eval or test pairs; lower it or raise "
+                        "arithmetic.n_numbers")
+    overlap = arith.get("overlap") or {"layers": [], "runs": []}
+    names = [run["name"] for run in overlap["runs"]]
+    if len(set(names)) != len(names) or "default" in names:
+        problems.append(f"config arithmetic.overlap.runs: names must be unique and not 'default', got {names}")
+    if set(overlap["layers"]) - set(arith["layers"]):
+        problems.append(f"config arithmetic.overlap.layers: {overlap['layers']} not all in arithmetic.layers")
+    return problems
+
+
+def vision_problems(vision: dict) -> list[str]:
+    problems = []
+    variants = vision["transfer"]["variants"]
+    run = list(vision["transfer"].get("run") or variants)
+    unknown = sorted(set(run) - set(variants))
+    if unknown:
+        problems.append(f"config vision.transfer.run: {unknown} are not defined in vision.transfer.variants "
+                        f"{sorted(variants)}")
+    swap = [name for name in run if name in variants and variants[name]["data"] == "texture_swap"]
+    source = vision["data"]["source"]
+    if swap and source != "world":
+        problems.append(f"config vision.transfer.variants {swap}: data texture_swap re-renders the generated world's "
+                        f"images with textures no class uses; vision.data.source is {source}, not world")
+    return problems
+
+
+def submasking_problems(sub: dict, families: list[str]) -> list[str]:
+    if "submasking" not in families:
+        return []
+    if not sub:
+        return ["config: families lists submasking, but there is no submasking section"]
+    return [f"config submasking.{key}: the name '{name}' appears more than once"
+            for key in ("backbones", "tasks")
+            for name in sorted({entry["name"] for entry in sub[key]})
+            if [entry["name"] for entry in sub[key]].count(name) > 1]
