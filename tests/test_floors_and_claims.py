@@ -83,7 +83,7 @@ def test_a_single_run_shows_no_spread_and_last_epoch_selections_are_marked():
 
 
 def test_every_protocol_says_whether_it_chose_the_last_epoch():
-    from subtask_induction.selection import select_all
+    from subtask_induction.protocols import select_all
 
     history = [{"epoch": e, "eval_accuracy": a, "holdout_accuracy": a, "holdout_answer_loss": 1.0}
                for e, a in ((1, 0.2), (2, 0.9), (3, 0.5))]

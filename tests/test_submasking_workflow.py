@@ -87,6 +87,8 @@ def test_paper_config_lists_the_drafts_grid(tmp_path):
     counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
               if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert len(sub["backbones"]) == 3 and len(sub["tasks"]) == 8
-    packs = {rule: count for rule, count in counts.items() if rule.startswith("submasking_pack_")}
+    packs = {rule: count for rule, count in counts.items()
+             if rule.startswith("submasking_pack_") and rule != "submasking_pack_points"}
     points = 3 * 8 * 5 * 3 * 3  # 45 points per (backbone, task) in packs of at most 9: 5 each
     assert len(packs) == 3 * 8 * 5 and set(packs.values()) == {1} and points == 1080
+    assert counts["submasking_pack_points"] == len(packs)  # each pack's points file

@@ -120,7 +120,7 @@ def test_inherit_unmasked_refuses_models_that_differ(tiny_gpt2):
 
 
 def test_train_holdout_ties_go_to_the_lower_answer_token_loss_not_the_whole_row_loss():
-    from subtask_induction.selection import choose_epoch
+    from subtask_induction.protocols import choose_epoch
 
     # Epochs 1 and 2 tie on holdout accuracy. Epoch 1 has the lower whole-row LM loss (it predicts b from a
     # better, noise on a!=b rows), epoch 2 the lower loss on the answer token: epoch 2 is chosen.

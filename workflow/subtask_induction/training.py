@@ -184,7 +184,7 @@ def fit(
     settings or inputs is ignored rather than resumed. `settings` only go into error messages.
     The model is returned in eval mode (dropout off), holding the best epoch's state.
     A pack (loss_fn returns a vector) takes select=None, no patience and no stop_at: its models are
-    selected afterwards from their own histories (selection.py).
+    selected afterwards from their own histories (protocols.py).
     """
     start_epoch, history, best, best_state, stopped, failed = 0, [], None, None, False, {}
     checkpoint = Path(checkpoint) if checkpoint else None

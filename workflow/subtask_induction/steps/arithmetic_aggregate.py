@@ -7,7 +7,7 @@ from pathlib import Path
 from ..arithmetic.paper import paper_comparison_markdown
 from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, plain_variants,
                                  sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
-from ..selection import PROTOCOLS
+from ..protocols import PROTOCOLS
 from ..runtime import save_text
 
 

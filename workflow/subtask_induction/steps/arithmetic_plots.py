@@ -9,7 +9,7 @@ import pandas as pd
 
 from ..arithmetic.figures import (dial, discovery_curves, fig3, fig6, fig7, inheritance, protocols_figure,
                                   sparsity_dial)
-from ..selection import PROTOCOLS
+from ..protocols import PROTOCOLS
 
 
 def main(argv=None):

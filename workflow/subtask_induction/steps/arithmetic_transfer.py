@@ -4,7 +4,7 @@ One process trains a pack of points that share their shapes (depth and number of
 stacked model (arithmetic.stacked; docs/running.md, "Packs"); a pack of one is a single point. Each point trains a
 fixed number of epochs and records, per epoch, the eval accuracy (target-labelled a!=b rows), the
 accuracy and loss on a held-out slice of its own training rows, and the test metrics. Its metrics.json
-reports the test metrics under each selection protocol (see selection.py): `eval` (the paper's),
+reports the test metrics under each selection protocol (see protocols.py): `eval` (the paper's),
 `train_holdout` and `last`; all three come from this one run.
 
 Records (sweep.py): next to each metrics.json, `record.json` (a hard link to it) survives Snakemake deleting
@@ -35,7 +35,7 @@ from ..method.masks import kept_fraction, load_subnetwork
 from ..method.transfer import TransferPlan
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
-from ..selection import PROTOCOLS, select_all
+from ..protocols import PROTOCOLS, select_all
 from ..stacked_training import StackedAdamW
 from ..sweep import read_points, run_pack
 from ..training import fit

@@ -138,13 +138,37 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
     """The splits of a tree whose category c gathers the member folders table[c] under root/train and root/val
     (the categories in table order give the class indices). See build_imagenet16 for what is checked."""
     root, out = Path(root).absolute(), Path(out).absolute()
-    categories = list(table)
-    wnids = [w for c in categories for w in table[c]]
     if out.resolve().is_relative_to(root.resolve()) or root.resolve().is_relative_to(out.resolve()):
         raise ValueError(f"output {out} and the data root {root} overlap; rebuilding would touch root")
     if not 0 <= min_fill <= 1:
         raise ValueError(f"min_fill must lie in [0, 1], got {min_fill}")
-    # Every member image decodes, or the user hears which ones do not, before anything is built.
+    listed, skipped, empty = _readable_members(root, table, skip_unreadable, workers, what)
+    chosen, dropped = _draw_splits(root, table, listed, discovery_per_class, eval_per_class, seed)
+    under = _check_fill(root, table, chosen, {"discovery": discovery_per_class, "eval": eval_per_class}, min_fill)
+    _write_splits(root, out, chosen, link)
+    manifest = {
+        "class_order": list(table),
+        "seed": seed,
+        "eval_per_class": eval_per_class,
+        "discovery_per_class": discovery_per_class,
+        "link": link,
+        "root": str(root),
+        "counts": {split: {c: len(chosen[split][c]) for c in table} for split in SPLITS},
+        "eval_duplicates_dropped": sum(dropped.values()),
+        "eval_duplicates_dropped_per_class": dropped,
+        "unreadable_skipped": sorted(skipped),
+        "empty_wnid_folders": empty,
+        "under_filled": {split: short for split, short in under.items() if short},
+    }
+    save_json(manifest, out / "manifest.json")
+    return manifest
+
+
+def _readable_members(root: Path, table: dict[str, list[str]], skip_unreadable: bool, workers: int, what: str):
+    """Every member image that decodes, per (split, wnid) as (name, bytes); the user hears which do not before
+    anything is built (or, with skip_unreadable, they are left out and listed). Also the empty member folders;
+    a category without a readable image in a split is an error."""
+    wnids = [w for c in table for w in table[c]]
     listed = {(split, wnid): _images(root / split / wnid) for split in ("train", "val") for wnid in wnids}
     bad = unreadable((root / split / wnid / name for (split, wnid), names in listed.items() for name, _ in names),
                      workers)
@@ -156,17 +180,24 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
               for key, names in listed.items()}
     empty = {split: sorted(str(root / split / wnid) for wnid in wnids if not listed[(split, wnid)])
              for split in ("train", "val")}
-    for c in categories:
+    for c in table:
         for split in ("train", "val"):
             if not any(listed[(split, wnid)] for wnid in table[c]):
                 raise ValueError(f"category {c} has no readable {split} image: its folders "
                                  f"{[str(root / split / w) for w in table[c]]} are empty")
+    return listed, skipped, empty
 
+
+def _draw_splits(root: Path, table: dict[str, list[str]], listed: dict, discovery_per_class: int, eval_per_class: int,
+                 seed: int):
+    """Per split and category, the (wnid, name) items: eval drawn from train without duplicates by content,
+    discovery a fresh draw over the rest, train all but eval, test the val folders. Also, per category, how many
+    eval candidates were dropped as duplicates."""
     # Per category, every train image as (wnid, name) in sorted order; sizes of all member images
     # let us hash only files that share a size with some other file (duplicates must), not ~270k JPEGs.
-    train = {c: [] for c in categories}
+    train = {c: [] for c in table}
     size, by_size = {}, {}
-    for c in categories:
+    for c in table:
         for wnid in table[c]:
             for name, nbytes in listed[("train", wnid)]:
                 path = root / "train" / wnid / name
@@ -187,7 +218,7 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
 
     chosen = {split: {} for split in SPLITS}
     dropped = {}
-    for k, c in enumerate(categories):
+    for k, c in enumerate(table):
         # One generator per category, so a category's draw does not depend on the others' sizes.
         rng = np.random.default_rng([seed, k])
         order = rng.permutation(len(train[c]))
@@ -208,26 +239,32 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
         chosen["discovery"][c] = sorted(train[c][i] for i in rest[:discovery_per_class])
         chosen["train"][c] = [item for i, item in enumerate(train[c]) if i not in in_eval]
         chosen["test"][c] = [(w, name) for w in table[c] for name, _ in listed[("val", w)]]
+    return chosen, dropped
 
-    # Splits filled below what was asked: listed, and an error below min_fill of it.
-    asked = {"discovery": discovery_per_class, "eval": eval_per_class}
-    under = {split: {c: [len(chosen[split][c]), n] for c in categories if len(chosen[split][c]) < n}
+
+def _check_fill(root: Path, table: dict[str, list[str]], chosen: dict, asked: dict[str, int], min_fill: float) -> dict:
+    """Splits filled below what was asked: listed (returned), and an error below min_fill of it."""
+    under = {split: {c: [len(chosen[split][c]), n] for c in table if len(chosen[split][c]) < n}
              for split, n in asked.items()}
     too_few = [(split, c, got, n) for split, short in under.items() for c, (got, n) in short.items() if got < min_fill * n]
     if too_few:
         raise ValueError("splits below their minimum (min_fill {:g} of the images asked for):\n".format(min_fill) + "\n".join(
             f"  {split}, category {c}: {got} of {n} images, from the folders "
             f"{[str(root / 'train' / w) for w in table[c]]}" for split, c, got, n in too_few))
+    return under
 
+
+def _write_splits(root: Path, out: Path, chosen: dict, link: str) -> None:
+    """The class-per-folder splits under out, each built beside its target and renamed into place, so a killed
+    job never leaves a half-filled split."""
     out.mkdir(parents=True, exist_ok=True)
     for split in SPLITS:
         source = root / ("val" if split == "test" else "train")
-        # Build beside the target and rename, so a killed job never leaves a half-filled split.
         partial = out / f".{split}.partial"
         _remove(partial)
-        for c in categories:
+        for c, items in chosen[split].items():
             (partial / c).mkdir(parents=True)
-            for wnid, name in chosen[split][c]:
+            for wnid, name in items:
                 # Prefix the WNID: two member WNIDs of one category may hold the same file name.
                 target = partial / c / f"{wnid}_{name}"
                 if link == "symlink":
@@ -236,23 +273,6 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
                     shutil.copyfile(source / wnid / name, target)
         _remove(out / split)
         os.replace(partial, out / split)
-
-    manifest = {
-        "class_order": list(categories),
-        "seed": seed,
-        "eval_per_class": eval_per_class,
-        "discovery_per_class": discovery_per_class,
-        "link": link,
-        "root": str(root),
-        "counts": {split: {c: len(chosen[split][c]) for c in categories} for split in SPLITS},
-        "eval_duplicates_dropped": sum(dropped.values()),
-        "eval_duplicates_dropped_per_class": dropped,
-        "unreadable_skipped": sorted(skipped),
-        "empty_wnid_folders": empty,
-        "under_filled": {split: short for split, short in under.items() if short},
-    }
-    save_json(manifest, out / "manifest.json")
-    return manifest
 
 
 def _remove(path: Path) -> None:
