@@ -156,6 +156,26 @@ def _epoch_record(epoch: int, train_loss, metrics, seconds: float) -> dict:
     return {"epoch": epoch + 1, "train_loss": train_loss, **metrics, "seconds": seconds}
 
 
+def _resume(checkpoint: Path | None, fingerprint: str, model: nn.Module, optimizer: torch.optim.Optimizer,
+            desc: str) -> tuple[dict, list[str]]:
+    """Where a run starts: from its checkpoint when one was written for this fingerprint (loaded into the
+    model and optimizer, the RNG restored), else from nothing. Also what to tell the user."""
+    fresh = {"epoch": 0, "history": [], "best": None, "best_state": None, "stopped": False, "failed": {}}
+    if checkpoint is None or not checkpoint.is_file():
+        return fresh, []
+    state = load_torch(checkpoint, ("model", "optimizer", "epoch", "fingerprint"), "training checkpoint")
+    if state["fingerprint"] != fingerprint:
+        return fresh, [f"[{desc}] ignoring {checkpoint}: written for other settings or inputs"]
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    torch.set_rng_state(state["rng"])
+    if state.get("cuda_rng") is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda_rng"])
+    failed = {int(index): why for index, why in state.get("failed", {}).items()}
+    return ({**{key: state[key] for key in ("epoch", "history", "best", "best_state", "stopped")}, "failed": failed},
+            [f"[{desc}] resuming from {checkpoint} after epoch {state['epoch']}"])
+
+
 def fit(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -186,23 +206,10 @@ def fit(
     A pack (loss_fn returns a vector) takes select=None, no patience and no stop_at: its models are
     selected afterwards from their own histories (protocols.py).
     """
-    start_epoch, history, best, best_state, stopped, failed = 0, [], None, None, False, {}
     checkpoint = Path(checkpoint) if checkpoint else None
-    messages = []
-    if checkpoint is not None and checkpoint.is_file():
-        state = load_torch(checkpoint, ("model", "optimizer", "epoch", "fingerprint"), "training checkpoint")
-        if state["fingerprint"] == fingerprint:
-            model.load_state_dict(state["model"])
-            optimizer.load_state_dict(state["optimizer"])
-            torch.set_rng_state(state["rng"])
-            if state.get("cuda_rng") is not None and torch.cuda.is_available():
-                torch.cuda.set_rng_state_all(state["cuda_rng"])
-            start_epoch, history, best = state["epoch"], state["history"], state["best"]
-            best_state, stopped = state["best_state"], state["stopped"]
-            failed = {int(index): why for index, why in state.get("failed", {}).items()}
-            messages.append(f"[{desc}] resuming from {checkpoint} after epoch {start_epoch}")
-        else:
-            messages.append(f"[{desc}] ignoring {checkpoint}: written for other settings or inputs")
+    resumed, messages = _resume(checkpoint, fingerprint, model, optimizer, desc)
+    start_epoch, history, best, best_state, stopped, failed = (
+        resumed[key] for key in ("epoch", "history", "best", "best_state", "stopped", "failed"))
 
     def save_checkpoint(epoch: int) -> None:
         save_torch(
