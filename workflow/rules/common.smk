@@ -1,5 +1,5 @@
 # What every family's rules share: the step command, resources, report flags, the final targets. Each family's
-# own helpers (settings, target lists, constants) stand at the top of its rule file.
+# own helpers (settings, target lists, constants, data checks) stand beside its rules, in <family>_helpers.smk.
 import json
 import math
 import os
