@@ -135,10 +135,14 @@ class Inputs:
             "computation": dataset["computation"], "n_numbers": dataset["n_numbers"], "modulus": dataset["modulus"]}))
 
     def fingerprint(self, point) -> str:
+        return self._digest(("point", point["out"]), lambda: self._point_fingerprint(point))
+
+    def _point_fingerprint(self, point) -> str:
         subnetwork = self.subnetworks[point["subnetwork"]]
         extra = []
         if self.kind:
-            extra.append(tensor_digest({"subtask": discovery_rows(self.datasets[point["subtask_data"]], subnetwork)}))
+            extra.append(self._digest(("subtask", point["subtask_data"], point["subnetwork"]), lambda: tensor_digest(
+                {"subtask": discovery_rows(self.datasets[point["subtask_data"]], subnetwork)})))
         if point["variant_settings"].get("top_k"):
             extra.append(self._digest(("scores", point["subnetwork"]),
                                       lambda: tensor_digest({"scores": subnetwork.get("scores")})))
