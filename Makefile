@@ -11,11 +11,13 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 .PHONY: reproduce beyond test test-paper test-slurm dry-run lint benchmark lock config-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
-# written by `make lock`), the one source of every install; pip checks every file's hash.
+# written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
+# torch's CUDA build is about 3 GB of wheels and 6 GB installed; a kept copy of the wheels only raises the
+# install's peak disk use (a CI run once stopped here on "[Errno 28] No space left on device").
 $(STAMP): envs/requirements.txt envs/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet --require-hashes -r envs/requirements-test.txt
+	$(BIN)/pip install --quiet --no-cache-dir --upgrade pip
+	$(BIN)/pip install --quiet --no-cache-dir --require-hashes -r envs/requirements-test.txt
 	touch $(STAMP)
 
 reproduce: $(STAMP)
