@@ -118,17 +118,23 @@ def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:
     return {key: value.detach().cpu().clone() for key, value in model.state_dict().items()}
 
 
-def _backward_one(loss: torch.Tensor, where: str, desc: str, settings: dict | None) -> float:
+def _where(epoch: int, step: int) -> str:
+    """Where in training a loss went wrong (formatted only then, not at every step)."""
+    return f"at epoch {epoch + 1}, step {step + 1}"
+
+
+def _backward_one(loss: torch.Tensor, epoch: int, step: int, desc: str, settings: dict | None) -> float:
     """One model's step: its gradient; a non-finite loss stops the run before anything is written."""
     value = loss.item()
     if not math.isfinite(value):
-        raise NonFiniteLoss(f"[{desc}] the loss is {value} {where}; nothing was written. "
+        raise NonFiniteLoss(f"[{desc}] the loss is {value} {_where(epoch, step)}; nothing was written. "
                             f"Settings: {settings if settings is not None else 'not given'}")
     loss.backward()
     return value
 
 
-def _backward_pack(loss: torch.Tensor, failed: dict, where: str, desc: str, settings: dict | None) -> torch.Tensor:
+def _backward_pack(loss: torch.Tensor, failed: dict, epoch: int, step: int, desc: str,
+                   settings: dict | None) -> torch.Tensor:
     """A pack's step (`loss`: one per model): every live model gets its own gradient; a model whose loss is
     not finite stops (recorded in `failed`, its mates train on) and the run stops when none is left.
     Returns the live models' losses (0 for a stopped one), for the epoch's mean."""
@@ -136,7 +142,7 @@ def _backward_pack(loss: torch.Tensor, failed: dict, where: str, desc: str, sett
     finite = torch.isfinite(values)
     if not bool(finite.all()):
         for index in (~finite).nonzero().flatten().tolist():
-            failed.setdefault(index, f"the loss is {values[index].item()} {where}")
+            failed.setdefault(index, f"the loss is {values[index].item()} {_where(epoch, step)}")
         if len(failed) == len(values):
             raise NonFiniteLoss(f"[{desc}] every model of the pack stopped with a non-finite loss ({failed}); nothing "
                                 f"was written. Settings: {settings if settings is not None else 'not given'}")
@@ -241,14 +247,13 @@ def fit(
         for batch in batches(epoch):
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
-            where = f"at epoch {epoch + 1}, step {steps + 1}"
             if loss.dim() == 0:
-                total += _backward_one(loss, where, desc, settings)
+                total += _backward_one(loss, epoch, steps, desc, settings)
             else:
                 if select is not None or patience is not None or stop_at is not None:
                     raise ValueError("a pack is selected afterwards from its history: pass select=None, "
                                      "no patience and no stop_at")
-                total = total + _backward_pack(loss, failed, where, desc, settings)
+                total = total + _backward_pack(loss, failed, epoch, steps, desc, settings)
             optimizer.step()
             steps += 1
         if on_epoch_end:
