@@ -30,6 +30,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow"))
 
+from subtask_induction.arithmetic.data import trained_rows  # noqa: E402
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import TransferPlan  # noqa: E402
@@ -117,8 +118,7 @@ def paper_points(path: Path) -> list[tuple[int, int]]:
         count = len(experiment["targets"]) * len(experiment.get("variants", variants)) * len(transfer["seeds"])
         for layers in experiment.get("layers", config["layers"]):
             for n in transfer["disambiguation_rows"]:
-                rows = config["n_numbers"] + n  # the a=b rows and n disambiguation rows
-                train = rows - int(config["n_numbers"] * transfer["holdout_fraction"]) - int(n * transfer["holdout_fraction"])
+                train = trained_rows(config["n_numbers"], n, transfer["holdout_fraction"])["train"]
                 points += [(layers, transfer["epochs"] * math.ceil(train / transfer["batch_size"]))] * count
     return points
 

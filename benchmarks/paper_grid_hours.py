@@ -53,9 +53,10 @@ def records(run: Path, pattern: str) -> list[dict]:
 
 
 def point_steps(config: dict, n: int) -> int:
+    from subtask_induction.arithmetic.data import trained_rows
+
     t = config["arithmetic"]["transfer"]
-    rows = config["arithmetic"]["n_numbers"] + n   # every a=b row plus n disambiguation rows
-    train = rows - int(config["arithmetic"]["n_numbers"] * t["holdout_fraction"]) - int(n * t["holdout_fraction"])
+    train = trained_rows(config["arithmetic"]["n_numbers"], n, t["holdout_fraction"])["train"]
     return math.ceil(train / t["batch_size"]) * t["epochs"]
 
 

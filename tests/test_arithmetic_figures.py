@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from subtask_induction.arithmetic import figures
+from subtask_induction.arithmetic.paper import AUTHORS_CURVES, PAPER_STYLE
 
 
 def synthetic_transfer():
@@ -16,7 +17,7 @@ def synthetic_transfer():
                 "sampled": ("sampled", 0.0, True), "random": ("random", 0.0, False), "full": ("full", 0.0, True)}
     for (base, subtask, score), (variant, (method, scale, inherit)), layers, n, seed, protocol in itertools.product(
             [("a+ab", "ab", 1.0), ("a2+b2", "a2", 0.0)], variants.items(), [2, 3], [0, 10], [0, 1],
-            ["eval", "train_holdout", "last"]):
+            ["eval", "last"]):
         rows.append({"base": base, "subtask": subtask, "target": "a2+ab", "layers": layers, "variant": variant,
                      "method": method, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "seed": seed,
                      "protocol": protocol, "test_accuracy": score})
@@ -24,12 +25,12 @@ def synthetic_transfer():
 
 
 @pytest.mark.parametrize("draw", [
-    lambda t, out: figures.fig3(t, out, "train_holdout"),
-    lambda t, out: figures.fig6(t, out, "train_holdout"),
-    lambda t, out: figures.fig7(t, out, "train_holdout"),
-    lambda t, out: figures.protocols_figure(t, out, ["eval", "train_holdout", "last"]),
-    lambda t, out: figures.inheritance(t, out, "train_holdout", 10),
-    lambda t, out: figures.dial(t, out, "train_holdout", 10),
+    lambda t, out: figures.fig3(t, out, "last"),
+    lambda t, out: figures.fig6(t, out, "last"),
+    lambda t, out: figures.fig7(t, out, "last"),
+    lambda t, out: figures.protocols_figure(t, out, ["eval", "last"]),
+    lambda t, out: figures.inheritance(t, out, "last", 10),
+    lambda t, out: figures.dial(t, out, "last", 10),
 ])
 def test_figures_keep_experiments_apart(draw, monkeypatch, tmp_path):
     drawn = []
@@ -52,10 +53,10 @@ def test_figures_keep_experiments_apart(draw, monkeypatch, tmp_path):
 
 
 @pytest.mark.parametrize("draw", [
-    lambda t, out: figures.fig3(t, out, "train_holdout"),
-    lambda t, out: figures.fig7(t, out, "train_holdout"),
-    lambda t, out: figures.inheritance(t, out, "train_holdout", 10),
-    lambda t, out: figures.dial(t, out, "train_holdout", 10),
+    lambda t, out: figures.fig3(t, out, "last"),
+    lambda t, out: figures.fig7(t, out, "last"),
+    lambda t, out: figures.inheritance(t, out, "last", 10),
+    lambda t, out: figures.dial(t, out, "last", 10),
 ])
 def test_curves_in_one_panel_average_the_same_depths(draw, monkeypatch, tmp_path):
     """Analyses run at fewer depths (the default runs them at 2 layers only): a panel must not compare
@@ -83,38 +84,75 @@ def test_transfer_table_names_each_variants_depths():
 
     transfer = synthetic_transfer()
     transfer = transfer[~((transfer["variant"] == "full") & (transfer["layers"] == 3))]
-    text = transfer_markdown(transfer, ["train_holdout"])
+    text = transfer_markdown(transfer, ["last"])
     assert "| full | 2 |" in text and "| si | 2, 3 |" in text
 
 
 @pytest.mark.parametrize("figure", [figures.fig3, figures.fig6])
-def test_the_papers_stated_values_are_marked_only_when_asked_and_only_on_its_experiment(figure, monkeypatch, tmp_path):
+def test_the_authors_curves_and_the_texts_values_are_drawn_only_when_asked_and_only_on_its_experiment(
+        figure, monkeypatch, tmp_path):
     drawn = []
     monkeypatch.setattr(figures, "_save", lambda fig, outdir, name: drawn.append(fig) or [])
-    figure(synthetic_transfer(), tmp_path, "train_holdout", paper_reference=True)
-    figure(synthetic_transfer(), tmp_path, "train_holdout")
+    figure(synthetic_transfer(), tmp_path, "last", paper_reference=True)
+    figure(synthetic_transfer(), tmp_path, "last")
     marked, plain = drawn
-    labels = [[text for text in ax.get_legend_handles_labels()[1] if text.startswith("paper:")] for ax in marked.axes]
-    assert any("50.6%" in " ".join(axis) for axis in labels)  # the ab of a+ab -> a2+ab row
+    reference = lambda text: text.startswith(("paper text:", "authors:"))  # noqa: E731
+    labels = [[text for text in ax.get_legend_handles_labels()[1] if reference(text)] for ax in marked.axes]
+    assert any("random init 50.6% at n = 1,000" in " ".join(axis) for axis in labels)  # the ab of a+ab -> a2+ab row
+    # the 2-layer panel of the main experiment carries the authors' five curves (their figure has no 3 layers)
+    assert any({f"authors: {name}" for name in AUTHORS_CURVES.values()} <= set(axis) for axis in labels)
     assert any(not axis for axis in labels)  # the other experiment's row carries no paper values
-    assert not any(text.startswith("paper:") for ax in plain.axes for text in ax.get_legend_handles_labels()[1])
+    assert not any(reference(text) for ax in plain.axes for text in ax.get_legend_handles_labels()[1])
 
 
-def test_the_paper_comparison_finds_where_each_curve_reaches_near_perfect():
+def test_fig6_draws_the_papers_encoding_and_the_authors_2_layer_values(monkeypatch, tmp_path):
+    drawn = []
+    monkeypatch.setattr(figures, "_save", lambda fig, outdir, name: drawn.append(fig) or [])
+    figures.fig6(synthetic_transfer(), tmp_path, "last", paper_reference=True)
+    panel = next(ax for ax in drawn[0].axes if ax.get_title() == "ab of a+ab -> a2+ab: 2 layers (last)")
+    lines = {line.get_label(): line for line in panel.get_lines()}
+    for variant, method in (("si", "subnetwork"), ("sampled", "sampled"), ("random", "random"), ("full", "full")):
+        ours, theirs = lines[variant], lines[f"authors: {AUTHORS_CURVES[method]}"]
+        assert ours.get_marker() == PAPER_STYLE[method]["marker"] and ours.get_color() == PAPER_STYLE[method]["color"]
+        assert theirs.get_color() == ours.get_color() and theirs.get_linestyle() == "--"
+    assert lines["si_fresh"].get_color() not in {style["color"] for style in PAPER_STYLE.values()} or \
+        lines["si_fresh"].get_marker() == "."  # not the paper's SI: not drawn as it
+    si = lines["authors: Subtask Induction"]
+    assert dict(zip(si.get_xdata(), si.get_ydata()))[1000] == pytest.approx(0.932)  # their 2-layer panel
+
+
+def test_the_paper_comparison_sets_ours_beside_the_text_and_the_authors_curves():
     from subtask_induction.arithmetic.paper import paper_comparison_markdown
 
     rows = []
-    curves = {"si": {0: 0.5, 100: 0.95, 1000: 0.995, 10000: 1.0}, "sampled": {0: 0.5, 100: 0.6, 1000: 0.9, 10000: 0.99},
-              "random": {0: 0.4, 100: 0.5, 1000: 0.6, 10000: 0.7}}
-    for (variant, curve), seed, protocol in itertools.product(curves.items(), [0, 1], ["eval", "train_holdout", "last"]):
+    curves = {"si": ("subnetwork", {0: 0.5, 100: 0.95, 1000: 0.995, 6400: 1.0}),
+              "sampled": ("sampled", {0: 0.5, 100: 0.6, 1000: 0.9, 6400: 0.99}),
+              "sampled_fresh": ("sampled", {0: 0.1, 100: 0.1, 1000: 0.1, 6400: 0.1}),  # not the paper's form
+              "random": ("random", {0: 0.4, 100: 0.5, 1000: 0.6, 6400: 0.7}),
+              "sampled_authors": ("sampled_authors", {0: 0.3, 100: 0.3, 1000: 0.55, 6400: 0.98})}
+    for (variant, (method, curve)), seed, protocol in itertools.product(curves.items(), [0, 1], ["eval", "last"]):
         for n, accuracy in curve.items():
             rows.append({"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": variant, "n": n,
-                         "seed": seed, "protocol": protocol, "test_accuracy": accuracy, "top_k": None, "discovery_rows": None})
+                         "method": method, "lr_scale": 0.0, "inherit_unmasked": variant in ("si", "sampled"),
+                         "seed": seed, "protocol": protocol, "test_accuracy": accuracy + (0.01 if protocol == "eval" else 0),
+                         "top_k": None, "discovery_rows": None, "paper_rows": True})
     base = pd.DataFrame([{"base": "a+ab", "layers": 2, "chain": 0, "test_accuracy": 0.9995}])
     kept = pd.DataFrame([{"base": "a+ab", "subtask": "ab", "layers": 2, "chain": 0, "kept_percent": 9.5,
                           "l0_weight": 1e-7, "test_accuracy": 1.0}])
     text = paper_comparison_markdown(base, kept, pd.DataFrame(rows))
+    assert "the paper's rows" in text
     assert "| kept % of the masked weights (Table 3) | 7.68 | 9.50 (λ 1e-07) |" in text
-    assert "| si | 0.500 ± 0.000 / 0.500 ± 0.000 |" in text and "| 1,000 / 1,000 |" in text
-    assert "SI reaches 0.99 at n = 1,000 (paper: 1,000); sampled at n = 10,000, 10.0x SI's (paper: about 6x)" in text
-    assert "random init's mean over the n grid 55.0% (paper 50.6%" in text
+    # the authors' 2-layer values at our sizes; their smallest n on their own grid (0.95 and 0.99 at 1,600)
+    assert "| Subtask Induction | authors' figure | 0.318 | 0.442 | 0.932 | 1.000 | 1,600 | 1,600 |" in text
+    assert ("| Subtask Induction | ours `last` (si) | 0.500 ± 0.000 (2) | 0.950 ± 0.000 (2) | 0.995 ± 0.000 (2) | "
+            "1.000 ± 0.000 (2) | 100 | 1,000 |") in text
+    assert "| Sampled Subnetwork | ours `eval` (sampled) |" in text and "sampled_fresh" not in text
+    # the authors' code's control beside their curve, not counted as ours
+    assert ("| Sampled Subnetwork | ours `last` (sampled_authors: N−k of the base's weights frozen, as the authors' "
+            "code) | 0.300 ± 0.000 (2) | 0.300 ± 0.000 (2) | 0.550 ± 0.000 (2) | 0.980 ± 0.000 (2) | 6,400 | "
+            "not by 6,400 |") in text
+    assert "| SI near-perfect with 1,000 rows | ≥ 0.99 | 0.932 | 1.005 ± 0.000 (2) | 0.995 ± 0.000 (2) |" in text
+    assert ("| random init trained on the same data (1,000 rows) | 0.506 | 0.461 | 0.610 ± 0.000 (2) | "
+            "0.600 ± 0.000 (2) |") in text
+    # sampled reaches 0.99: the authors' at 6,400 against SI's 1,600 (4x); ours `last` at 6,400 against 1,000
+    assert "| 6x | 4.0x (6,400 / 1,600) | 6.4x (6,400 / 1,000) | 6.4x (6,400 / 1,000) |" in text

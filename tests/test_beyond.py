@@ -74,9 +74,9 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     every_row = budget[budget["rows"] == 100].iloc[0]
     assert every_row["jaccard_vs_every_row"] == 1.0 and every_row["variant"] == "si"
     si = transfer[(transfer["variant"] == "si") & (transfer["chain"] == 0) & (transfer["n"] == 10)
-                  & (transfer["protocol"] == "train_holdout")]
+                  & (transfer["protocol"] == "last")]
     assert every_row["si_test_accuracy"] == si["test_accuracy"].mean()  # si transfers the chosen subnetwork
-    sampled = transfer[(transfer["variant"] == "sampled_rows50") & (transfer["protocol"] == "train_holdout")]
+    sampled = transfer[(transfer["variant"] == "sampled_rows50") & (transfer["protocol"] == "last")]
     budget50 = budget[budget["rows"] == 50].iloc[0]
     assert budget50["sampled_test_accuracy"] == sampled["test_accuracy"].mean() and budget50["steps"] == 4
     assert "| 50 | 90 | 4 |" in (summary / "budget.md").read_text()  # subtask rows, labelled rows, steps

@@ -3,6 +3,7 @@ the paper file must state every key its families use, or the default's value lea
 
 import copy
 
+import pytest
 import yaml
 from snakemake.utils import update_config
 
@@ -43,8 +44,10 @@ def test_a_dict_option_can_be_cleared_by_the_paper_config():
     assert effective["vision"]["model"]["model_kwargs"] is None  # the real architecture in the paper run
 
 
-# The grid keys config/paper_depth2.yaml may change; everything else must stay the paper config's own.
+# The grid keys the paper slices (config/paper_depth2.yaml, paper_depth12.yaml) may change; everything else must
+# stay the paper config's own. λ is a grid of discoveries: a slice keeps the one the selection chooses.
 PAPER_SLICE_KEYS = {("arithmetic", "layers"), ("arithmetic", "chains"), ("arithmetic", "experiments"),
+                    ("arithmetic", "discovery", "l0_weights"),
                     ("arithmetic", "transfer", "disambiguation_rows"), ("arithmetic", "transfer", "seeds"),
                     ("arithmetic", "overlap", "layers"), ("arithmetic", "overlap", "runs")}
 
@@ -62,25 +65,29 @@ def value(node, path):
     return node
 
 
-def test_the_paper_slice_overlay_changes_only_the_grid_keys_it_names():
+@pytest.mark.parametrize("slice_file,layers", [("config/paper_depth2.yaml", 2), ("config/paper_depth12.yaml", 12)])
+def test_the_paper_slice_overlays_change_only_the_grid_keys_they_name(slice_file, layers):
     paper = effective_config("config/paper.yaml")
-    sliced = effective_config("config/paper.yaml", "config/paper_depth2.yaml")
+    sliced = effective_config("config/paper.yaml", slice_file)
     paths = set(leaves(paper)) | set(leaves(sliced))
     changed = {path for path in paths if value(paper, path) != value(sliced, path)}
     assert changed, "the overlay changes nothing"
     outside = sorted(".".join(map(str, path)) for path in changed
                      if not any(path[:len(key)] == key for key in PAPER_SLICE_KEYS))
     assert outside == [], f"the overlay changes settings that are not grid keys: {outside}"
-    assert sliced["arithmetic"]["layers"] == [2] and sliced["arithmetic"]["chains"] == [0]
-    assert {0, 100, 300, 1000, 3000, 10000} <= set(sliced["arithmetic"]["transfer"]["disambiguation_rows"])
+    assert sliced["arithmetic"]["layers"] == [layers] and sliced["arithmetic"]["chains"] == [0]
+    assert set(sliced["arithmetic"]["discovery"]["l0_weights"]) <= set(paper["arithmetic"]["discovery"]["l0_weights"])
+    assert set(sliced["arithmetic"]["transfer"]["disambiguation_rows"]) <= set(
+        paper["arithmetic"]["transfer"]["disambiguation_rows"])  # the authors' sizes
     assert len(sliced["arithmetic"]["transfer"]["seeds"]) >= 2
     assert sliced["families"] == ["arithmetic"]
+    assert sliced["arithmetic"]["transfer"]["holdout_fraction"] == 0  # the paper's rows
 
 
 # Each hypothesis of docs/results.md ("At the paper's own scale") changes the one setting it tests, and the grid.
 HYPOTHESES = {"fresh_unmasked.yaml": set(), "lambda5e-7.yaml": {("arithmetic", "discovery", "l0_weights")},
               "transfer_epochs200.yaml": {("arithmetic", "transfer", "epochs")},
-              "discovery_epochs100.yaml": {("arithmetic", "discovery", "l0_weights"), ("arithmetic", "discovery", "epochs")}}
+              "discovery_epochs100.yaml": {("arithmetic", "discovery", "epochs")}}
 
 
 def test_each_paper_hypothesis_overlay_changes_only_the_setting_it_tests():

@@ -67,6 +67,17 @@ def test_sampled_and_complement_keep_exact_per_tensor_counts():
     assert not torch.equal(sampled["a"], masks["a"])
 
 
+def test_the_authors_sampled_control_freezes_all_but_k_per_tensor_and_ours_exactly_k():
+    masks = {"a": torch.rand(30, 40, generator=torch.Generator().manual_seed(1)) < 0.2,
+             "b": torch.tensor([True, False, False, True, False, False, False])}
+    ours = control_masks("sampled", masks, torch.Generator().manual_seed(5))
+    theirs = control_masks("sampled_authors", masks, torch.Generator().manual_seed(5))
+    for name, mask in masks.items():
+        assert int(ours[name].sum()) == int(mask.sum())
+        assert int(theirs[name].sum()) == mask.numel() - int(mask.sum())
+        assert torch.equal(theirs[name], ~ours[name])  # the same draw, the other side frozen
+
+
 def test_complement_too_large_is_an_error_naming_the_tensor():
     with pytest.raises(ValueError, match="layer.weight"):
         sample_complement_mask(torch.tensor([True, True, True, False]), torch.Generator(), "layer.weight")

@@ -8,7 +8,7 @@ import torch
 
 from subtask_induction.arithmetic.data import build_dataset
 from subtask_induction.arithmetic.model import accuracy, build_gpt2, masked_weight_names, save_gpt2
-from subtask_induction.runtime import save_torch
+from subtask_induction.runtime import load_torch, save_torch
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.steps.common import fingerprint
 from subtask_induction.training import NonFiniteLoss
@@ -46,8 +46,8 @@ def point(folder, out, variant="si", settings=SI, seed=0, base="base.pt"):
             "subnetwork": str(folder / "subnetwork.pt"), "data": str(folder / "data.pt"), "out": str(out)}
 
 
-def run_points(points, checkpoint, lr=3e-3, epochs=4, retrain=True):
-    settings = {"training": {"epochs": epochs, "batch_size": 8, "lr": lr, "holdout_fraction": 0.2}}
+def run_points(points, checkpoint, lr=3e-3, epochs=4, retrain=True, holdout=0.0):
+    settings = {"training": {"epochs": epochs, "batch_size": 8, "lr": lr, "holdout_fraction": holdout}}
     arithmetic_transfer.main(["--points", points_file(points, Path(f"{checkpoint}.points.json")), "--checkpoint", str(checkpoint), "--device", "cpu",
                               "--checkpoint-interval-s", "0",
                               "--settings", json.dumps(settings)] + (["--retrain"] if retrain else []))
@@ -74,6 +74,52 @@ def interrupt_at_epoch(monkeypatch, epoch):
         return real(rows, batch_size, seeds, current)
 
     monkeypatch.setattr(arithmetic_transfer, "stacked_batches", batches)
+
+
+def trained_rows_of_first_epoch(monkeypatch):
+    """Records the rows each point of a pack is given to train on (its batches are drawn from them)."""
+    seen = []
+    real = arithmetic_transfer.stacked_batches
+
+    def batches(rows, batch_size, seeds, epoch):
+        seen.append([part.clone() for part in rows])
+        return real(rows, batch_size, seeds, epoch)
+
+    monkeypatch.setattr(arithmetic_transfer, "stacked_batches", batches)
+    return seen
+
+
+def as_pairs(rows):
+    return sorted(map(tuple, rows.tolist()))
+
+
+def test_the_papers_protocol_trains_on_every_ambiguous_row_and_all_n_and_says_so(inputs, monkeypatch):
+    folder, _ = inputs
+    seen = trained_rows_of_first_epoch(monkeypatch)
+    record = run_points([point(folder, folder / "paper.json")], folder / "paper.ckpt")[0]
+    splits = load_torch(folder / "data.pt", ("splits",), "dataset")["splits"]
+    paper_rows = torch.cat([splits["ambiguous"], splits["disambiguation"][:30]])  # every a=b row + the first n
+    assert len(splits["ambiguous"]) == 20 and as_pairs(seen[0][0]) == as_pairs(paper_rows)
+    assert record["rows"] == {"train": 20 + 30, "ambiguous": 20, "disambiguation": 30, "holdout": 0,
+                              "paper_rows": True, "eval": 30, "test": 30}
+    # the paper's selection and the leak-free one, both from this one run; no holdout protocol without a holdout
+    assert set(record["metrics"]) == set(record["protocols"]) == {"eval", "last"}
+    assert record["metrics"]["last"]["epoch"] == 4 and "holdout_accuracy" not in record["curve"][0]
+
+
+def test_a_holdout_run_trains_on_fewer_rows_than_the_papers_and_says_so(inputs, monkeypatch):
+    folder, _ = inputs
+    seen = trained_rows_of_first_epoch(monkeypatch)
+    record = run_points([point(folder, folder / "held.json")], folder / "held.ckpt", holdout=0.2)[0]
+    splits = load_torch(folder / "data.pt", ("splits",), "dataset")["splits"]
+    own_rows = as_pairs(torch.cat([splits["ambiguous"], splits["disambiguation"][:30]]))
+    trained = as_pairs(seen[0][0])
+    assert len(trained) == 16 + 24 and set(trained) < set(own_rows)  # 20% of the a=b rows and of the n rows out
+    assert sum(a == b for a, b, *_ in trained) == 16
+    assert record["rows"] == {"train": 40, "ambiguous": 16, "disambiguation": 24, "holdout": 10,
+                              "paper_rows": False, "eval": 30, "test": 30}
+    assert set(record["metrics"]) == {"eval", "last", "train_holdout"}
+    assert "holdout_accuracy" in record["curve"][0]
 
 
 def test_resumed_run_equals_uninterrupted_run_with_dropout(inputs, monkeypatch, capsys):
@@ -152,7 +198,7 @@ def test_a_discovery_from_a_row_subset_reads_only_those_rows(tmp_path, monkeypat
     from subtask_induction.arithmetic.data import build_dataset
     from subtask_induction.arithmetic.model import build_gpt2, save_gpt2
     from subtask_induction.method.masks import load_subnetwork
-    from subtask_induction.runtime import save_torch
+    from subtask_induction.runtime import load_torch, save_torch
     from subtask_induction.steps import arithmetic_discover
 
     dataset = build_dataset("discovery", "ab", n_numbers=20, modulus=7, seed=0, train_rows=120, eval_rows=20,

@@ -17,10 +17,11 @@ TRANSFER_POINT = "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n1
 def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     summary = smoke_run / "results/arithmetic/summary"
     transfer = pd.read_csv(summary / "transfer.csv")
-    assert len(transfer) == 4 * 2 * 2 * 3  # variants x sizes x chains, one row per selection protocol
+    assert len(transfer) == 4 * 2 * 2 * 2  # variants x sizes x chains, one row per selection protocol
     assert sorted(transfer["chain"].unique()) == [0, 1] and sorted(transfer["seed"].unique()) == [0, 100]
     assert set(transfer["variant"]) == {"si", "si_trainable", "sampled", "random"}
-    assert set(transfer["protocol"]) == {"eval", "train_holdout", "last"}
+    assert set(transfer["protocol"]) == {"eval", "last"}  # the paper's rows: no held-out slice to select on
+    assert transfer["paper_rows"].all() and (transfer["train_rows"] == 20 + transfer["n"]).all()
     assert transfer["test_accuracy"].between(0, 1).all()
     assert (summary / "table3.md").read_text().count("|") > 10
     # floor off in the smoke run: a subnetwork below it is flagged in the selection record and Table 3, never silent
@@ -31,18 +32,20 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     assert ("**Below the floor**" in (summary / "table3.md").read_text()) == bool(kept["below_floor"].any())
     chains = (summary / "chains.md").read_text()
     assert "| chain 0 | chain 1 |" in chains and "si vs sampled" in chains
-    assert "protocol `train_holdout`" in (summary / "transfer.md").read_text().split("###")[1]
+    assert "protocol `last`" in (summary / "transfer.md").read_text().split("###")[1]
+    assert "the paper's rows" in (summary / "transfer.md").read_text().split("###")[0]
     for figure in ("fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "discovery_curves"):
         for ext in ("png", "pdf"):
             assert (smoke_run / f"results/arithmetic/figures/{figure}.{ext}").stat().st_size > 1000
     point = json.loads((smoke_run / TRANSFER_POINT).read_text())
     assert point["seed"] == 0 and point["config"]["n_disambiguation"] == 10
     assert point["config"]["variant"]["method"] == "subnetwork" and "package_version" in point["provenance"]
-    assert len(point["curve"]) == 2 and set(point["metrics"]) == {"eval", "train_holdout", "last"}
+    assert len(point["curve"]) == 2 and set(point["metrics"]) == {"eval", "last"}
     assert point["metrics"]["last"]["epoch"] == 2 and "test_agree_2a2" in point["metrics"]["last"]
     assert point["competing_rules"] == ["2a2", "2b2", "a2+b2"]
-    # 20 numbers: 20 a=b rows + 10 disambiguation rows, a fifth of each held out
-    assert point["rows"] == {"train": 16 + 8, "holdout": 4 + 2, "test": 40}
+    # 20 numbers: every one of the 20 a=b rows + the 10 disambiguation rows, nothing held out (the paper's rows)
+    assert point["rows"] == {"train": 20 + 10, "ambiguous": 20, "disambiguation": 10, "holdout": 0,
+                             "paper_rows": True, "eval": 40, "test": 40}
     overlap = pd.read_csv(summary / "overlap.csv")  # default, seed1, hard_concrete: three pairs
     assert len(overlap) == 3 and overlap["jaccard"].between(0, 1).all() and (overlap["layers"] == 1).all()
     # each run is compared with the subnetwork the selection chose (of the smoke run's two λ), at that λ
@@ -77,14 +80,14 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     assert pack["trained"] == [TRANSFER_POINT] and len(pack["restored"]) == len(pack["points"]) - 1
     assert curve(point) == before  # trained again, to the same numbers (same seed, same machine)
     assert {path: path.read_text() for path in others} == others
-    rerun = json.loads(point.read_text())["metrics"]["train_holdout"]["test_accuracy"]
+    rerun = json.loads(point.read_text())["metrics"]["last"]["test_accuracy"]
     started = time.time()
     time.sleep(1)
     result = snakemake(smoke_run, "--cores", "1")  # back to the plain config: the pack restores, tables rebuild
     assert result.returncode == 0, result.stderr[-3000:]
     assert not [path for pack in pack_manifests(smoke_run, since=started).values() for path in pack["trained"]]
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")
-    row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "train_holdout") & (table["chain"] == 0)]
+    row = table[(table["variant"] == "si") & (table["n"] == 10) & (table["protocol"] == "last") & (table["chain"] == 0)]
     assert row["test_accuracy"].item() == pytest.approx(rerun)
     assert "Nothing to be done" in snakemake(smoke_run, "-n").stdout
 

@@ -42,6 +42,10 @@ def arithmetic_problems(arith: dict) -> list[str]:
     if arith["report"]["dial_n"] not in sizes:
         problems.append(f"config arithmetic.report.dial_n: {arith['report']['dial_n']} is not one of "
                         f"arithmetic.transfer.disambiguation_rows {sizes}")
+    if arith["report"]["protocol"] == "train_holdout" and not arith["transfer"]["holdout_fraction"]:
+        problems.append("config arithmetic.report.protocol: train_holdout selects on a held-out slice of each point's "
+                        "rows, but arithmetic.transfer.holdout_fraction is 0 (the paper's rows, nothing held out); "
+                        "choose last or eval, or set a holdout_fraction (a run on fewer rows than the paper's)")
     # The transfer pool holds every a!=b pair that is not held out, whatever the largest n (arithmetic/data.py).
     pool = arith["n_numbers"] ** 2 - arith["n_numbers"] - arith["data"]["eval_rows"] - arith["data"]["test_rows"]
     if max(sizes) > pool:

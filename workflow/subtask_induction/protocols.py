@@ -1,21 +1,28 @@
 """Model-selection protocols: which epoch of a run's per-epoch history a reported number comes from.
 
-A run trains a fixed number of epochs and records, per epoch, every signal (eval accuracy, accuracy
-and loss on a held-out slice of its own training rows, test metrics). Each protocol picks one epoch
-from that history, so all protocols come from the same training run and differ only in what they
-select on. Only `train_holdout` and `last` are leak-free when the eval rows carry labels the
-experiment claims not to use (the arithmetic eval rows are target-labelled a!=b pairs).
+A run trains a fixed number of epochs and records, per epoch, every signal (eval accuracy, test metrics,
+and in a holdout run the accuracy and loss on a held-out slice of its own rows). Each protocol picks one
+epoch from that history, so the protocols of a run come from that one training run and differ only in what
+they select on. `eval` selects on labels the experiment claims not to use (the arithmetic eval rows are
+target-labelled a!=b pairs); `last` and `train_holdout` are leak-free. `train_holdout` exists only in a run
+that holds rows out, which is not the paper's run (it trains on fewer rows): docs/decisions.md, "Protocols
+that train on the rows they say".
 """
 
 from __future__ import annotations
 
 PROTOCOLS = {
     "eval": "best accuracy on the eval rows (the paper's protocol; target labels beyond the n rows)",
-    "train_holdout": "best accuracy on a held-out slice of the run's own training rows, ties -> lower loss of the "
-                     "answer token there",
-    "last": "the final epoch",
+    "last": "the final epoch (leak-free)",
+    "train_holdout": "best accuracy on a held-out slice of the run's own rows, ties -> lower loss of the "
+                     "answer token there (leak-free; a run that trains on the rest of its rows only)",
 }
-LEAK_FREE = ("train_holdout", "last")
+LEAK_FREE = ("last", "train_holdout")
+
+
+def run_protocols(holds_out: bool) -> tuple[str, ...]:
+    """The protocols a run can report: `train_holdout` needs a held-out slice of the run's own rows."""
+    return tuple(name for name in PROTOCOLS if holds_out or name != "train_holdout")
 
 
 def _key(protocol: str, record: dict) -> tuple:

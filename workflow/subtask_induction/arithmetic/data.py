@@ -157,17 +157,27 @@ def transfer_training_rows(dataset: dict, n_disambiguation: int) -> torch.Tensor
     return torch.cat([dataset["splits"]["ambiguous"], pool[:n_disambiguation]])
 
 
-def split_holdout(rows: torch.Tensor, n_ambiguous: int, fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(train, holdout) from a transfer point's own rows: `fraction` of the ambiguous rows and of the
-    disambiguation rows each (rounded down), so the holdout is labelled by nothing beyond the point's n.
-    It is the leak-free model-selection signal (protocol `train_holdout`)."""
+def trained_rows(n_ambiguous: int, n_disambiguation: int, fraction: float) -> dict:
+    """What a transfer point trains on: its a=b and disambiguation rows less the held-out share of each
+    (rounded down). With fraction 0 these are the paper's rows, every a=b row and all n (`paper_rows`)."""
     if not 0.0 <= fraction < 1.0:
         raise ValueError(f"holdout fraction must lie in [0, 1), got {fraction}")
+    held = int(n_ambiguous * fraction), int(n_disambiguation * fraction)
+    return {"train": n_ambiguous + n_disambiguation - sum(held), "ambiguous": n_ambiguous - held[0],
+            "disambiguation": n_disambiguation - held[1], "holdout": sum(held), "paper_rows": sum(held) == 0}
+
+
+def split_holdout(rows: torch.Tensor, n_ambiguous: int, fraction: float, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train, holdout) from a transfer point's own rows: `fraction` of the ambiguous rows and of the
+    disambiguation rows each (rounded down; trained_rows), so the holdout is labelled by nothing beyond the
+    point's n. It is the signal of the `train_holdout` protocol, in a run of its own: the paper trains on all
+    of them (fraction 0: no holdout, every row trained)."""
+    counts = trained_rows(n_ambiguous, len(rows) - n_ambiguous, fraction)
     generator = torch.Generator().manual_seed(derive_seed("transfer holdout", seed))
     train, holdout = [], []
-    for part in (rows[:n_ambiguous], rows[n_ambiguous:]):
+    for part, kept in ((rows[:n_ambiguous], counts["ambiguous"]), (rows[n_ambiguous:], counts["disambiguation"])):
         order = torch.randperm(len(part), generator=generator)
-        cut = int(len(part) * fraction)
+        cut = len(part) - kept
         holdout.append(part[order[:cut]])
         train.append(part[order[cut:]])
     return torch.cat(train), torch.cat(holdout)

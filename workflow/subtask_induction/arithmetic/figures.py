@@ -2,7 +2,9 @@
 
 Every figure has one row of panels per experiment (base, subtask, target): curves are never averaged
 over different tasks. Curves are the mean over seeds of the depth-averaged test accuracy, the band
-one standard deviation over seeds, at the epoch the chosen selection protocol picks.
+one standard deviation over seeds, at the epoch the chosen selection protocol picks. Fig 3 and Fig 6 draw
+the paper's five curves in the paper's encoding (paper.PAPER_STYLE) and, with `paper_reference`, the
+authors' own curves (their Fig 6 as plotted) as thin dashed lines of the same colours.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
-from .paper import MAIN_EXPERIMENT, PAPER_REFERENCE  # noqa: E402
+from .paper import AUTHORS_CURVES, MAIN_EXPERIMENT, PAPER_STYLE, PAPER_TEXT, authors_curves, paper_form  # noqa: E402
 from .tables import EXPERIMENT, depths_of, discovered_fraction, plain_variants, seed_summary, shared_depths  # noqa: E402
 
 
@@ -43,7 +45,7 @@ def _rows(transfer: pd.DataFrame, experiment: tuple, plain: bool = True) -> pd.D
 def _curve(ax, frame: pd.DataFrame, label: str, **style) -> None:
     """frame: the rows of one curve (any depths and seeds, one protocol)."""
     stats = seed_summary(frame, ["n"])
-    line, = ax.plot(stats["n"], stats["mean"], marker="o", label=label, **style)
+    line, = ax.plot(stats["n"], stats["mean"], label=label, **{"marker": "o", **style})
     ax.fill_between(stats["n"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0), alpha=0.15,
                     color=line.get_color())
 
@@ -58,17 +60,40 @@ def _axes_style(ax, title: str) -> None:
     ax.grid(alpha=0.3)
 
 
-def _paper_reference(ax, experiment: tuple) -> None:
-    """The paper's stated values for its main experiment (paper.py), when arithmetic.report.paper_reference."""
+def _paper_reference(ax, experiment: tuple, theirs: pd.DataFrame) -> None:
+    """The authors' curves (theirs: method, n, test_accuracy; their Fig 6 at this panel's depths, averaged
+    over them) as thin dashed lines in the paper's colours, and the text's two values at n = 1,000."""
     if experiment != MAIN_EXPERIMENT:
         return
-    ref = PAPER_REFERENCE
-    ax.axhline(ref["random_mean"], color="grey", linestyle="--", linewidth=0.8,
-               label=f"paper: random init, mean over n {100 * ref['random_mean']:.1f}%")
-    ax.plot([ref["si_near_perfect_n"]], [ref["near_perfect"]], marker="*", markersize=11, color="black",
-            linestyle="none", label=f"paper: SI near-perfect at n = {ref['si_near_perfect_n']:,}")
-    ax.axvline(ref["sampled_factor"] * ref["si_near_perfect_n"], color="grey", linestyle=":", linewidth=0.8,
-               label=f"paper: sampled needs ~{ref['sampled_factor']}x SI's data")
+    for method, curve in theirs.groupby("method", sort=False):
+        curve = curve.sort_values("n")
+        ax.plot(curve["n"], curve["test_accuracy"], linestyle="--", linewidth=0.8, alpha=0.8,
+                color=PAPER_STYLE[method]["color"], label=f"authors: {AUTHORS_CURVES[method]}")
+    text = PAPER_TEXT
+    ax.plot([text["si_near_perfect_n"]], [text["near_perfect"]], marker="*", markersize=11, color="black",
+            linestyle="none", label=f"paper text: SI near-perfect at n = {text['si_near_perfect_n']:,}")
+    ax.plot([text["random_at_n"]], [text["random"]], marker="*", markersize=9, color=PAPER_STYLE["random"]["color"],
+            markeredgecolor="black", linestyle="none",
+            label=f"paper text: random init {100 * text['random']:.1f}% at n = {text['random_at_n']:,}")
+
+
+def _authors_at(depths: list[int]) -> pd.DataFrame:
+    """The authors' curves averaged over `depths` (empty unless their figure has every one of them)."""
+    theirs = authors_curves()
+    if not set(depths) <= set(theirs["depth"]):
+        return theirs[:0]
+    chosen = theirs[theirs["depth"].isin(depths)]
+    return chosen.groupby(["method", "n"], sort=False)["test_accuracy"].mean().reset_index()
+
+
+def _paper_curves(ax, rows: pd.DataFrame) -> None:
+    """Every frozen variant of `rows` (one protocol); those trained as the paper's five curves in its encoding."""
+    paper = set(paper_form(rows)["variant"])
+    for variant in frozen_variants(rows):
+        chosen = rows[rows["variant"] == variant]
+        method = chosen["method"].iloc[0]
+        style = PAPER_STYLE[method] if variant in paper else {"marker": ".", "linewidth": 0.8}
+        _curve(ax, chosen, variant, **style)
 
 
 def _grid(n_rows: int, n_cols: int, width: float = 4.5, height: float = 3.6):
@@ -98,31 +123,29 @@ def _protocol_rows(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
 def fig3(transfer: pd.DataFrame, outdir: Path, protocol: str, paper_reference: bool = False) -> list[Path]:
     """Left: mean over depths. Right: the smallest depth. One row per experiment; the frozen variants
     that ran at every depth of the experiment (the others are in fig6, inheritance and dial). With
-    paper_reference, the paper's stated values are marked (PAPER_REFERENCE)."""
+    paper_reference, the authors' curves at the same depths and the text's values are drawn too."""
     transfer = _protocol_rows(transfer, protocol)
     found = experiments(transfer)
     figure, axes = _grid(len(found), 2, width=5.5)
     for (left, right), experiment in zip(axes, found):
         rows = _rows(transfer, experiment)
         depth = rows["layers"].min()
-        every_depth = [v for v in frozen_variants(rows)
-                       if depths_of(rows[rows["variant"] == v]) == depths_of(rows)]
-        for variant in every_depth:
-            chosen = rows[rows["variant"] == variant]
-            _curve(left, chosen, variant)
-            _curve(right, chosen[chosen["layers"] == depth], variant)
-        depths = sorted(int(d) for d in rows["layers"].unique())
+        every_depth = rows[rows["variant"].isin([v for v in frozen_variants(rows)
+                                                 if depths_of(rows[rows["variant"] == v]) == depths_of(rows)])]
+        _paper_curves(left, every_depth)
+        _paper_curves(right, every_depth[every_depth["layers"] == depth])
+        depths = depths_of(rows)
         _axes_style(left, f"{_title(experiment)}: mean over depths {depths} ({protocol})")
         _axes_style(right, f"{_title(experiment)}: {depth} layers ({protocol})")
         if paper_reference:
-            for ax in (left, right):
-                _paper_reference(ax, experiment)
-        left.legend(fontsize=7)
+            _paper_reference(left, experiment, _authors_at(depths))
+            _paper_reference(right, experiment, _authors_at([int(depth)]))
+        left.legend(fontsize=6)
     return _save(figure, outdir, "fig3")
 
 
 def fig6(transfer: pd.DataFrame, outdir: Path, protocol: str, paper_reference: bool = False) -> list[Path]:
-    """Per depth, one row per experiment (the paper's values marked with paper_reference)."""
+    """Per depth, one row per experiment (the authors' curves and the text's values with paper_reference)."""
     transfer = _protocol_rows(transfer, protocol)
     depths = sorted(transfer["layers"].unique())
     found = experiments(transfer)
@@ -130,12 +153,11 @@ def fig6(transfer: pd.DataFrame, outdir: Path, protocol: str, paper_reference: b
     for row_axes, experiment in zip(axes, found):
         rows = _rows(transfer, experiment)
         for ax, depth in zip(row_axes, depths):
-            for variant in frozen_variants(rows):
-                _curve(ax, rows[(rows["variant"] == variant) & (rows["layers"] == depth)], variant)
+            _paper_curves(ax, rows[rows["layers"] == depth])
             _axes_style(ax, f"{_title(experiment)}: {depth} layers ({protocol})")
             if paper_reference:
-                _paper_reference(ax, experiment)
-        row_axes[0].legend(fontsize=7)
+                _paper_reference(ax, experiment, _authors_at([int(depth)]))
+        row_axes[0].legend(fontsize=6)
     return _save(figure, outdir, "fig6")
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired,
                       paired_difference)
 from ..method.discovery import selection_key
+from ..protocols import PROTOCOLS
 
 
 def _read(path) -> dict:
@@ -95,8 +96,11 @@ def transfer_table(paths) -> pd.DataFrame:
                  "variant": config["variant_name"], "method": variant["method"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
+                 "subtask_rows": variant.get("subtask_rows"), "init": variant.get("init", "fresh"),
                  "mask_fraction": record.get("mask_fraction"),
                  "n": config["n_disambiguation"], "seed": record["seed"], "test_items": record["rows"].get("test"),
+                 # what the run trained on (arithmetic.data.trained_rows): the paper's rows, or fewer
+                 "train_rows": record["rows"]["train"], "paper_rows": record["rows"].get("paper_rows", False),
                  "path": str(Path(path))}
         for protocol, chosen in record["metrics"].items():
             rows.append({**point, "protocol": protocol, **chosen})
@@ -146,10 +150,21 @@ def shared_depths(rows: pd.DataFrame) -> pd.DataFrame:
     return rows
 
 
+def rows_statement(transfer: pd.DataFrame) -> str:
+    """What the runs in `transfer` trained on (their metrics.json `rows`), for every table and caption."""
+    if "paper_rows" not in transfer or transfer.empty:
+        return "Trained rows: not recorded (records written before version 0.4.0)."
+    if transfer["paper_rows"].astype(bool).all():
+        return ("Every run trained on every a=b row and all n disambiguation rows: the paper's rows (`eval` is the "
+                "paper's protocol, `last` the leak-free one, from the same run).")
+    return ("The runs held a slice of their own a=b and n rows out (`holdout_fraction` > 0; each metrics.json's "
+            "`rows`): **not the paper's rows**, so `eval` here is the paper's selection on another experiment's run.")
+
+
 def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
     """Per experiment and protocol: variant x n, test accuracy mean ± std over seeds of the mean over the
     depths that variant ran at (its own column)."""
-    lines = []
+    lines = [rows_statement(transfer), ""]
     summary = seed_summary(transfer, EXPERIMENT + ["protocol", "variant", "n"])
     depths = {variant: ", ".join(map(str, depths_of(rows))) for variant, rows in transfer.groupby("variant")}
     for (base, subtask, target), experiment in summary.groupby(EXPERIMENT):
@@ -158,8 +173,8 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
             if rows.empty:
                 continue
             sizes = sorted(rows["n"].unique())
-            lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}` "
-                      f"(test accuracy, mean ± std over chains and seeds of the mean over the variant's depths)", "",
+            lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}`: {PROTOCOLS[protocol]}", "",
+                      "Test accuracy, mean ± std over chains and seeds of the mean over the variant's depths.", "",
                       "| variant | depths | " + " | ".join(f"n={n}" for n in sizes) + " |",
                       "|---|---|" + "---|" * len(sizes)]
             for variant, by_variant in rows.groupby("variant", sort=False):
@@ -213,7 +228,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str) -> str:
     """Every chain's test accuracy (mean over its transfer seeds), per depth (no averaging over depths), and
     the comparisons that hold in every run (chain x transfer seed): SI against its controls, per depth and n,
     each run's difference counted only when beyond noise on the same test items."""
-    lines = []
+    lines = [rows_statement(transfer), ""]
     transfer = transfer[transfer["protocol"] == protocol]
     for (base, subtask, target), experiment in transfer.groupby(EXPERIMENT):
         chains = chains_table(experiment, protocol)

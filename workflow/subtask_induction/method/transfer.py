@@ -4,7 +4,9 @@ A `FrozenSubnetwork` parametrization puts the base model's kept weights (gamma =
 initialised network. With lr_scale 0 they are buffers and never move; with lr_scale > 0 they are a
 separate parameter trained at lr * lr_scale (paper Fig 7 "trainable"; in between is a knob for bias
 strength). Controls: `random` (fresh model), `full` (fine-tune the base), `sampled` (random mask with
-the discovered per-tensor count), `complement` (same count, drawn outside the discovered mask).
+the discovered per-tensor count), `complement` (same count, drawn outside the discovered mask), and
+`sampled_authors`, the authors' code's sampled control: every weight but a count-matched random draw frozen
+(N - k per tensor, not k).
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.
         return {name: sample_matched_mask(mask, generator) for name, mask in masks.items()}
     if method == "complement":
         return {name: sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
+    if method == "sampled_authors":  # their code zeroes k random positions of an all-ones mask
+        return {name: ~sample_matched_mask(mask, generator) for name, mask in masks.items()}
     raise ValueError(f"method '{method}' uses no mask")
 
 

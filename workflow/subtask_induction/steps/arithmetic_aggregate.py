@@ -28,7 +28,7 @@ def main(argv=None):
     p.add_argument("--discovery", nargs="+", required=True, help="discovery metrics.json files")
     p.add_argument("--transfer", nargs="+", required=True,
                    help="transfer metrics.json files, or pack manifests (packs/*.json) listing them")
-    p.add_argument("--protocol", default="train_holdout", choices=sorted(PROTOCOLS),
+    p.add_argument("--protocol", default="last", choices=sorted(PROTOCOLS),
                    help="the protocol listed first in transfer.md (the main figures' protocol)")
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)

@@ -20,6 +20,7 @@ import pandas as pd  # noqa: E402
 from ..method.masks import load_subnetwork  # noqa: E402
 from ..method.overlap import mask_overlap  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
+from ..protocols import PROTOCOLS  # noqa: E402
 from ..runtime import load_torch, save_text  # noqa: E402
 
 _WHERE = re.compile(r"chain(\d+)/discovery(?:_budget)?/([^/]+)/([^/]+)/layers(\d+)/")
@@ -43,7 +44,7 @@ def main(argv=None):
     p.add_argument("--variants", required=True,
                    help='JSON: variant name -> {"rows": discovery rows, "method": subnetwork | sampled} (the budget variants)')
     p.add_argument("--n", type=int, required=True, help="the disambiguation rows of the budget transfer points")
-    p.add_argument("--protocol", default="train_holdout")
+    p.add_argument("--protocol", default="last", choices=sorted(PROTOCOLS))
     p.add_argument("--table", required=True)
     p.add_argument("--markdown", required=True)
     p.add_argument("--figures", required=True)

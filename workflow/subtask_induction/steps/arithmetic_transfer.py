@@ -2,10 +2,12 @@
 
 One process trains a pack of points that share their shapes (depth and number of training rows) as one
 stacked model (arithmetic.stacked; docs/running.md, "Packs"); a pack of one is a single point. Each point trains a
-fixed number of epochs and records, per epoch, the eval accuracy (target-labelled a!=b rows), the
-accuracy and loss on a held-out slice of its own training rows, and the test metrics. Its metrics.json
-reports the test metrics under each selection protocol (see protocols.py): `eval` (the paper's),
-`train_holdout` and `last`; all three come from this one run.
+fixed number of epochs on every a=b row and its n disambiguation rows (the paper's rows) and records, per
+epoch, the eval accuracy (target-labelled a!=b rows) and the test metrics. Its metrics.json reports the test
+metrics under each selection protocol of protocols.py, `eval` (the paper's) and `last` (leak-free), both from
+this one run, and under `rows` what the run trained on. With `holdout_fraction` > 0 the run is another
+experiment: it trains on the rest of its rows, records accuracy and loss on the held-out slice, and adds the
+`train_holdout` protocol; its rows then are not the paper's, and its record says so (`rows.paper_rows`).
 
 Records (sweep.py): next to each metrics.json, `record.json` (a hard link to it) survives Snakemake deleting
 the job's outputs. A pack restores every point whose record was written for the same fingerprint instead of
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..arithmetic.data import competing_rules, split_holdout, transfer_training_rows
+from ..arithmetic.data import competing_rules, split_holdout, trained_rows, transfer_training_rows
 from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses,
                                 predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
@@ -35,7 +37,7 @@ from ..method.masks import kept_fraction, load_subnetwork
 from ..method.transfer import TransferPlan
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
-from ..protocols import PROTOCOLS, select_all
+from ..protocols import PROTOCOLS, run_protocols, select_all
 from ..stacked_training import StackedAdamW
 from ..sweep import read_points, run_pack
 from ..training import fit
@@ -161,6 +163,7 @@ class Member:
     model: torch.nn.Module
     train: torch.Tensor
     holdout: torch.Tensor
+    rows: dict  # what it trains on, by kind (arithmetic.data.trained_rows)
     eval: torch.Tensor
     test: torch.Tensor
     rules: dict  # competing rule -> its name, for the test agreement metrics
@@ -213,7 +216,7 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     rows = transfer_training_rows(dataset, point["n"])
     seeds = point_seeds(point)
     train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], seeds["holdout"])
-    if len(holdout) == 0:
+    if t["holdout_fraction"] > 0 and len(holdout) == 0:
         raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
     fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
     plan = TransferPlan.from_settings(v)
@@ -222,7 +225,9 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
         point=point,
         plan=plan,
         model=plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"])),
-        train=train.to(device), holdout=holdout, eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
+        train=train.to(device), holdout=holdout,
+        rows=trained_rows(len(dataset["splits"]["ambiguous"]), point["n"], t["holdout_fraction"]),
+        eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
         rules={rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])},
         config={**inputs.settings, "variant": v, "variant_name": point["variant"], "n_disambiguation": point["n"],
                 "seed": point["seed"], "chain": point.get("chain", 0), "target": dataset["computation"],
@@ -260,21 +265,26 @@ def pack_batches_and_loss(pack: list[Member], kind: str | None, batch_size: int)
 
 
 def pack_evaluation(pack: list[Member], device, modulus: int):
-    """The per-epoch metrics of every point: eval accuracy, held-out accuracy and loss, test metrics."""
+    """The per-epoch metrics of every point: eval accuracy, test metrics and, in a holdout run, the held-out
+    slice's accuracy and loss."""
     holdout_rows, eval_rows, test_rows = (torch.stack([getattr(member, name) for member in pack]).to(device)
                                           for name in ("holdout", "eval", "test"))
+    has_holdout = holdout_rows.shape[1] > 0
 
     def evaluate(net):
-        held = predict_answers(net, holdout_rows)
-        held_loss, held_answer_loss = mean_losses(net, holdout_rows)
+        if has_holdout:
+            held = predict_answers(net, holdout_rows)
+            held_loss, held_answer_loss = mean_losses(net, holdout_rows)
         evaluated = predict_answers(net, eval_rows)
         tested = predict_answers(net, test_rows)
         out = []
         for index, member in enumerate(pack):
             test = answer_metrics(tested[index], test_rows[index], member.rules, modulus)
+            held_out = {"holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
+                        "holdout_loss": held_loss[index],
+                        "holdout_answer_loss": held_answer_loss[index]} if has_holdout else {}
             out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
-                        "holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
-                        "holdout_loss": held_loss[index], "holdout_answer_loss": held_answer_loss[index],
+                        **held_out,
                         "test_accuracy": test.pop("accuracy"),
                         # which test items it got right: paired tests between variants (claims.py)
                         "test_correct": correct_bits((tested[index] == test_rows[index][:, 3]).cpu()),
@@ -287,10 +297,12 @@ def pack_evaluation(pack: list[Member], device, modulus: int):
 def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inputs) -> None:
     """The point's metrics.json: each protocol's selected epoch, the curve, what it read and its seeds."""
     point = member.point
-    protocols = select_all(history)  # the selected epochs keep their per-item test correctness; the curve not
+    # the selected epochs keep their per-item test correctness; the curve not
+    protocols = select_all(history, run_protocols(len(member.holdout) > 0))
     curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
-    save_json({"metrics": protocols, "protocols": PROTOCOLS, "competing_rules": sorted(member.rules),
-               "rows": {"train": len(member.train), "holdout": len(member.holdout), "test": len(member.test),
+    save_json({"metrics": protocols, "protocols": {name: PROTOCOLS[name] for name in protocols},
+               "competing_rules": sorted(member.rules),
+               "rows": {**member.rows, "eval": len(member.eval), "test": len(member.test),
                         **({"subtask": len(member.subtask)} if member.subtask is not None else {})},
                "curve": curve,
                "mask_fraction": member.transferred,
