@@ -25,20 +25,23 @@ def resource(line: str, key: str) -> str:
     return re.search(rf"\b{key}=([^,]+)", line).group(1)
 
 
-def test_overriding_one_rule_on_the_command_line_keeps_every_other_rules_requests(tmp_path):
+def test_overriding_one_rule_on_the_command_line_keeps_every_other_rules_requests_and_partition(tmp_path):
     common = ["-n", "--workflow-profile", "profiles/slurm", "--directory", str(tmp_path),
-              "--configfile", "config/config.yaml", "--config", "families=[arithmetic]"]
+              "--configfile", "config/config.yaml"]
     plain = snakemake(REPO, *common, env=DETAILS)
     assert plain.returncode == 0, plain.stderr[-2000:]
     before = job_resources(plain.stdout + plain.stderr)
-    overridden = snakemake(REPO, *common[:-2], "--set-resources", "arithmetic_base:runtime=5", "--config", "families=[arithmetic]",
-                           env=DETAILS)
+    overridden = snakemake(REPO, *common, "--set-resources", "arithmetic_base:runtime=5", env=DETAILS)
     assert overridden.returncode == 0, overridden.stderr[-2000:]
     after = job_resources(overridden.stdout + overridden.stderr)
     assert resource(before["arithmetic_base"], "runtime") == "240" and resource(after["arithmetic_base"], "runtime") == "5"
     assert resource(after["arithmetic_base"], "mem_mb") == "16000"  # the rule's other keys stay
     for key, value in (("runtime", "120"), ("mem_mb", "16000")):  # another rule keeps its own requests
         assert resource(before["arithmetic_discover"], key) == resource(after["arithmetic_discover"], key) == value
+    # the rules that need no GPU stay on the CPU partition (the profile's default partition is the GPU one)
+    for rule in ("vision_world", "submasking_task"):
+        assert resource(before[rule], "slurm_partition") == resource(after[rule], "slurm_partition") == "cpu", rule
+    assert resource(after["vision_base"], "slurm_partition") == "gpu"
 
 
 def test_a_misspelt_rule_in_resources_rules_stops_the_run(tmp_path):
@@ -52,7 +55,7 @@ def test_a_misspelt_rule_in_resources_rules_stops_the_run(tmp_path):
 
 
 def test_a_transfer_packs_runtime_request_grows_with_its_rows_and_depth(tmp_path):
-    """The paper slice's packs (n from 0 to 10,000), at 2 and 4 layers: attempt 1 asks base + P * (per_point +
+    """The paper slice's packs (n from 0 to 6,400), at 2 and 4 layers: attempt 1 asks base + P * (per_point +
     per_1000_rows * n / 1000) * layers / 2 minutes, from config/paper.yaml's measured costs."""
     import math
 
@@ -66,11 +69,11 @@ def test_a_transfer_packs_runtime_request_grows_with_its_rows_and_depth(tmp_path
     minutes = yaml.safe_load((REPO / "config/paper.yaml").read_text())["resources"]["transfer_pack"]["minutes"]
     packs = {rule: line for rule, line in job_resources(result.stdout + result.stderr).items()
              if rule.startswith("arithmetic_transfer_pack_")}
-    assert len(packs) == 2 * 6  # one pack per depth and n
+    assert len(packs) == 2 * 8  # one pack per depth and n
     for rule, line in packs.items():
         layers, n = map(int, re.match(r"arithmetic_transfer_pack_layers(\d+)_n(\d+)_", rule).groups())
-        size = 6 if n == 10000 else 10  # si, sampled, random (x2 seeds), and complement, full up to 3,000
+        size = 25 if n == 1000 else 5  # the five curves, five seeds at 1,000
         expected = math.ceil(minutes["base"] + size * (minutes["per_point"] + minutes["per_1000_rows"] * n / 1000) * layers / 2)
         assert resource(line, "runtime") == str(expected), (rule, line)
     runtimes = {rule: int(resource(line, "runtime")) for rule, line in packs.items()}
-    assert max(runtimes, key=runtimes.get).startswith("arithmetic_transfer_pack_layers4_n10000")
+    assert max(runtimes, key=runtimes.get).startswith("arithmetic_transfer_pack_layers4_n1000_")

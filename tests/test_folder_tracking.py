@@ -3,6 +3,7 @@ the ImageNet-16 builder; an untouched tree reruns nothing; a changed cue-conflic
 
 import io
 import os
+import shutil
 import time
 
 import numpy as np
@@ -48,7 +49,7 @@ def test_one_replaced_image_reruns_the_builder_and_an_untouched_tree_nothing(tmp
 
     first = run()
     assert first.returncode == 0, (first.stdout + first.stderr)[-3000:]
-    assert sorted(jobs_run(first)) == ["vision_check_cue_conflict", "vision_imagenet16"]
+    assert sorted(jobs_run(first)) == ["vision_check_cue_conflict", "vision_check_user_tree", "vision_imagenet16"]
     untouched = run("-n")
     assert untouched.returncode == 0 and "Nothing to be done" in untouched.stdout + untouched.stderr
     time.sleep(0.01)
@@ -56,8 +57,21 @@ def test_one_replaced_image_reruns_the_builder_and_an_untouched_tree_nothing(tmp
     replaced.write_bytes(jpeg(rng))  # same name, other content (and size or time)
     os.utime(replaced, ns=(time.time_ns(), time.time_ns()))
     again = run("-n")
-    assert again.returncode == 0 and jobs_run(again) == ["vision_imagenet16"], again.stdout[-2000:]
-    run()
+    assert again.returncode == 0 and sorted(jobs_run(again)) == ["vision_check_user_tree", "vision_imagenet16"], \
+        again.stdout[-2000:]
+    assert run().returncode == 0
+    # times change, bytes do not: a touched image, then the whole tree copied without its times (a cluster's
+    # scratch disk, rsync without -t, a restore) plan nothing
+    later = time.time_ns() + 10**9
+    os.utime(replaced, ns=(later, later))
+    touched = run("-n")
+    assert touched.returncode == 0 and "Nothing to be done" in touched.stdout + touched.stderr, touched.stdout[-2000:]
+    copy = tmp_path / "copy"
+    shutil.copytree(root, copy, copy_function=shutil.copyfile)
+    shutil.rmtree(root)
+    copy.rename(root)
+    copied = run("-n")
+    assert copied.returncode == 0 and "Nothing to be done" in copied.stdout + copied.stderr, copied.stdout[-2000:]
     next((stimuli / "cat").iterdir()).unlink()  # a stimulus removed
     changed = run("-n")
     assert changed.returncode == 0 and jobs_run(changed) == ["vision_check_cue_conflict"], changed.stdout[-2000:]

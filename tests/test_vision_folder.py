@@ -96,3 +96,17 @@ def test_si_runs_on_a_five_class_folder_without_cue_conflict_images(tmp_path):
     assert "shape_bias" not in (workdir / "results/vision/summary/table1.csv").read_text().splitlines()[0]
     assert (workdir / "results/vision/figures/samples.png").is_file()
     assert yaml.safe_load((workdir / "config/config.yaml").read_text())["vision"]["data"]["cue_conflict"] is None
+
+    # A bad image caught by the check costs minutes, not the run: the check fails before the builder starts,
+    # so the finished build and everything trained from it stay; put back, nothing runs again.
+    image = tmp_path / "tree" / "train" / "circle" / "circle_3.png"
+    whole = image.read_bytes()
+    built = sorted(path.name for path in (workdir / "results/vision/data/folder/train/circle").iterdir())
+    image.write_bytes(whole[: len(whole) // 2])  # cut at half its bytes
+    broken = snakemake(workdir, "--cores", "2")
+    assert broken.returncode != 0 and jobs_run(broken) == ["vision_check_user_tree"]
+    assert str(image) in "".join(path.read_text() for path in (workdir / "logs/vision/data/checks/folder").iterdir())
+    assert sorted(path.name for path in (workdir / "results/vision/data/folder/train/circle").iterdir()) == built
+    image.write_bytes(whole)  # the fix: the same bytes again, a new modification time
+    planned = snakemake(workdir, "-n")
+    assert planned.returncode == 0 and "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout[-2000:]

@@ -17,7 +17,7 @@ PACKAGE_ROOT = Path(workflow.current_basedir).parent
 sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.config_checks import check_config
 from subtask_induction.method.kinds import MASKED_METHODS
-from subtask_induction.listing import track_folder
+from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import form_packs
 from subtask_induction.vision.classes import CATEGORIES, class_folders, folder_tree_problems, member_folder_problems
 from subtask_induction.vision.cue_conflict import cue_conflict_problems
@@ -96,14 +96,17 @@ def then_remove_checkpoints(command, output=None, suffixes=(".ckpt",)):
 
 def rule_requests(rule):
     """What a rule's jobs ask a cluster for, from config resources.rules[rule]: runtime (minutes x attempt: a
-    job killed at its limit is retried with more), mem_mb, cpus_per_task. They live in the rules, not the
-    profile, because `--set-resources RULE:KEY=VALUE` on the command line replaces a profile's whole
-    set-resources mapping (every other rule's entry with it) but changes only RULE:KEY of a rule's own."""
+    job killed at its limit is retried with more), mem_mb, cpus_per_task, and for a rule that needs no GPU
+    (cpu: true) the partition resources.cpu_partition. They live in the rules, not the profile, because
+    `--set-resources RULE:KEY=VALUE` on the command line replaces a profile's whole set-resources mapping
+    (every other rule's entry with it) but changes only RULE:KEY of a rule's own."""
     spec = config["resources"].get("rules", {}).get(rule, {})
     requests = {}
     if "minutes" in spec:
         requests["runtime"] = lambda wildcards, attempt, minutes=spec["minutes"]: minutes * attempt
     requests.update({key: spec[key] for key in ("mem_mb", "cpus_per_task") if key in spec})
+    if spec.get("cpu") and config["resources"].get("cpu_partition"):
+        requests["slurm_partition"] = config["resources"]["cpu_partition"]
     return requests
 
 

@@ -59,10 +59,40 @@ rule vision_texture_swap:
         "> {log:q} 2>&1"
 
 
+# A user's tree is checked by a rule of its own before its builder runs: every image decoded, the splits drawn
+# and their fill checked, nothing written. Its record is named by the tree's content digest (listing.py) and the
+# builder reads it as `ancient`: a failing check stops the run before the builder starts, so Snakemake never
+# deletes a finished build for one bad image, and a tree put back to a finished content finds its record again
+# and plans nothing; new content is a new record, so the builder reruns.
+rule vision_check_user_tree:
+    input:
+        root=lambda wildcards: VIS_USER_TREES[wildcards.tree]["root"],
+    output:
+        f"{VIS_DIR}/data/checks/{{tree}}/{{digest}}.json",
+    log:
+        "logs/vision/data/checks/{tree}/{digest}.log",
+    wildcard_constraints:
+        tree="|".join(VIS_USER_TREES),
+        digest="[0-9a-f]{64}",
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: config["threads_per_job"]  # images decoded at once
+    resources:
+        **rule_requests("vision_check_user_tree"),
+    params:
+        settings=lambda wildcards: vis_tree_settings(wildcards.tree),
+        gates=lambda wildcards: vis_tree_gates(wildcards.tree),
+    message:
+        JOB_LINE
+    shell:
+        step("vision_{wildcards.tree}") + " --check-only --root {input.root:q} --settings {params.settings:q} "
+        "{params.gates} --out {output:q} --threads {threads} > {log:q} 2>&1"
+
+
 rule vision_imagenet16:
     input:
-        root=VIS["data"]["imagenet"]["root"] or [],
-        listing=VIS_LISTINGS["imagenet"],  # every image's path, size and time: a changed image reruns the build
+        root=VIS_USER_TREES["imagenet16"]["root"],
+        check=ancient(vis_tree_check("imagenet16")),
     output:
         directory(f"{VIS_DIR}/data/imagenet16"),
     log:
@@ -75,18 +105,8 @@ rule vision_imagenet16:
     resources:
         **rule_requests("vision_imagenet16"),
     params:
-        settings=as_json(
-            {
-                "seed": VIS["seed"],
-                **{
-                    k: v
-                    for k, v in VIS["data"]["imagenet"].items()
-                    if k not in ("root", "skip_unreadable", "min_fill")
-                },
-            }
-        ),
-        gates=("--skip-unreadable " if VIS["data"]["imagenet"].get("skip_unreadable") else "")
-        + f"--min-fill {VIS['data']['imagenet'].get('min_fill', 0.5)}",
+        settings=vis_tree_settings("imagenet16"),
+        gates=vis_tree_gates("imagenet16"),
     message:
         JOB_LINE
     shell:
@@ -97,8 +117,8 @@ rule vision_imagenet16:
 # Source folder: any class-per-folder tree, split and checked as ImageNet-16 is (each class its own member).
 rule vision_folder:
     input:
-        root=VIS_FOLDER.get("root") or [],
-        listing=VIS_LISTINGS["folder"],  # every image's path, size and time: a changed image reruns the build
+        root=VIS_USER_TREES["folder"]["root"],
+        check=ancient(vis_tree_check("folder")),
     output:
         directory(f"{VIS_DIR}/data/folder"),
     log:
@@ -111,14 +131,8 @@ rule vision_folder:
     resources:
         **rule_requests("vision_folder"),
     params:
-        settings=as_json(
-            {
-                "seed": VIS["seed"],
-                **{k: v for k, v in VIS_FOLDER.items() if k not in ("root", "skip_unreadable", "min_fill")},
-            }
-        ),
-        gates=("--skip-unreadable " if VIS_FOLDER.get("skip_unreadable") else "")
-        + f"--min-fill {VIS_FOLDER.get('min_fill', 0.5)}",
+        settings=vis_tree_settings("folder"),
+        gates=vis_tree_gates("folder"),
     message:
         JOB_LINE
     shell:

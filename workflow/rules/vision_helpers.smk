@@ -160,6 +160,38 @@ elif _vis_root and Path(_vis_root).is_dir():
     )
 
 
+# The user trees a builder splits (source imagenet or folder), each with its config section and its listing.
+VIS_USER_TREES = {
+    "imagenet16": {
+        "section": VIS["data"]["imagenet"],
+        "root": VIS["data"]["imagenet"].get("root") or [],
+        "listing": VIS_LISTINGS["imagenet"],
+    },
+    "folder": {"section": VIS_FOLDER, "root": VIS_FOLDER.get("root") or [], "listing": VIS_LISTINGS["folder"]},
+}
+
+
+def vis_tree_settings(tree):
+    """What a builder's splits depend on (the gates apart: they decide only whether a build may stand)."""
+    section = VIS_USER_TREES[tree]["section"]
+    return as_json(
+        {"seed": VIS["seed"], **{k: v for k, v in section.items() if k not in ("root", "skip_unreadable", "min_fill")}}
+    )
+
+
+def vis_tree_check(tree):
+    """The check record of the tree's current content (vision_check_user_tree): a changed image is a new record,
+    which reruns the builder; content put back finds its old record."""
+    return f"{VIS_DIR}/data/checks/{tree}/{folder_digest(VIS_USER_TREES[tree]['listing'])}.json"
+
+
+def vis_tree_gates(tree):
+    section = VIS_USER_TREES[tree]["section"]
+    return (
+        "--skip-unreadable " if section.get("skip_unreadable") else ""
+    ) + f"--min-fill {section.get('min_fill', 0.5)}"
+
+
 def vis_data_dir():
     return f"{VIS_DIR}/data/{VIS_BUILDER.removeprefix('vision_')}"
 

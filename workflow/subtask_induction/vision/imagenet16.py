@@ -80,7 +80,7 @@ def _sha1(path: Path) -> str:
 def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
                      seed: int = 0, link: str = "symlink", tsv: Path | None = None,
                      wnids_file: Path | None = None, skip_unreadable: bool = False, min_fill: float = 0.5,
-                     workers: int = 1) -> dict:
+                     workers: int = 1, write: bool = True) -> dict:
     """Write out/{eval,discovery,train,test}/<category>/<wnid>_<name> and out/manifest.json; return the manifest.
 
     Expects root/train/<wnid>/*.JPEG and root/val/<wnid>/*.JPEG: the val images must already be sorted
@@ -93,6 +93,8 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
     the manifest; a category without train or val images, or a discovery or eval split holding fewer than
     min_fill of the images asked for in some category, is an error naming the category, its folders and
     the counts. A split filled below what was asked but above that floor is listed as under-filled.
+    With write=False every check runs and the manifest is returned, nothing is written (the check rule that
+    runs before the builder, so a failing check never costs a finished build).
     """
     root, out = Path(root).absolute(), Path(out).absolute()
     _check_options(link, eval_per_class, discovery_per_class)
@@ -112,12 +114,12 @@ def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, 
     _require_wnid_folders(root / "val", wnids)
     return build_splits(root, out, {c: table[c] for c in CATEGORIES}, discovery_per_class=discovery_per_class,
                         eval_per_class=eval_per_class, seed=seed, link=link, skip_unreadable=skip_unreadable,
-                        min_fill=min_fill, workers=workers, what=f"the ImageNet tree {root}")
+                        min_fill=min_fill, workers=workers, what=f"the ImageNet tree {root}", write=write)
 
 
 def build_folder_splits(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
                         seed: int = 0, link: str = "symlink", skip_unreadable: bool = False, min_fill: float = 0.5,
-                        workers: int = 1) -> dict:
+                        workers: int = 1, write: bool = True) -> dict:
     """Source `folder`: root/train/<class>/ and root/val/<class>/, any number of classes (sorted names give
     the class indices), any image size; the same splits, checks and manifest as ImageNet-16."""
     root, out = Path(root).absolute(), Path(out).absolute()
@@ -130,13 +132,15 @@ def build_folder_splits(root: Path, out: Path, *, discovery_per_class: int = 100
     classes = class_folders(root / "train")
     return build_splits(root, out, {c: [c] for c in classes}, discovery_per_class=discovery_per_class,
                         eval_per_class=eval_per_class, seed=seed, link=link, skip_unreadable=skip_unreadable,
-                        min_fill=min_fill, workers=workers, what=f"the image folder {root}")
+                        min_fill=min_fill, workers=workers, what=f"the image folder {root}", write=write)
 
 
 def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discovery_per_class: int, eval_per_class: int,
-                 seed: int, link: str, skip_unreadable: bool, min_fill: float, workers: int, what: str) -> dict:
+                 seed: int, link: str, skip_unreadable: bool, min_fill: float, workers: int, what: str,
+                 write: bool = True) -> dict:
     """The splits of a tree whose category c gathers the member folders table[c] under root/train and root/val
-    (the categories in table order give the class indices). See build_imagenet16 for what is checked."""
+    (the categories in table order give the class indices). See build_imagenet16 for what is checked, and
+    write=False."""
     root, out = Path(root).absolute(), Path(out).absolute()
     if out.resolve().is_relative_to(root.resolve()) or root.resolve().is_relative_to(out.resolve()):
         raise ValueError(f"output {out} and the data root {root} overlap; rebuilding would touch root")
@@ -145,7 +149,8 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
     listed, skipped, empty = _readable_members(root, table, skip_unreadable, workers, what)
     chosen, dropped = _draw_splits(root, table, listed, discovery_per_class, eval_per_class, seed)
     under = _check_fill(root, table, chosen, {"discovery": discovery_per_class, "eval": eval_per_class}, min_fill)
-    _write_splits(root, out, chosen, link)
+    if write:
+        _write_splits(root, out, chosen, link)
     manifest = {
         "class_order": list(table),
         "seed": seed,
@@ -160,7 +165,8 @@ def build_splits(root: Path, out: Path, table: dict[str, list[str]], *, discover
         "empty_wnid_folders": empty,
         "under_filled": {split: short for split, short in under.items() if short},
     }
-    save_json(manifest, out / "manifest.json")
+    if write:
+        save_json(manifest, out / "manifest.json")
     return manifest
 
 
