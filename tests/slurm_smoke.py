@@ -13,6 +13,7 @@ Not part of `make test`: installing and starting SLURM and polling its jobs take
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -85,12 +86,44 @@ def main() -> None:
     print(f"test-slurm passed in {time.monotonic() - began:.0f} s")
 
 
-def check(began: float) -> None:
+def smoke_slurm_config() -> dict:
+    """The smoke DAG's config as the harness runs it through profiles/slurm (and tests/test_cluster_resources.py
+    dry-runs it, so the two cannot drift apart unseen)."""
     config = yaml.safe_load((REPO / "tests/smoke_config.yaml").read_text())
     config.update(families=["arithmetic"], threads_per_job=2, device="cpu")
     config["arithmetic"]["transfer"]["pack_size"] = 3  # two packs per n: 4 pack jobs
     config["arithmetic"]["chains"] = [0]
     config["resources"]["gpu_per_training_job"] = 1  # ask SLURM for --gpus=1 (fake GPUs run on the CPU)
+    return config
+
+
+def expected_requests(config: dict, rule: str, pack_size: int | None = None) -> dict:
+    """What a job of `rule` must ask SLURM for, computed by the functions the rules use (not typed in): runtime
+    in minutes, mem_mb, CPUs, GPUs, partition (profiles/slurm's default, or resources.cpu_partition)."""
+    sys.path.insert(0, str(REPO / "workflow"))
+    from subtask_induction.packs import pack_mem_mb, pack_minutes
+
+    profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
+    if rule.startswith("arithmetic_transfer_pack_"):
+        layers, n = map(int, re.match(r"arithmetic_transfer_pack_layers(\d+)_n(\d+)_", rule).groups())
+        costs = config["resources"]["transfer_pack"]
+        runtime, mem = pack_minutes(costs["minutes"], pack_size, 1, n, layers), pack_mem_mb(costs["mem_mb"], pack_size)
+        spec = {}
+    else:
+        spec = config["resources"]["rules"][rule]
+        runtime, mem = spec["minutes"], spec["mem_mb"]
+    partition = (config["resources"].get("cpu_partition") if spec.get("cpu") else None) or \
+        profile["default-resources"]["slurm_partition"]
+    return {"runtime": runtime, "mem_mb": mem, "cpus": config["threads_per_job"],
+            "gpus": config["resources"]["gpu_per_training_job"], "partition": partition}
+
+
+def slurm_limit(minutes: int) -> str:
+    return f"{minutes // 60:02d}:{minutes % 60:02d}:00"
+
+
+def check(began: float) -> None:
+    config = smoke_slurm_config()
     workdir = workdir_copy(config)
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
     time.sleep(1)
@@ -115,15 +148,17 @@ def check(began: float) -> None:
     def resources(rule: str) -> dict:
         return next(job for job in jobs if job["rule"] == rule)
 
-    base = resources("arithmetic_base")
-    print(f"   arithmetic_base: partition {base['Partition']}, limit {base['Timelimit']}, mem {base['ReqMem']}, "
-          f"cpus {base['ReqCPUS']}, TRES {base['ReqTRES']}")
-    assert base["Partition"] == "gpu" and base["Timelimit"] == "04:00:00" and base["ReqMem"].startswith("16000M")
-    assert base["ReqCPUS"] == "2" and "gres/gpu=1" in base["ReqTRES"], base
-    pack = packs[0]
-    print(f"   {pack['rule']}: limit {pack['Timelimit']} (5 + 2 points x 1 min), mem {pack['ReqMem']}, "
-          f"TRES {pack['ReqTRES']}")
-    assert pack["Timelimit"] == "00:07:00" and pack["ReqMem"].startswith("2200M") and "gres/gpu=1" in pack["ReqTRES"]
+    for job in [resources("arithmetic_base"), packs[0]]:
+        size = None
+        if job["rule"].startswith("arithmetic_transfer_pack_"):
+            pack_name = job["rule"].removeprefix("arithmetic_transfer_pack_")
+            size = len(json.loads((workdir / f"results/arithmetic/transfer/packs/{pack_name}.points.json").read_text()))
+        want = expected_requests(config, job["rule"], size)
+        print(f"   {job['rule']}: partition {job['Partition']}, limit {job['Timelimit']}, mem {job['ReqMem']}, "
+              f"cpus {job['ReqCPUS']}, TRES {job['ReqTRES']}; expected {want}")
+        assert job["Partition"] == want["partition"] and job["Timelimit"] == slurm_limit(want["runtime"]), (job, want)
+        assert job["ReqMem"].startswith(f"{want['mem_mb']}M") and job["ReqCPUS"] == str(want["cpus"]), (job, want)
+        assert f"gres/gpu={want['gpus']}" in job["ReqTRES"], (job, want)
 
     # 2. A base training of about 3 minutes (LONG_EPOCHS) under a 1-minute limit: killed at the limit,
     #    retried with 10 minutes (runtime = 10 ** (attempt - 1); the profile's own limits are hours), and

@@ -9,14 +9,14 @@ from harness import REPO, snakemake
 DETAILS = {"SUBTASK_INDUCTION_JOB_DETAILS": "1"}  # Snakemake's full job listing instead of one line a job
 
 
-def job_resources(output: str) -> dict[str, str]:
-    """rule -> the `resources:` line of its first job in a dry run's full listing (DETAILS)."""
+def job_resources(output: str, field: str = "resources") -> dict[str, str]:
+    """rule -> the `<field>:` line of its first job in a dry run's full listing (DETAILS)."""
     found, rule = {}, None
     for line in output.splitlines():
         started = re.match(r"^(?:local)?(?:rule|checkpoint) (\w+):$", line.strip())
         if started:
             rule = started.group(1)
-        elif rule and line.strip().startswith("resources:") and rule not in found:
+        elif rule and line.strip().startswith(f"{field}:") and rule not in found:
             found[rule] = line.strip()
     return found
 
@@ -77,3 +77,26 @@ def test_a_transfer_packs_runtime_request_grows_with_its_rows_and_depth(tmp_path
         assert resource(line, "runtime") == str(expected), (rule, line)
     runtimes = {rule: int(resource(line, "runtime")) for rule, line in packs.items()}
     assert max(runtimes, key=runtimes.get).startswith("arithmetic_transfer_pack_layers4_n1000_")
+
+
+def test_what_make_test_slurm_checks_in_slurm_holds_in_a_dry_run_through_the_profile(tmp_path):
+    """tests/slurm_smoke.py (make test-slurm) runs the smoke DAG on a real SLURM and checks each job's partition,
+    time limit, memory, CPUs and GPUs against expected_requests; here the same DAG, through the same profile, as a
+    dry run: every request the harness checks but the CPUs, against the same expectations, in every make test."""
+    from harness import copy_workflow
+    from slurm_smoke import expected_requests, smoke_slurm_config
+
+    config = smoke_slurm_config()
+    workdir = copy_workflow(tmp_path / "wf", config)
+    result = snakemake(workdir, "-n", "--workflow-profile", "profiles/slurm", env=DETAILS)
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = job_resources(result.stdout + result.stderr)
+    packs = sorted(rule for rule in found if rule.startswith("arithmetic_transfer_pack_"))
+    assert len(packs) == 4  # 4 variants at 2 n, packs of at most 3 of near-equal size: two packs of 2 per n
+    for rule, size in [("arithmetic_base", None)] + [(pack, 2) for pack in packs]:
+        want, line = expected_requests(config, rule, size), found[rule]
+        assert resource(line, "runtime") == str(want["runtime"]), (rule, line, want)
+        assert resource(line, "mem_mb") == str(want["mem_mb"]), (rule, line, want)
+        assert resource(line, "slurm_partition") == want["partition"] and resource(line, "gpu") == str(want["gpus"])
+    # CPUs: the rules' threads, which a dry run does not show as SLURM will get them (Snakemake scales threads to
+    # the cores of the machine that plans); make test-slurm checks them on SLURM

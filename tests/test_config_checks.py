@@ -35,6 +35,9 @@ CASES = [
      "layers [9] are not in arithmetic.layers"),
     (lambda c: c["vision"]["transfer"].update(run=["sketch"]), "['sketch'] are not defined in vision.transfer.variants"),
     (lambda c: c.update(families=["submasking"], submasking={}), "there is no submasking section"),
+    (lambda c: c["arithmetic"]["overlap"].update(layers=[]), "config arithmetic.overlap.layers: empty, but"),
+    (lambda c: c["arithmetic"]["report"].update(protocol="train_holdout"),
+     "config arithmetic.report.protocol: train_holdout selects on a held-out slice"),
 ]
 
 

@@ -92,6 +92,30 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     assert "Nothing to be done" in snakemake(smoke_run, "-n").stdout
 
 
+def test_retrain_points_never_does_nothing_silently(smoke_run, tmp_path):
+    """A point the config in force does not hold, or one trained under other transfer settings (a run made with
+    an overlay, retrained without it), stops before any job, naming the config files and how to repeat them."""
+    import copy
+
+    from harness import write_config
+
+    workdir = clone_run(smoke_run, tmp_path / "run")
+    foreign = TRANSFER_POINT.replace("/n10/", "/n12345/")
+    result = snakemake(workdir, foreign, "-n", "--config", f"retrain_points=[{foreign}]")
+    assert result.returncode != 0
+    assert f"{foreign} is not a transfer point of the config in force" in result.stderr
+    assert "The config in force comes from" in result.stderr and "Repeat the --configfile" in result.stderr
+    other = copy.deepcopy(smoke_config())
+    other["arithmetic"]["transfer"]["lr"] *= 2  # the config without the overlay the point was made with
+    write_config(workdir, other)
+    result = snakemake(workdir, TRANSFER_POINT, "-n", "--config", f"retrain_points=[{TRANSFER_POINT}]")
+    assert result.returncode != 0
+    assert f"{TRANSFER_POINT} was trained with other transfer settings (lr) than the config in force" in result.stderr
+    write_config(workdir, smoke_config())  # the run's own config: the point is planned
+    result = snakemake(workdir, TRANSFER_POINT, "-n", "--config", f"retrain_points=[{TRANSFER_POINT}]")
+    assert result.returncode == 0 and "arithmetic_transfer_pack" in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("method,init", [("straight_through", 1.0)])  # hard_concrete: the smoke's overlap run
 def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, method, init):
     from subtask_induction.method.masks import load_subnetwork

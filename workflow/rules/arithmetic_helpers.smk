@@ -274,9 +274,36 @@ def arith_transfer_point_list():
 
 
 ARITH_POINTS = arith_transfer_point_list()
-_unknown_points = sorted(ARITH_RETRAIN - {ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS})
-if _unknown_points:
-    raise ValueError(f"config retrain_points: {_unknown_points} are not transfer points of this config")
+
+
+def arith_retrain_problems():
+    """retrain_points never does nothing silently: a point that is not a point of the config in force, or whose
+    finished record was trained with other transfer settings (a run made with an overlay, retrained without it),
+    is named with the config files in force and how to repeat the run's --configfile."""
+    known = {ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS}
+    problems = [f"{path} is not a transfer point of the config in force" for path in sorted(ARITH_RETRAIN - known)]
+    wanted = json.loads(json.dumps(arith_transfer_training()["training"]))
+    for path in sorted(ARITH_RETRAIN & known):
+        try:
+            trained = json.loads(Path(path).read_text())["config"]["training"]
+        except (FileNotFoundError, KeyError, ValueError):
+            continue  # no finished record: the point trains anyway
+        if trained != wanted:
+            changed = sorted(key for key in set(trained) | set(wanted) if trained.get(key) != wanted.get(key))
+            problems.append(f"{path} was trained with other transfer settings ({', '.join(changed)}) than the config in force")
+    if not problems:
+        return None
+    return (
+        "config retrain_points:\n  "
+        + "\n  ".join(problems)
+        + f"\nThe config in force comes from {list(map(str, workflow.configfiles))}. Repeat the --configfile of the run "
+        "that made the point, e.g. snakemake P --configfile config/config.yaml MY_OVERLAY.yaml --config retrain_points=[P]"
+    )
+
+
+_retrain_problems = arith_retrain_problems()
+if _retrain_problems:
+    raise ValueError(_retrain_problems)
 # Points of one depth and one n train as one stacked model (docs/running.md, "Packs"); the packs depend on the
 # config alone, so a compute node re-reading this file forms the same ones.
 ARITH_PACKS = form_packs(
@@ -299,15 +326,13 @@ def arith_transfer_shell():
 
 def arith_pack_resources(members):
     """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a pack,
-    from config resources.transfer_pack: attempt * (base + P * (per_point + per_1000_rows * n / 1000) * layers / 2).
-    A pack is one depth and one n: a point's cost grows with its disambiguation rows and about linearly with
-    depth (per_point and per_1000_rows are a 2-layer point's; docs/results.md, "At the paper's own scale")."""
+    from config resources.transfer_pack (packs.pack_minutes): a pack is one depth and one n, and a point's cost
+    grows with its disambiguation rows and about linearly with depth (docs/results.md, "At the paper's own scale")."""
     pack, size = config["resources"]["transfer_pack"], len(members)
-    minutes = pack["minutes"]
-    point = (minutes["per_point"] + minutes.get("per_1000_rows", 0) * members[0]["n"] / 1000) * members[0]["layers"] / 2
+    rows, layers = members[0]["n"], members[0]["layers"]
     return {
-        "runtime": lambda wildcards, attempt: math.ceil(attempt * (minutes["base"] + size * point)),
-        "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
+        "runtime": lambda wildcards, attempt: pack_minutes(pack["minutes"], size, attempt, rows, layers),
+        "mem_mb": pack_mem_mb(pack["mem_mb"], size),
         **training_resources(),
     }
 

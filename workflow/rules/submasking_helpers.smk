@@ -140,13 +140,11 @@ def sub_point_args(point):
 
 def sub_pack_resources(size):
     """SLURM runtime (growing with the attempt) and memory of a submasking pack of `size` points, from config
-    resources.submasking_pack (the pack rules are generated: a profile cannot name them)."""
+    resources.submasking_pack (packs.pack_minutes; the pack rules are generated: a profile cannot name them)."""
     pack = config["resources"]["submasking_pack"]
     return {
-        "runtime": lambda wildcards, attempt: int(
-            attempt * (pack["minutes"]["base"] + size * pack["minutes"]["per_point"])
-        ),
-        "mem_mb": int(pack["mem_mb"]["base"] + size * pack["mem_mb"]["per_point"]),
+        "runtime": lambda wildcards, attempt: pack_minutes(pack["minutes"], size, attempt),
+        "mem_mb": pack_mem_mb(pack["mem_mb"], size),
         **training_resources(),
     }
 

@@ -56,6 +56,10 @@ def arithmetic_problems(arith: dict) -> list[str]:
     names = [run["name"] for run in overlap["runs"]]
     if len(set(names)) != len(names) or "default" in names:
         problems.append(f"config arithmetic.overlap.runs: names must be unique and not 'default', got {names}")
+    if overlap["runs"] and not overlap["layers"]:
+        problems.append(f"config arithmetic.overlap.layers: empty, but arithmetic.overlap.runs lists "
+                        f"{len(overlap['runs'])} runs; name the depths to run them at, or set runs: [] to turn the "
+                        "overlap off")
     if set(overlap["layers"]) - set(arith["layers"]):
         problems.append(f"config arithmetic.overlap.layers: {overlap['layers']} not all in arithmetic.layers")
     return problems

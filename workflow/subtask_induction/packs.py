@@ -36,3 +36,17 @@ def form_packs(points: list[dict], size: int, shape: tuple[str, ...], order: tup
             digest = hashlib.sha1(repr([tuple(point[name] for name in order) for point in chunk]).encode()).hexdigest()
             packs.append((f"{stem}_{index + 1}of{count}_{digest[:8]}", chunk))
     return sorted(packs, key=lambda pack: pack[0])
+
+
+def pack_minutes(costs: dict, size: int, attempt: int = 1, rows: int = 0, layers: int = 2) -> int:
+    """A pack job's time limit in minutes, from config resources.<family>_pack.minutes: attempt * (base + size *
+    (per_point + per_1000_rows * rows / 1000) * layers / 2), rounded up (a retry after a time limit gets more).
+    per_point and per_1000_rows are a 2-layer point's; a point's cost grows about linearly with depth. The rules
+    and the SLURM harness (tests/slurm_smoke.py) both compute it here."""
+    point = (costs["per_point"] + costs.get("per_1000_rows", 0) * rows / 1000) * layers / 2
+    return math.ceil(attempt * (costs["base"] + size * point))
+
+
+def pack_mem_mb(costs: dict, size: int) -> int:
+    """A pack job's memory in MB: base + size * per_point (config resources.<family>_pack.mem_mb)."""
+    return math.ceil(costs["base"] + size * costs["per_point"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import random
@@ -210,8 +211,12 @@ def atomic_write(path: Path, write) -> None:
 
 
 def save_torch(obj: Any, path: str | os.PathLike) -> None:
-    """torch.save through a temporary file and rename, so a killed job never leaves half a file."""
-    atomic_write(Path(path), lambda tmp: torch.save(obj, tmp))
+    """torch.save through a temporary file and rename, so a killed job never leaves half a file. Serialised in
+    memory first: torch names the archive inside after the file it writes, and the temporary file's random name
+    would make two identical runs' files differ byte for byte."""
+    buffer = io.BytesIO()
+    torch.save(obj, buffer)
+    atomic_write(Path(path), lambda tmp: Path(tmp).write_bytes(buffer.getvalue()))
 
 
 def save_json(obj: Any, path: str | os.PathLike) -> None:
