@@ -10,7 +10,8 @@ import yaml
 
 from harness import REPO, snakemake
 
-EXAMPLES = sorted((REPO / "config/examples").glob("*.yaml"))
+EXAMPLES = sorted(path for path in (REPO / "config/examples").glob("*.yaml") if path.name != "trial.yaml")
+TRIAL = REPO / "config/examples/trial.yaml"
 
 
 def stand_in_data(root):
@@ -67,6 +68,32 @@ def test_an_example_overlay_dry_runs_on_stand_in_data(example, tmp_path):
     jobs = {line.split()[0] for line in result.stdout.splitlines() if len(line.split()) == 2 and line.split()[1].isdigit()}
     assert any(job.startswith(family) for job in jobs) and not any(
         job.startswith(other) for job in jobs for other in {"arithmetic", "vision", "submasking"} - {family})
+
+
+def planned_jobs(result) -> dict[str, int]:
+    """rule -> count, from a dry run's job table (--quiet rules)."""
+    rows = (line.split() for line in result.stdout.splitlines())
+    return {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[1].isdigit() and row[0] != "total"}
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
+def test_the_trial_overlay_after_each_example_plans_the_same_path_smaller(example, tmp_path):
+    """config/examples/trial.yaml after an example: the same steps of the same family, fewer or equal jobs, and
+    the weights-free segmenter (no SAM job needs a checkpoint)."""
+    overlay = tmp_path / example.name
+    overlay.write_text(filled_in(example, stand_in_data(tmp_path / "data")))
+    plans = {}
+    for name, files in (("paper", [str(overlay)]), ("trial", [str(overlay), str(TRIAL)])):
+        result = snakemake(REPO, "-n", "--quiet", "rules", "--directory", str(tmp_path / name),
+                           "--configfile", "config/config.yaml", "config/paper.yaml", *files)
+        assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+        plans[name] = planned_jobs(result)
+    family = yaml.safe_load(example.read_text())["families"][0]
+    assert any(rule.startswith(family) for rule in plans["trial"])
+    assert sum(plans["trial"].values()) <= sum(plans["paper"].values())
+    assert sum(plans["trial"].values()) < sum(plans["paper"].values()) or family == "submasking"
+    if family == "vision":  # one chain, one shard per split
+        assert plans["trial"].get("vision_mean_pool", 0) == 3 and plans["trial"].get("vision_base", 0) <= 1
 
 
 def test_a_family_with_data_but_left_out_of_families_is_named_in_a_warning(tmp_path):
