@@ -163,3 +163,14 @@ def test_a_jpeg_cut_at_half_its_bytes_is_unreadable_named_by_its_path(tmp_path, 
     assert [path for path, _ in bad] == [cut] and "truncated" in bad[0][1]
     with pytest.raises(OSError, match=str(cut)):  # a read after the check names its file too
         read_rgb(cut)
+
+
+def test_an_empty_file_and_a_text_file_named_as_an_image_are_told_apart(tmp_path):
+    from subtask_induction.images import unreadable
+
+    empty, text = tmp_path / "x.jpg", tmp_path / "y.png"
+    empty.write_bytes(b"")
+    text.write_text("not an image")
+    bad = dict(unreadable([empty, text]))
+    assert bad[empty] == "empty file (0 bytes)"
+    assert "cannot identify image file" in bad[text]

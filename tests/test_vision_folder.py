@@ -41,6 +41,7 @@ def test_a_class_per_folder_tree_is_split_with_its_own_classes(tmp_path):
     eval_names = {p.name for p in (tmp_path / "out/eval/square").iterdir()}
     train_names = {p.name for p in (tmp_path / "out/train/square").iterdir()}
     assert len(eval_names) == 2 and not eval_names & train_names
+    assert train_names <= {f"square_{i}.png" for i in range(10)}  # the user's own names, no doubled class prefix
 
     (root / "val/hexagon").mkdir()
     with pytest.raises(ValueError, match="differ between") as error:
@@ -110,3 +111,17 @@ def test_si_runs_on_a_five_class_folder_without_cue_conflict_images(tmp_path):
     image.write_bytes(whole)  # the fix: the same bytes again, a new modification time
     planned = snakemake(workdir, "-n")
     assert planned.returncode == 0 and "Nothing to be done" in planned.stdout + planned.stderr, planned.stdout[-2000:]
+
+
+def test_images_left_out_as_unreadable_are_named_on_the_console(tmp_path):
+    config = folder_config(tmp_path, skip_unreadable=True)
+    empty = tmp_path / "tree/train/cross/cross_0.png"
+    empty.write_bytes(b"")
+    workdir = copy_workflow(tmp_path / "wf", config)
+    built = snakemake(workdir, "results/vision/data/folder", "--cores", "1")
+    assert built.returncode == 0, built.stderr[-3000:]
+    planned = snakemake(workdir, "-n")
+    assert f"warning: 1 unreadable image(s) left out (vision.data.folder.skip_unreadable: true), e.g. {empty}" \
+        in planned.stderr
+    check = next((workdir / "results/vision/data/checks/folder").glob("*.json"))
+    assert json.loads(check.read_text())["unreadable_skipped"] == [str(empty)]

@@ -290,7 +290,9 @@ def arith_retrain_problems():
             continue  # no finished record: the point trains anyway
         if trained != wanted:
             changed = sorted(key for key in set(trained) | set(wanted) if trained.get(key) != wanted.get(key))
-            problems.append(f"{path} was trained with other transfer settings ({', '.join(changed)}) than the config in force")
+            problems.append(
+                f"{path} was trained with other transfer settings ({', '.join(changed)}) than the config in force"
+            )
     if not problems:
         return None
     return (

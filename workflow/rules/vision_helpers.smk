@@ -185,11 +185,30 @@ def vis_tree_check(tree):
     return f"{VIS_DIR}/data/checks/{tree}/{folder_digest(VIS_USER_TREES[tree]['listing'])}.json"
 
 
+def vis_warn_skipped(tree):
+    """The images a finished check left out (skip_unreadable: true), on the console at every run, not only in
+    the job log and manifest."""
+    record = Path(vis_tree_check(tree))
+    skipped = json.loads(record.read_text()).get("unreadable_skipped", []) if record.is_file() else []
+    if skipped:
+        key = "imagenet" if tree == "imagenet16" else tree
+        print(
+            f"warning: {len(skipped)} unreadable image(s) left out (vision.data.{key}.skip_unreadable: true), e.g. "
+            + ", ".join(skipped[:3])
+            + f"; all of them: {record}",
+            file=sys.stderr,
+        )
+
+
 def vis_tree_gates(tree):
     section = VIS_USER_TREES[tree]["section"]
     return (
         "--skip-unreadable " if section.get("skip_unreadable") else ""
     ) + f"--min-fill {section.get('min_fill', 0.5)}"
+
+
+if "vision" in config["families"] and VIS_SOURCE in ("imagenet", "folder"):
+    vis_warn_skipped(VIS_BUILDER.removeprefix("vision_"))
 
 
 def vis_data_dir():

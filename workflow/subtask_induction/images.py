@@ -50,6 +50,11 @@ def decode_problem(path) -> str | None:
     (PIL's verify() passes a JPEG cut at half its bytes, which fails later when read): a JPEG in draft mode
     (decoded at 1/8 scale, which still reads every byte of its entropy-coded data), anything else in full."""
     try:
+        if Path(path).stat().st_size == 0:
+            return "empty file (0 bytes)"
+    except OSError as error:
+        return f"{type(error).__name__}: {error}"
+    try:
         with Image.open(path) as image:
             if image.format == "JPEG":
                 image.draft("RGB", (max(1, image.width // 8), max(1, image.height // 8)))

@@ -271,8 +271,9 @@ def _write_splits(root: Path, out: Path, chosen: dict, link: str) -> None:
         for c, items in chosen[split].items():
             (partial / c).mkdir(parents=True)
             for wnid, name in items:
-                # Prefix the WNID: two member WNIDs of one category may hold the same file name.
-                target = partial / c / f"{wnid}_{name}"
+                # Prefix the WNID: two member WNIDs of one category may hold the same file name. A class that is
+                # its own only member (source folder) needs none: circle/circle_0.png, not circle/circle_circle_0.png.
+                target = partial / c / (name if wnid == c else f"{wnid}_{name}")
                 if link == "symlink":
                     target.symlink_to(source / wnid / name)
                 else:
