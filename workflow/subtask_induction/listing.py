@@ -32,7 +32,8 @@ def _images(root: Path):
                 yield Path(folder) / name
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's bytes, read in blocks."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -52,7 +53,7 @@ def listing_digest(root: str | os.PathLike, cache: dict | None = None) -> tuple[
         if known and known[0] == stat.st_size and known[1] == stat.st_mtime_ns:
             content = known[2]
         else:
-            content = _file_sha256(path)
+            content = file_sha256(path)
         fresh[name] = [stat.st_size, stat.st_mtime_ns, content]
         entries.append(f"{name}\t{stat.st_size}\t{content}")
     entries.sort()

@@ -12,7 +12,6 @@ content-unique among the member train images, so no byte-identical copy of an ev
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +20,7 @@ import numpy as np
 import torch
 
 from ..images import describe_unreadable, unreadable
+from ..listing import file_sha256
 from ..runtime import save_json
 from .classes import CATEGORIES, WNID_PATTERN, class_folders, folder_tree_problems, read_class_table
 
@@ -67,14 +67,6 @@ def _require_wnid_folders(split_dir: Path, wnids: list[str], hint: str = "") -> 
     if missing:
         raise FileNotFoundError(f"{len(missing)} of {len(wnids)} member WNID folders are missing under "
                                 f"{split_dir}, e.g. {', '.join(str(split_dir / w) for w in missing[:5])}{hint}")
-
-
-def _sha1(path: Path) -> str:
-    digest = hashlib.sha1()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def build_imagenet16(root: Path, out: Path, *, discovery_per_class: int = 1000, eval_per_class: int = 100,
@@ -219,7 +211,7 @@ def _draw_splits(root: Path, table: dict[str, list[str]], listed: dict, discover
             return True
         for p in group:
             if p not in hashes:
-                hashes[p] = _sha1(p)
+                hashes[p] = file_sha256(p)
         return sum(hashes[p] == hashes[path] for p in group) == 1
 
     chosen = {split: {} for split in SPLITS}
