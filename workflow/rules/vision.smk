@@ -66,7 +66,8 @@ rule vision_texture_swap:
 # and plans nothing; new content is a new record, so the builder reruns.
 rule vision_check_user_tree:
     input:
-        root=lambda wildcards: VIS_USER_TREES[wildcards.tree]["root"],
+        # ancient: the record's name holds the tree's content; a copied tree's new folder times say nothing
+        root=lambda wildcards: ancient(VIS_USER_TREES[wildcards.tree]["root"]),
     output:
         f"{VIS_DIR}/data/checks/{{tree}}/{{digest}}.json",
     log:
@@ -91,7 +92,7 @@ rule vision_check_user_tree:
 
 rule vision_imagenet16:
     input:
-        root=VIS_USER_TREES["imagenet16"]["root"],
+        root=ancient(VIS_USER_TREES["imagenet16"]["root"]),
         check=ancient(vis_tree_check("imagenet16")),
     output:
         directory(f"{VIS_DIR}/data/imagenet16"),
@@ -117,7 +118,7 @@ rule vision_imagenet16:
 # Source folder: any class-per-folder tree, split and checked as ImageNet-16 is (each class its own member).
 rule vision_folder:
     input:
-        root=VIS_USER_TREES["folder"]["root"],
+        root=ancient(VIS_USER_TREES["folder"]["root"]),
         check=ancient(vis_tree_check("folder")),
     output:
         directory(f"{VIS_DIR}/data/folder"),
