@@ -125,7 +125,7 @@ def training_resources(rule=None):
 def tracked(folder, name):
     """A user's folder as an input that changes exactly when an image in it is added, replaced or removed
     (results/listings/<name>.json), rewritten while the DAG is built only when the folder's listing (relative
-    paths, sizes, modification times) changes (listing.py). [] for a folder the config does not name."""
+    paths, sizes, content hashes) changes (listing.py). [] for a folder the config does not name."""
     if not folder or not Path(folder).is_dir():
         return []
     return track_folder(folder, f"results/listings/{name}.json")
