@@ -103,14 +103,14 @@ def test_retrain_points_never_does_nothing_silently(smoke_run, tmp_path):
     foreign = TRANSFER_POINT.replace("/n10/", "/n12345/")
     result = snakemake(workdir, foreign, "-n", "--config", f"retrain_points=[{foreign}]")
     assert result.returncode != 0
-    assert f"{foreign} is not a transfer point of the config in force" in result.stderr
-    assert "The config in force comes from" in result.stderr and "Repeat the --configfile" in result.stderr
+    assert f"{foreign} is not a transfer point of the config in force" in result.stdout + result.stderr
+    assert "The config in force comes from" in result.stdout + result.stderr and "Repeat the --configfile" in result.stdout + result.stderr
     other = copy.deepcopy(smoke_config())
     other["arithmetic"]["transfer"]["lr"] *= 2  # the config without the overlay the point was made with
     write_config(workdir, other)
     result = snakemake(workdir, TRANSFER_POINT, "-n", "--config", f"retrain_points=[{TRANSFER_POINT}]")
     assert result.returncode != 0
-    assert f"{TRANSFER_POINT} was trained with other transfer settings (lr) than the config in force" in result.stderr
+    assert f"{TRANSFER_POINT} was trained with other transfer settings (lr) than the config in force" in result.stdout + result.stderr
     write_config(workdir, smoke_config())  # the run's own config: the point is planned
     result = snakemake(workdir, TRANSFER_POINT, "-n", "--config", f"retrain_points=[{TRANSFER_POINT}]")
     assert result.returncode == 0 and "arithmetic_transfer_pack" in result.stdout + result.stderr
