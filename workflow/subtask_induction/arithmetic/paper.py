@@ -13,6 +13,7 @@ A curve is matched to the figure by its transfer plan (method, frozen, inherited
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pandas as pd
@@ -33,16 +34,18 @@ AUTHORS_CURVES = {"subnetwork": "Subtask Induction", "full": "Full Model Transfe
                   "complement": "Sampled from Complement", "random": "Random Initialization"}
 # Options that train as the authors' code does where the paper's text is silent or our code differs, each
 # compared with the figure's curve it would reproduce (item by item: docs/results.md)
-AUTHORS_CODE_OPTIONS = {"sampled_authors": "N−k of the base's weights frozen, as the authors' code"}
-AUTHORS_CODE_COMPARED = {"sampled_authors": "sampled"}
+# (method -> the figure's curve it is compared with, and what it does)
+AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen, as the authors' code")}
 # The paper's encoding of the five curves (its Fig 3 and Fig 6), so ours can be laid over theirs.
 PAPER_STYLE = {"subnetwork": {"color": "tab:blue", "marker": "o"}, "full": {"color": "tab:green", "marker": "D"},
                "sampled": {"color": "tab:orange", "marker": "^"}, "complement": {"color": "tab:red", "marker": "x"},
                "random": {"color": "tab:purple", "marker": "s"}}
 
 
+@functools.cache
 def authors_curves() -> pd.DataFrame:
-    """The authors' Fig 6 as plotted: depth, method (our name of the curve's transfer), n, test_accuracy."""
+    """The authors' Fig 6 as plotted: depth, method (our name of the curve's transfer), n, test_accuracy. Read
+    once per process (every figure panel asks); callers filter it, never change it."""
     table = pd.read_csv(AUTHORS_FIG6)
     by_name = {name: method for method, name in AUTHORS_CURVES.items()}
     unknown = sorted(set(table["variant"]) - set(by_name))
@@ -127,8 +130,8 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
                 firsts[(method, protocol)] = smallest_n(stats["mean"])
                 lines.append(_our_row(method, f"ours `{protocol}` ({', '.join(sorted(ours['variant'].unique()))})",
                                       stats, sizes))
-            for method_variant, label in AUTHORS_CODE_OPTIONS.items():
-                if AUTHORS_CODE_COMPARED[method_variant] != method:
+            for method_variant, (curve, label) in AUTHORS_CODE_OPTIONS.items():
+                if curve != method:
                     continue
                 option = authors_code[authors_code["method"] == method_variant]
                 for (variant, protocol), of_variant in option.groupby(["variant", "protocol"]):
