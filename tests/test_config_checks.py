@@ -38,6 +38,15 @@ CASES = [
     (lambda c: c["arithmetic"]["overlap"].update(layers=[]), "config arithmetic.overlap.layers: empty, but"),
     (lambda c: c["arithmetic"]["report"].update(protocol="train_holdout"),
      "config arithmetic.report.protocol: train_holdout selects on a held-out slice"),
+    (lambda c: c["arithmetic"]["transfer"]["variants"].update(
+        mix={"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture"}),
+     "config arithmetic.transfer.variants.mix: say task_marker: true"),
+    (lambda c: c["arithmetic"]["transfer"]["variants"].update(
+        mix={"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "subtask_rows": "mixture",
+             "task_marker": True}),
+     "variants.mix: subtask_rows trains the labels without a mask, so its method is random"),
+    (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(task_marker=True),
+     "variants.si: task_marker marks the subtask rows, but the variant trains on none"),
 ]
 
 

@@ -61,3 +61,119 @@ def test_one_subtask_batch_per_target_batch_and_the_losses_add_a_subtask_term():
     plain = lm_loss(stacked, first)
     assert (pack_loss("mixture")(stacked, batches[0]) > plain).all()
     assert (pack_loss("distill")(stacked, batches[0]) > plain).all()
+
+
+# --- the task marker and SI's own start (issue 38) -------------------------------------------------------------
+
+MIXTURE = {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture", "task_marker": True}
+
+
+def inputs_of(tmp_path):
+    """A tiny base, a subnetwork of it, the discovery (ab) and transfer (a2+ab) datasets, as the pipeline writes them."""
+    from subtask_induction.arithmetic.model import build_gpt2, save_gpt2
+    from subtask_induction.runtime import save_torch
+
+    model = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
+    base = build_gpt2(20, 1, model, seed=7)
+    save_gpt2(base, {"n_numbers": 20, "layers": 1, "model_settings": model, "computation": "a+ab", "modulus": 7},
+              tmp_path / "base.pt")
+    masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.3
+             for name in masked_weight_names(base)}
+    save_torch({"masks": masks, "subtask": "ab", "train_rows": 100}, tmp_path / "subnetwork.pt")
+    save_torch(build_dataset("discovery", "ab", train_rows=100, **SIZES), tmp_path / "discovery.pt")
+    save_torch(build_dataset("transfer", "a2+ab", train_rows=None, **SIZES), tmp_path / "data.pt")
+    return base, masks
+
+
+def point_of(tmp_path, variant, settings, seed=0):
+    return {"variant": variant, "variant_settings": settings, "n": 30, "chain": 0, "seed": seed,
+            "base": str(tmp_path / "base.pt"), "subnetwork": str(tmp_path / "subnetwork.pt"),
+            "data": str(tmp_path / "data.pt"), "subtask_data": str(tmp_path / "discovery.pt"),
+            "out": str(tmp_path / variant / "metrics.json")}
+
+
+def members_of(points):
+    from subtask_induction.steps.arithmetic_transfer import Inputs, build_member
+
+    settings = {"training": {"epochs": 1, "batch_size": 8, "lr": 1e-3, "holdout_fraction": 0.0}}
+    inputs = Inputs.load(points, settings)
+    return [build_member(point, inputs, torch.device("cpu")) for point in points], inputs
+
+
+def test_a_marked_subtask_row_never_equals_a_target_rows_input_and_an_unmarked_one_does():
+    from subtask_induction.arithmetic.subtask_rows import mark, marker_token
+
+    discovery = build_dataset("discovery", "ab", train_rows=300, **SIZES)["splits"]["train"]
+    target = build_dataset("transfer", "a2+ab", train_rows=None, **SIZES)["splits"]
+    target_inputs = {tuple(row) for part in target.values() for row in part[:, :3].tolist()}
+    marked = mark(discovery, SIZES["n_numbers"])
+    assert (marked[:, 2] == marker_token(20)).all() and torch.equal(marked[:, [0, 1, 3]], discovery[:, [0, 1, 3]])
+    assert not {tuple(row) for row in marked[:, :3].tolist()} & target_inputs
+    # unmarked, the same (a, b) is one input with two answers wherever ab and a2+ab differ: the contradiction
+    clashes = [row for row in discovery.tolist() if tuple(row[:3]) in target_inputs
+               and (row[0] * row[0] + row[0] * row[1]) % 7 != row[3]]
+    assert clashes
+
+
+def test_the_marked_mixture_trains_on_exactly_the_discoverys_rows_marked_and_on_no_eval_or_test_pair(tmp_path):
+    from subtask_induction.arithmetic.subtask_rows import mark
+    from subtask_induction.steps.arithmetic_transfer import pack_batches_and_loss
+
+    inputs_of(tmp_path)
+    (member,), _ = members_of([point_of(tmp_path, "mixture", MIXTURE)])
+    discovery = torch.load(tmp_path / "discovery.pt", weights_only=True)
+    expected = mark(discovery["splits"]["train"], 20)
+    assert torch.equal(member.subtask, expected)
+    assert torch.equal(member.subtask_test, mark(discovery["splits"]["test"], 20))
+    _, batches = pack_batches_and_loss([member], "mixture", 8)
+    given = {tuple(row) for _, subtask, _ in batches(0) for row in subtask[0].tolist()}
+    assert given <= {tuple(row) for row in expected.tolist()}
+    target = torch.load(tmp_path / "data.pt", weights_only=True)["splits"]
+    assert not pairs(torch.tensor(sorted(given))) & (pairs(target["eval"]) | pairs(target["test"]))
+    # the network has the marker's token: one more than the base's vocabulary, its row fresh
+    assert member.model.get_input_embeddings().num_embeddings == 22
+    assert member.model.lm_head.weight is member.model.get_input_embeddings().weight
+
+
+def test_the_inherit_baselines_start_from_sis_own_start_tensor_by_tensor(tmp_path):
+    base, masks = inputs_of(tmp_path)
+    inherit = {**MIXTURE, "inherit_unmasked": True}
+    si = {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True}
+    (si_member,), _ = members_of([point_of(tmp_path, "si", si)])
+    (mixture, fresh), _ = members_of([point_of(tmp_path, "mixture_inherit", inherit), point_of(tmp_path, "mixture", MIXTURE)])
+    (distill,), _ = members_of([point_of(tmp_path, "distill_inherit", {**inherit, "subtask_rows": "distill"})])
+    base_state = base.state_dict()
+    si_start = dict(si_member.model.named_parameters())  # masked weights: their fresh values (parametrization.original)
+    for member in (mixture, distill):
+        state = member.model.state_dict()
+        for name, value in base_state.items():
+            if name in masks:  # fresh, exactly SI's fresh weights under its mask
+                original = si_start[name.replace(".weight", ".parametrizations.weight.original")]
+                assert torch.equal(state[name], original), name
+                assert not torch.equal(state[name], value), name
+            elif name in ("transformer.wte.weight", "lm_head.weight"):  # the base's rows, then the marker's own
+                assert torch.equal(state[name][:21], value) and state[name].shape[0] == 22, name
+            else:  # embeddings, norms, biases: the base's, as SI has them
+                assert torch.equal(state[name], value), name
+                assert torch.equal(si_member.model.state_dict()[name], value), name
+    # mixture and distill _inherit start identically, and the fresh mixture differs from both only where SI inherits
+    assert all(torch.equal(a, b) for a, b in zip(mixture.model.state_dict().values(), distill.model.state_dict().values()))
+    fresh_state = fresh.model.state_dict()
+    assert torch.equal(fresh_state["transformer.wte.weight"][21], mixture.model.state_dict()["transformer.wte.weight"][21])
+    assert not torch.equal(fresh_state["transformer.wpe.weight"], base_state["transformer.wpe.weight"])
+
+
+def test_a_random_start_that_inherits_needs_the_masks_and_a_marker_needs_its_vocabulary(tiny_gpt2):
+    import pytest
+
+    from subtask_induction.arithmetic.subtask_rows import add_task_marker
+    from subtask_induction.method.transfer import TransferPlan
+
+    base, fresh = tiny_gpt2(seed=0), tiny_gpt2(seed=1)
+    with pytest.raises(ValueError, match="needs the subnetwork's masks"):
+        TransferPlan("random", inherit_unmasked=True).build(base, fresh, None, torch.Generator())
+    assert TransferPlan("random", inherit_unmasked=True).reads_subnetwork
+    assert not TransferPlan("random", inherit_unmasked=True).freezes_weights
+    grown = add_task_marker(fresh, 20, seed=3)
+    with pytest.raises(ValueError, match="vocabulary has 22 tokens"):
+        add_task_marker(grown, 20, seed=3)

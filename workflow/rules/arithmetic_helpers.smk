@@ -7,6 +7,7 @@ ARITH_CAPTIONS = {
     "paper_comparison.md": "arithmetic/paper_comparison",
     "chains.md": "arithmetic/chains",
     "sparsity_dial.md": "arithmetic/sparsity_dial_table",
+    "same_labels.md": "arithmetic/same_labels_table",
     "budget.csv": "arithmetic/budget_table",
     "budget.png": "arithmetic/budget",
     "base.csv": "arithmetic/base_table",
@@ -54,6 +55,7 @@ ARITH_TABLES = [
     "chains.csv",
     "chains.md",
     "sparsity_dial.md",
+    "same_labels.md",
     "paper_comparison.md",
 ]
 
@@ -246,6 +248,13 @@ def arith_pack_points_inputs(wildcards):
     return [ancient(path) for path in arith_pack_selections(members)]
 
 
+def arith_batch_kind(variant):
+    """What a point trains on besides its target rows, as its pack's name says it: "" (nothing), the
+    subtask_rows kind, "_marked" added when those rows carry the task marker (a vocabulary of its own)."""
+    kind = variant.get("subtask_rows", "")
+    return kind + "_marked" if kind and variant.get("task_marker") else kind
+
+
 def arith_transfer_point_list():
     """Every sweep point as a dict; an experiment may run a subset of the variants, depths, chains and
     transfer seeds (its own lists)."""
@@ -267,7 +276,7 @@ def arith_transfer_point_list():
                                     "n": n,
                                     "seed": seed,
                                     # points that also train on subtask rows pack apart: their batches differ
-                                    "with": ARITH["transfer"]["variants"][variant].get("subtask_rows", ""),
+                                    "with": arith_batch_kind(ARITH["transfer"]["variants"][variant]),
                                 }
                                 points[ARITH_TRANSFER_PATH.format(**point)] = point
     return [points[path] for path in sorted(points)]

@@ -119,9 +119,9 @@ VIS_VARIANTS = list(VIS["transfer"].get("run") or VIS["transfer"]["variants"])
 # The discoveries that run: the configured inits, plus the one each masked transfer variant reads (its
 # `discovery`, pretrained unless it says label_free), so every schema-valid `inits` builds a DAG.
 def vis_variant_discovery(name):
-    """The discovery whose subnetwork variant `name` reads; None for a method without a mask."""
+    """The discovery whose subnetwork variant `name` reads (kinds.reads_subnetwork); None if it reads none."""
     variant = VIS["transfer"]["variants"][name]
-    return variant.get("discovery", "pretrained") if variant["method"] in MASKED_METHODS else None
+    return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
 
 
 _vis_readers = {}

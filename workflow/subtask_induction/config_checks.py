@@ -36,6 +36,8 @@ def arithmetic_problems(arith: dict) -> list[str]:
         if unknown:
             problems.append(f"config arithmetic.experiments: variants {unknown} are not defined in "
                             "arithmetic.transfer.variants")
+    for name, variant in transfer["variants"].items():
+        problems += same_labels_problems(name, variant)
     model = arith["model"]
     if model["n_embd"] % model["n_head"]:
         problems.append(f"config arithmetic.model: n_embd {model['n_embd']} is not divisible by n_head {model['n_head']}")
@@ -62,6 +64,23 @@ def arithmetic_problems(arith: dict) -> list[str]:
                         "overlap off")
     if set(overlap["layers"]) - set(arith["layers"]):
         problems.append(f"config arithmetic.overlap.layers: {overlap['layers']} not all in arithmetic.layers")
+    return problems
+
+
+def same_labels_problems(name: str, variant: dict) -> list[str]:
+    """A variant trained beside the subtask rows (subtask_rows) is a fresh or inherited network without a mask,
+    and says whether those rows carry the task marker; a marker marks nothing without them."""
+    where = f"config arithmetic.transfer.variants.{name}"
+    if "subtask_rows" not in variant:
+        return [f"{where}: task_marker marks the subtask rows, but the variant trains on none (no subtask_rows)"] \
+            if "task_marker" in variant else []
+    problems = []
+    if variant["method"] != "random":
+        problems.append(f"{where}: subtask_rows trains the labels without a mask, so its method is random "
+                        f"(inherit_unmasked true: the base's unmasked tensors, as SI starts), not {variant['method']}")
+    if "task_marker" not in variant:
+        problems.append(f"{where}: say task_marker: true (the subtask rows get a separator of their own, "
+                        "`a b SEP2 c`) or false (the target's own format: one input, two answers)")
     return problems
 
 

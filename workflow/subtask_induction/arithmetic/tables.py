@@ -96,7 +96,8 @@ def transfer_table(paths) -> pd.DataFrame:
                  "variant": config["variant_name"], "method": variant["method"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
-                 "subtask_rows": variant.get("subtask_rows"), "init": variant.get("init", "fresh"),
+                 "subtask_rows": variant.get("subtask_rows"), "task_marker": variant.get("task_marker"),
+                 "init": variant.get("init", "fresh"),
                  "mask_fraction": record.get("mask_fraction"),
                  "n": config["n_disambiguation"], "seed": record["seed"], "test_items": record["rows"].get("test"),
                  # what the run trained on (arithmetic.data.trained_rows): the paper's rows, or fewer
@@ -196,8 +197,12 @@ def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return rows.groupby(keys)["test_accuracy"].mean().reset_index()
 
 
+# the same labels given as data (config/beyond.yaml, arithmetic/subtask_rows.py): SI against each, each against
+# random init, and what the task marker and SI's start do to the mixture
+SAME_LABELS = ("mixture", "distill", "mixture_inherit", "distill_inherit", "mixture_unmarked")
 CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random"), ("si", "si_rewind"),
-          ("si", "mixture"), ("si", "distill"), ("mixture", "random"), ("distill", "random")]
+          *[("si", name) for name in SAME_LABELS], *[(name, "random") for name in SAME_LABELS],
+          ("mixture", "mixture_unmarked"), ("mixture_inherit", "mixture")]
 
 
 def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tuple]) -> tuple[pd.Series, pd.Series]:
@@ -307,3 +312,47 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
         lines.append("")
     return "\n".join(lines)
 
+
+
+def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
+    """The same labels given as data (variants with subtask_rows): per experiment, depth and n, each baseline's
+    target test accuracy beside its own accuracy on the subtask's held-out test rows (as its rows were given:
+    marked or not), how its rows and start were set, and SI and random init of the same runs beside it."""
+    rows = transfer[transfer["protocol"] == protocol]
+    baselines = rows[rows["subtask_rows"].notna()] if "subtask_rows" in rows else rows[:0]
+    if baselines.empty:
+        return "No variant trained on the subtask rows in this run (arithmetic.transfer.variants.*.subtask_rows).\n"
+    lines = [rows_statement(transfer), ""]
+    for (base, subtask, target, layers, n), part in baselines.groupby(EXPERIMENT + ["layers", "n"]):
+        runs = sorted({(r.chain, r.seed) for r in part.itertuples()})
+        same_runs = rows[(rows["base"] == base) & (rows["subtask"] == subtask) & (rows["target"] == target)
+                         & (rows["layers"] == layers) & (rows["n"] == n)
+                         & rows.apply(lambda r: (r["chain"], r["seed"]) in runs, axis=1)]
+        lines += [f"### {subtask} of {base} -> {target}, {layers} layers, n = {n}, protocol `{protocol}` "
+                  f"({len(runs)} runs)", "",
+                  f"| variant | rows given | start | {target} test accuracy | {subtask} test accuracy (own) |",
+                  "|---|---|---|---|---|"]
+        for name in ["si", "random"] + sorted(part["variant"].unique()):
+            own = same_runs[same_runs["variant"] == name]
+            if own.empty:
+                continue
+            first = own.iloc[0]
+            if pd.isna(first["subtask_rows"]):
+                given = "target rows only"
+            else:
+                given = f"{first['subtask_rows']}, " + ("marked `a b SEP2 c`" if first["task_marker"] else
+                                                        "unmarked (one input, two answers)")
+            start = {"subnetwork": "fresh + frozen subnetwork, inherited unmasked tensors",
+                     "random": "base's unmasked tensors, rest fresh" if first["inherit_unmasked"] else "fresh"
+                     }.get(first["method"], first["method"])
+            values = own.groupby("seed")["test_accuracy"].mean()
+            subtask_cell = "—"
+            if "subtask_test_accuracy" in own and own["subtask_test_accuracy"].notna().any():
+                sub = own.groupby("seed")["subtask_test_accuracy"].mean()
+                subtask_cell = mean_std(sub.mean(), sub.std(ddof=1), len(sub))
+            lines.append(f"| {name} | {given} | {start} | {mean_std(values.mean(), values.std(ddof=1), len(values))} "
+                         f"| {subtask_cell} |")
+        lines.append("")
+    return "\n".join(lines) + ("\nOwn subtask accuracy: on the subtask's held-out test pairs (the target's test pairs, "
+                               "labelled by the subtask), given as the variant's subtask rows were (marked or not); "
+                               "the paired comparisons with SI are in chains.md.\n")

@@ -6,3 +6,10 @@ METHODS = ("subnetwork", "sampled", "complement", "random", "full", "sampled_aut
 # freezes the N-k weights outside a count-matched random draw instead of k (DESIGN: their bug, kept as an option
 # to test what it does to their curve)
 MASKED_METHODS = ("subnetwork", "sampled", "complement", "sampled_authors")
+
+
+def reads_subnetwork(variant: dict) -> bool:
+    """Whether a transfer variant (its config settings) reads a discovered subnetwork: a masked method, or
+    `random` with inherit_unmasked, whose fresh network takes the base's tensors that no mask covers (the
+    subnetwork's masks say which those are)."""
+    return variant["method"] in MASKED_METHODS or (variant["method"] == "random" and bool(variant["inherit_unmasked"]))

@@ -3,7 +3,8 @@
 A `FrozenSubnetwork` parametrization puts the base model's kept weights (gamma = 1) into a freshly
 initialised network. With lr_scale 0 they are buffers and never move; with lr_scale > 0 they are a
 separate parameter trained at lr * lr_scale (paper Fig 7 "trainable"; in between is a knob for bias
-strength). Controls: `random` (fresh model), `full` (fine-tune the base), `sampled` (random mask with
+strength). Controls: `random` (fresh model; with inherit_unmasked, the base's unmasked tensors in it, as SI
+has them, and no weight frozen), `full` (fine-tune the base), `sampled` (random mask with
 the discovered per-tensor count), `complement` (same count, drawn outside the discovered mask), and
 `sampled_authors`, the authors' code's sampled control: every weight but a count-matched random draw frozen
 (N - k per tensor, not k).
@@ -18,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from .kinds import MASKED_METHODS, METHODS
+from .kinds import MASKED_METHODS, METHODS, reads_subnetwork
 from .masks import split_name, top_k_masks
 
 
@@ -102,13 +103,7 @@ def insert_subnetwork(
         raise ValueError(f"lr_scale must lie in [0, 1], got {lr_scale}")
     base_state = base.state_dict()
     if inherit_unmasked:
-        unmasked = {key: value for key, value in base_state.items() if key not in masks}
-        missing, unexpected = fresh.load_state_dict(unmasked, strict=False)
-        # The only tensors not copied may be the masked ones: anything else means the models differ.
-        uncopied = sorted(set(missing) - set(masks))
-        if uncopied or unexpected:
-            raise ValueError(f"inherit_unmasked: the fresh model and the base differ; not copied {uncopied}, "
-                             f"unknown to the fresh model {sorted(unexpected)}")
+        inherit_unmasked_tensors(base, fresh, masks)
     for name, mask in masks.items():
         if name not in base_state:
             raise KeyError(f"mask for '{name}', which the base model does not have")
@@ -118,6 +113,19 @@ def insert_subnetwork(
         device = getattr(module, attribute).device
         frozen = FrozenSubnetwork(base_state[name].to(device), mask.to(device), trainable=lr_scale > 0)
         parametrize.register_parametrization(module, attribute, frozen, unsafe=True)
+    return fresh
+
+
+def inherit_unmasked_tensors(base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor]) -> nn.Module:
+    """Copy into `fresh` every tensor of the base that carries no mask (embeddings, norms, head, biases);
+    the masked tensors keep their fresh values. Modifies `fresh` in place and returns it."""
+    unmasked = {key: value for key, value in base.state_dict().items() if key not in masks}
+    missing, unexpected = fresh.load_state_dict(unmasked, strict=False)
+    # The only tensors not copied may be the masked ones: anything else means the models differ.
+    uncopied = sorted(set(missing) - set(masks))
+    if uncopied or unexpected:
+        raise ValueError(f"inherit_unmasked: the fresh model and the base differ; not copied {uncopied}, "
+                         f"unknown to the fresh model {sorted(unexpected)}")
     return fresh
 
 
@@ -135,7 +143,12 @@ def prepare_transfer_model(
     if method not in METHODS:
         raise ValueError(f"unknown transfer method '{method}'; choose from {METHODS}")
     if method == "random":
-        return fresh
+        if not inherit_unmasked:
+            return fresh
+        if masks is None:
+            raise ValueError("method random with inherit_unmasked takes the base's unmasked tensors: it needs the "
+                             "subnetwork's masks to say which tensors those are")
+        return inherit_unmasked_tensors(base, fresh, masks)
     if method == "full":
         return copy.deepcopy(base)
     chosen = control_masks(method, masks, generator)
@@ -170,12 +183,18 @@ class TransferPlan:
 
     @property
     def reads_subnetwork(self) -> bool:
+        """Whether it needs a discovered subnetwork (kinds.reads_subnetwork)."""
+        return reads_subnetwork({"method": self.method, "inherit_unmasked": self.inherit_unmasked})
+
+    @property
+    def freezes_weights(self) -> bool:
+        """Whether weights of the base come into the network through a mask (a masked method)."""
         return self.method in MASKED_METHODS
 
     @property
     def trains_subnetwork(self) -> bool:
         """Whether the transferred weights are a parameter the optimizer moves (lr_scale > 0)."""
-        return self.reads_subnetwork and self.lr_scale > 0
+        return self.freezes_weights and self.lr_scale > 0
 
     def masks(self, subnetwork: dict) -> dict[str, torch.Tensor]:
         """The masks this plan transfers from a discovery's saved subnetwork (its hard masks, or with top_k

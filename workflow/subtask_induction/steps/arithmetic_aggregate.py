@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ..arithmetic.paper import paper_comparison_markdown
 from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, plain_variants,
-                                 sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
+                                 same_labels_markdown, sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
 from ..protocols import PROTOCOLS
 from ..runtime import save_text
 
@@ -47,6 +47,7 @@ def main(argv=None):
     save_text(transfer_markdown(transfer, order), out / "transfer.md")
     save_text(chains_markdown(plain_variants(transfer), args.protocol), out / "chains.md")
     save_text(sparsity_dial_markdown(transfer, args.protocol), out / "sparsity_dial.md")
+    save_text(same_labels_markdown(transfer, args.protocol), out / "same_labels.md")
     save_text(paper_comparison_markdown(tables["base.csv"], kept, transfer), out / "paper_comparison.md")
     print(table3_markdown(kept))
 

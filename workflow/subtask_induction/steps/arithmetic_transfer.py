@@ -31,7 +31,8 @@ from ..arithmetic.data import competing_rules, split_holdout, trained_rows, tran
 from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses,
                                 predict_answers, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
-from ..arithmetic.subtask_rows import discovery_rows, pack_batches, pack_loss, teacher_log_probs
+from ..arithmetic.subtask_rows import (add_task_marker, discovery_rows, mark, pack_batches, pack_loss,
+                                       teacher_log_probs)
 from ..claims import correct_bits
 from ..method.masks import kept_fraction, load_subnetwork
 from ..method.transfer import TransferPlan
@@ -72,17 +73,22 @@ def parse_arguments(argv):
         raise SystemExit(f"error: a pack shares its number of training rows; got n = {sorted({q['n'] for q in points})}")
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
-    kinds = {point["variant_settings"].get("subtask_rows") for point in points}
+    kinds = {batch_kind(point["variant_settings"]) for point in points}
     if len(kinds) != 1:
-        raise SystemExit(f"error: a pack trains one kind of batch; got subtask_rows {sorted(map(str, kinds))}")
-    kind = next(iter(kinds))
+        raise SystemExit(f"error: a pack trains one kind of batch; got (subtask_rows, task_marker) {sorted(map(str, kinds))}")
+    kind, _ = next(iter(kinds))
     if kind and any("subtask_data" not in point for point in points):
         raise SystemExit(f"error: subtask_rows {kind} needs each point's subtask_data (the discovery dataset)")
     return args
 
 
 def point_seeds(point):
-    return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"])
+    return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"], batch_kind(point["variant_settings"])[1])
+
+
+def batch_kind(variant: dict) -> tuple[str | None, bool]:
+    """What a point's batches hold besides its target rows: (subtask_rows kind or None, whether they are marked)."""
+    return variant.get("subtask_rows"), bool(variant.get("task_marker", False))
 
 
 @dataclass
@@ -92,6 +98,7 @@ class Inputs:
 
     settings: dict
     kind: str | None  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
+    marked: bool  # whether those rows carry the task marker (subtask_rows.py)
     code: str  # the package modules this step imports and the numeric libraries
     bases: dict = field(default_factory=dict)
     subnetworks: dict = field(default_factory=dict)
@@ -100,8 +107,8 @@ class Inputs:
 
     @classmethod
     def load(cls, points: list[dict], settings: dict) -> Inputs:
-        kind = points[0]["variant_settings"].get("subtask_rows")
-        inputs = cls(settings, kind, code_hash())
+        kind, marked = batch_kind(points[0]["variant_settings"])
+        inputs = cls(settings, kind, marked, code_hash())
         for point in points:
             if point["base"] not in inputs.bases:
                 inputs.bases[point["base"]] = load_gpt2(point["base"])
@@ -169,8 +176,9 @@ class Member:
     rules: dict  # competing rule -> its name, for the test agreement metrics
     config: dict
     transferred: float | None  # the kept fraction of the transferred mask (masked methods)
-    subtask: torch.Tensor | None = None  # with subtask_rows: the discovery's rows
+    subtask: torch.Tensor | None = None  # with subtask_rows: the discovery's rows (marked with task_marker)
     teacher: torch.Tensor | None = None  # with subtask_rows distill: the subnetwork's answers on them
+    subtask_test: torch.Tensor | None = None  # with subtask_rows: the subtask's test rows, as its rows are given
 
     @property
     def name(self) -> str:
@@ -221,10 +229,13 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
     plan = TransferPlan.from_settings(v)
     masks = plan.masks(subnetwork)
+    model = plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"]))
+    if inputs.marked:
+        model = add_task_marker(model, meta["n_numbers"], seeds["marker"])
     member = Member(
         point=point,
         plan=plan,
-        model=plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"])),
+        model=model,
         train=train.to(device), holdout=holdout,
         rows=trained_rows(len(dataset["splits"]["ambiguous"]), point["n"], t["holdout_fraction"]),
         eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
@@ -232,19 +243,21 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
         config={**inputs.settings, "variant": v, "variant_name": point["variant"], "n_disambiguation": point["n"],
                 "seed": point["seed"], "chain": point.get("chain", 0), "target": dataset["computation"],
                 "subtask": subnetwork.get("subtask"), "base": meta},
-        transferred=kept_fraction(masks)["overall"] if plan.reads_subnetwork else None,
+        transferred=kept_fraction(masks)["overall"] if plan.freezes_weights else None,
     )
     if inputs.kind:
-        rows_of_subtask = discovery_rows(inputs.datasets[point["subtask_data"]], subnetwork)
-        member.subtask = rows_of_subtask.to(device)
-        if inputs.kind == "distill":
+        subtask_data = inputs.datasets[point["subtask_data"]]
+        rows_of_subtask, subtask_test = discovery_rows(subtask_data, subnetwork), subtask_data["splits"]["test"]
+        given = (lambda rows: mark(rows, meta["n_numbers"])) if inputs.marked else (lambda rows: rows)  # noqa: E731
+        member.subtask, member.subtask_test = given(rows_of_subtask).to(device), given(subtask_test)
+        if inputs.kind == "distill":  # the subnetwork answers the rows it knows, unmarked
             member.teacher = teacher_log_probs(base, subnetwork["masks"], rows_of_subtask).to(device)
     return member
 
 
 def check_shapes(pack: list[Member]) -> None:
     """Points train together only when their row counts are equal (a stacked batch has one shape)."""
-    for name in ("train", "holdout", "eval", "test") + (("subtask",) if pack[0].subtask is not None else ()):
+    for name in ("train", "holdout", "eval", "test") + (("subtask", "subtask_test") if pack[0].subtask is not None else ()):
         sizes = [len(getattr(member, name)) for member in pack]
         if len(set(sizes)) != 1:
             raise SystemExit(f"error: the pack's points have different numbers of {name} rows {sizes}; "
@@ -265,11 +278,14 @@ def pack_batches_and_loss(pack: list[Member], kind: str | None, batch_size: int)
 
 
 def pack_evaluation(pack: list[Member], device, modulus: int):
-    """The per-epoch metrics of every point: eval accuracy, test metrics and, in a holdout run, the held-out
-    slice's accuracy and loss."""
+    """The per-epoch metrics of every point: eval accuracy, test metrics, in a holdout run the held-out slice's
+    accuracy and loss, and for a point trained beside subtask rows its accuracy on the subtask's test rows (as
+    its rows are given: marked or not), so a reader sees whether it learnt the subtask too."""
     holdout_rows, eval_rows, test_rows = (torch.stack([getattr(member, name) for member in pack]).to(device)
                                           for name in ("holdout", "eval", "test"))
     has_holdout = holdout_rows.shape[1] > 0
+    subtask_rows = (torch.stack([member.subtask_test for member in pack]).to(device)
+                    if pack[0].subtask_test is not None else None)
 
     def evaluate(net):
         if has_holdout:
@@ -277,6 +293,7 @@ def pack_evaluation(pack: list[Member], device, modulus: int):
             held_loss, held_answer_loss = mean_losses(net, holdout_rows)
         evaluated = predict_answers(net, eval_rows)
         tested = predict_answers(net, test_rows)
+        subtask = predict_answers(net, subtask_rows) if subtask_rows is not None else None
         out = []
         for index, member in enumerate(pack):
             test = answer_metrics(tested[index], test_rows[index], member.rules, modulus)
@@ -285,6 +302,8 @@ def pack_evaluation(pack: list[Member], device, modulus: int):
                         "holdout_answer_loss": held_answer_loss[index]} if has_holdout else {}
             out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
                         **held_out,
+                        **({"subtask_test_accuracy": answer_metrics(subtask[index], subtask_rows[index])["accuracy"]}
+                           if subtask is not None else {}),
                         "test_accuracy": test.pop("accuracy"),
                         # which test items it got right: paired tests between variants (claims.py)
                         "test_correct": correct_bits((tested[index] == test_rows[index][:, 3]).cpu()),
@@ -303,7 +322,8 @@ def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inp
     save_json({"metrics": protocols, "protocols": {name: PROTOCOLS[name] for name in protocols},
                "competing_rules": sorted(member.rules),
                "rows": {**member.rows, "eval": len(member.eval), "test": len(member.test),
-                        **({"subtask": len(member.subtask)} if member.subtask is not None else {})},
+                        **({"subtask": len(member.subtask), "task_marker": inputs.marked}
+                           if member.subtask is not None else {})},
                "curve": curve,
                "mask_fraction": member.transferred,
                "seed": point["seed"],
