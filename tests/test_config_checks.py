@@ -47,6 +47,8 @@ CASES = [
      "variants.mix: subtask_rows trains the labels without a mask, so its method is random"),
     (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(task_marker=True),
      "variants.si: task_marker marks the subtask rows, but the variant trains on none"),
+    (lambda c: c["arithmetic"]["transfer"]["variants"]["random"].update(masked_init_std=0.02),
+     "variants.random: masked_init_std draws the fresh weights of a masked method again; method random has none"),
 ]
 
 

@@ -98,3 +98,18 @@ def test_each_paper_hypothesis_overlay_changes_only_the_setting_it_tests():
         changed = {path for path in set(leaves(sliced)) | set(leaves(run)) if value(sliced, path) != value(run, path)}
         assert {path for path in changed if path[:2] != ("arithmetic", "experiments")} == tested, name
         assert ("arithmetic", "experiments") in {path[:2] for path in changed}, name  # its own points only
+
+
+@pytest.mark.parametrize("overlay", ["config/paper_authors_code.yaml", "config/paper_same_labels.yaml"])
+def test_the_paper_overlays_only_add_variants_and_points(overlay):
+    """Over the depth-2 slice, an overlay of added baselines defines variants of its own and adds experiments:
+    no setting, variant or point of the slice changes, so the slice's finished points stay finished."""
+    from subtask_induction.config_checks import config_problems
+
+    sliced = effective_config("config/paper.yaml", "config/paper_depth2.yaml")
+    run = effective_config("config/paper.yaml", "config/paper_depth2.yaml", overlay)
+    assert config_problems(run) == []
+    changed = {path for path in set(leaves(sliced)) | set(leaves(run)) if value(sliced, path) != value(run, path)}
+    added = set(run["arithmetic"]["transfer"]["variants"]) - set(sliced["arithmetic"]["transfer"]["variants"])
+    assert added and all(path[:2] == ("arithmetic", "added_experiments")
+                         or path[:3] == ("arithmetic", "transfer", "variants") and path[3] in added for path in changed)

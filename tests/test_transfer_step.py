@@ -232,3 +232,29 @@ def test_a_discovery_from_a_row_subset_reads_only_those_rows(tmp_path, monkeypat
                                   "--settings", json.dumps({"seed": 0, "epochs": 1, "batch_size": 8, "lr": 1e-2,
                                                             "beta_final": 100, "mask_init": 0.1}),
                                   "--out-subnetwork", str(tmp_path / "t.pt"), "--out-metrics", str(tmp_path / "n.json")])
+
+
+def test_the_authors_init_draws_every_masked_weight_from_n0_002_and_leaves_the_rest(inputs):
+    """masked_init_std (the authors' code's init, an option): the fresh masked weights, c_proj included, are
+    drawn from N(0, 0.02) by their own seed; the kept weights, the inherited tensors and the seeds of the
+    default are those of SI without the option."""
+    from subtask_induction.steps.arithmetic_transfer import Inputs, build_member
+
+    folder, _ = inputs
+    settings = {"training": {"epochs": 1, "batch_size": 8, "lr": 1e-3, "holdout_fraction": 0.0}}
+    points = [point(folder, folder / "si.json"),
+              point(folder, folder / "authors.json", "si_authors_init", {**SI, "masked_init_std": 0.02})]
+    loaded = Inputs.load(points, settings)
+    plain, authors = (build_member(q, loaded, torch.device("cpu")) for q in points)
+    plain_state, authors_state = plain.model.state_dict(), authors.model.state_dict()
+    drawn = [key for key in authors_state if key.endswith("parametrizations.weight.original")]
+    assert drawn and all(not torch.equal(plain_state[key], authors_state[key]) for key in drawn)
+    c_proj = torch.cat([authors_state[key].flatten() for key in drawn if "c_proj" in key])
+    assert abs(float(c_proj.std()) - 0.02) < 0.002  # HF's own init gives these 0.02 / sqrt(2 layers) = 0.014
+    assert abs(float(torch.cat([plain_state[key].flatten() for key in drawn if "c_proj" in key]).std()) - 0.0141) < 0.002
+    assert all(torch.equal(plain_state[key], authors_state[key]) for key in plain_state if key not in drawn)
+    assert set(point_seeds_of(authors)) - set(point_seeds_of(plain)) == {"masked_init"}
+
+
+def point_seeds_of(member):
+    return arithmetic_transfer.point_seeds(member.point)

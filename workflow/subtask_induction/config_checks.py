@@ -5,6 +5,8 @@ Torch-free: the Snakefile imports it."""
 
 from __future__ import annotations
 
+from .method.kinds import MASKED_METHODS
+
 
 def config_problems(config: dict) -> list[str]:
     """Every problem of the config, as `config KEY: what is wrong` lines. The arithmetic and vision sections
@@ -38,6 +40,9 @@ def arithmetic_problems(arith: dict) -> list[str]:
                             "arithmetic.transfer.variants")
     for name, variant in transfer["variants"].items():
         problems += same_labels_problems(name, variant)
+        if "masked_init_std" in variant and variant["method"] not in MASKED_METHODS:
+            problems.append(f"config arithmetic.transfer.variants.{name}: masked_init_std draws the fresh weights of a "
+                            f"masked method again; method {variant['method']} has none (choose one of {list(MASKED_METHODS)})")
     model = arith["model"]
     if model["n_embd"] % model["n_head"]:
         problems.append(f"config arithmetic.model: n_embd {model['n_embd']} is not divisible by n_head {model['n_head']}")

@@ -25,6 +25,7 @@ ROLES = (
     "transfer batches",     # a transfer point's batch order (and dropout)
     "subtask batches",      # the order of the subtask rows a mixture or distillation point trains beside its own
     "task marker",          # the embedding row of the token that marks those subtask rows (a fresh weight)
+    "masked init",          # the fresh masked weights drawn again from N(0, std): the authors' code's init option
 )
 
 
@@ -47,17 +48,19 @@ def arithmetic_discovery_seeds(seed: int, base: str, subtask: str, layers: int) 
     return {"batches": role_seed("discovery batches", "arithmetic", seed, base, subtask, layers)}
 
 
-def arithmetic_transfer_seeds(chain: int, seed: int, task_marker: bool = False) -> dict[str, int]:
+def arithmetic_transfer_seeds(chain: int, seed: int, task_marker: bool = False, masked_init: bool = False) -> dict[str, int]:
     """A transfer point of `chain` with transfer seed `seed` (its replicate). Every variant and n of one
     (chain, seed) shares these: the comparisons between variants are paired on one fresh network. A point
-    whose subtask rows carry a task marker also draws the marker's embedding row (its own role)."""
+    whose subtask rows carry a task marker also draws the marker's embedding row (its own role); one with the
+    authors' init of the masked weights (masked_init_std) draws them again (its own role)."""
     where = (chain, seed)
     return {"init": role_seed("transfer init", "arithmetic", *where),
             "mask": role_seed("sampled mask", "arithmetic", *where),
             "holdout": role_seed("holdout split", "arithmetic", *where),
             "batches": role_seed("transfer batches", "arithmetic", *where),
             "subtask_batches": role_seed("subtask batches", "arithmetic", *where),
-            **({"marker": role_seed("task marker", "arithmetic", *where)} if task_marker else {})}
+            **({"marker": role_seed("task marker", "arithmetic", *where)} if task_marker else {}),
+            **({"masked_init": role_seed("masked init", "arithmetic", *where)} if masked_init else {})}
 
 
 def vision_seeds(stage: str, chain: int) -> dict[str, int]:

@@ -28,6 +28,18 @@ def build_gpt2(n_numbers: int, layers: int, model_settings: dict, seed: int) -> 
     return GPT2LMHeadModel(config)
 
 
+@torch.no_grad()
+def redraw_masked_weights(model: GPT2LMHeadModel, std: float, seed: int) -> GPT2LMHeadModel:
+    """Every masked weight (masked_weight_names) drawn again from N(0, std) by a generator of its own, as the
+    authors' transfer code initialises them (HF's own init scales the c_proj weights to std / sqrt(2 layers));
+    every other tensor is left as built. Modifies `model` in place and returns it."""
+    generator = torch.Generator().manual_seed(seed)
+    for name in masked_weight_names(model):
+        weight = model.get_parameter(name)
+        weight.copy_(torch.randn(weight.shape, generator=generator) * std)
+    return model
+
+
 def masked_weight_names(model: GPT2LMHeadModel) -> list[str]:
     """Every attention and MLP weight (not embeddings, LayerNorms, head or biases)."""
     return [f"transformer.h.{i}.{module}.weight" for i in range(model.config.n_layer) for module in MASKED_MODULES]

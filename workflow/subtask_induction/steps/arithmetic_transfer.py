@@ -29,7 +29,7 @@ import torch
 
 from ..arithmetic.data import competing_rules, split_holdout, trained_rows, transfer_training_rows
 from ..arithmetic.model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses,
-                                predict_answers, stacked_batches)
+                                predict_answers, redraw_masked_weights, stacked_batches)
 from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..arithmetic.subtask_rows import (add_task_marker, discovery_rows, mark, pack_batches, pack_loss,
                                        teacher_log_probs)
@@ -83,7 +83,9 @@ def parse_arguments(argv):
 
 
 def point_seeds(point):
-    return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"], batch_kind(point["variant_settings"])[1])
+    v = point["variant_settings"]
+    return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"], task_marker=batch_kind(v)[1],
+                                     masked_init=bool(v.get("masked_init_std")))
 
 
 def batch_kind(variant: dict) -> tuple[str | None, bool]:
@@ -227,6 +229,8 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     if t["holdout_fraction"] > 0 and len(holdout) == 0:
         raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
     fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
+    if v.get("masked_init_std"):  # the authors' code's init of the fresh masked weights (an option; DESIGN §12)
+        fresh = redraw_masked_weights(fresh, v["masked_init_std"], seeds["masked_init"])
     plan = TransferPlan.from_settings(v)
     masks = plan.masks(subnetwork)
     model = plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"]))
