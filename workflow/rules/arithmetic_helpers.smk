@@ -252,7 +252,7 @@ def arith_batch_kind(variant):
     """What a point trains on besides its target rows, as its pack's name says it: "" (nothing), the
     subtask_rows kind, "_marked" added when those rows carry the task marker (a vocabulary of its own)."""
     kind = variant.get("subtask_rows", "")
-    return kind + "_marked" if kind and variant.get("task_marker") else kind
+    return f"{kind}_marked" if kind and variant.get("task_marker") else kind
 
 
 def arith_transfer_point_list():
