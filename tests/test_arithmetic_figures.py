@@ -129,13 +129,16 @@ def test_the_paper_comparison_sets_ours_beside_the_text_and_the_authors_curves()
               "sampled": ("sampled", {0: 0.5, 100: 0.6, 1000: 0.9, 6400: 0.99}),
               "sampled_fresh": ("sampled", {0: 0.1, 100: 0.1, 1000: 0.1, 6400: 0.1}),  # not the paper's form
               "random": ("random", {0: 0.4, 100: 0.5, 1000: 0.6, 6400: 0.7}),
-              "sampled_authors": ("sampled_authors", {0: 0.3, 100: 0.3, 1000: 0.55, 6400: 0.98})}
+              "sampled_authors": ("sampled_authors", {0: 0.3, 100: 0.3, 1000: 0.55, 6400: 0.98}),
+              "si_authors_init": ("subnetwork", {1000: 0.2})}  # an authors'-code setting: beside SI, not in it
     for (variant, (method, curve)), seed, protocol in itertools.product(curves.items(), [0, 1], ["eval", "last"]):
         for n, accuracy in curve.items():
             rows.append({"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": variant, "n": n,
-                         "method": method, "lr_scale": 0.0, "inherit_unmasked": variant in ("si", "sampled"),
+                         "method": method, "lr_scale": 0.0,
+                         "inherit_unmasked": variant in ("si", "sampled", "si_authors_init"),
                          "seed": seed, "protocol": protocol, "test_accuracy": accuracy + (0.01 if protocol == "eval" else 0),
-                         "top_k": None, "discovery_rows": None, "paper_rows": True})
+                         "top_k": None, "discovery_rows": None, "paper_rows": True,
+                         "masked_init_std": 0.02 if variant == "si_authors_init" else None})
     base = pd.DataFrame([{"base": "a+ab", "layers": 2, "chain": 0, "test_accuracy": 0.9995}])
     kept = pd.DataFrame([{"base": "a+ab", "subtask": "ab", "layers": 2, "chain": 0, "kept_percent": 9.5,
                           "l0_weight": 1e-7, "test_accuracy": 1.0}])
@@ -151,6 +154,8 @@ def test_the_paper_comparison_sets_ours_beside_the_text_and_the_authors_curves()
     assert ("| Sampled Subnetwork | ours `last` (sampled_authors: N−k of the base's weights frozen, as the authors' "
             "code) | 0.300 ± 0.000 (2) | 0.300 ± 0.000 (2) | 0.550 ± 0.000 (2) | 0.980 ± 0.000 (2) | 6,400 | "
             "not by 6,400 |") in text
+    assert ("| Subtask Induction | ours `last` (si_authors_init: fresh masked weights N(0, 0.02), as the authors' "
+            "code) |  |  | 0.200 ± 0.000 (2) |  | not by 1,000 | not by 1,000 |") in text
     assert "| SI near-perfect with 1,000 rows | ≥ 0.99 | 0.932 | 1.005 ± 0.000 (2) | 0.995 ± 0.000 (2) |" in text
     assert ("| random init trained on the same data (1,000 rows) | 0.506 | 0.461 | 0.610 ± 0.000 (2) | "
             "0.600 ± 0.000 (2) |") in text

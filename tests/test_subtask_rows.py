@@ -92,6 +92,9 @@ def point_of(tmp_path, variant, settings, seed=0):
             "out": str(tmp_path / variant / "metrics.json")}
 
 
+from subtask_induction.steps import arithmetic_transfer  # noqa: E402
+
+
 def members_of(points):
     from subtask_induction.steps.arithmetic_transfer import Inputs, build_member
 
@@ -133,6 +136,12 @@ def test_the_marked_mixture_trains_on_exactly_the_discoverys_rows_marked_and_on_
     # the network has the marker's token: one more than the base's vocabulary, its row fresh
     assert member.model.get_input_embeddings().num_embeddings == 22
     assert member.model.lm_head.weight is member.model.get_input_embeddings().weight
+    assert "marker" in arithmetic_transfer.point_seeds(member.point)
+    # unmarked (the 0.3.0 mixture): the same rows in the target's format, the base's vocabulary, no marker seed
+    (plain,), _ = members_of([point_of(tmp_path, "mixture_unmarked", {**MIXTURE, "task_marker": False})])
+    assert torch.equal(plain.subtask, discovery["splits"]["train"])
+    assert plain.model.get_input_embeddings().num_embeddings == 21
+    assert "marker" not in arithmetic_transfer.point_seeds(plain.point)
 
 
 def test_the_inherit_baselines_start_from_sis_own_start_tensor_by_tensor(tmp_path):

@@ -72,7 +72,7 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
               if path != point}
     started = time.time()
     time.sleep(1)
-    result = snakemake(smoke_run, TRANSFER_POINT, "--config", f"retrain_points=[{TRANSFER_POINT}]", "--cores", "1")
+    result = snakemake(smoke_run, TRANSFER_POINT, "--config", f"retrain_points=[{TRANSFER_POINT}]", "--cores", "2")
     assert result.returncode == 0, result.stderr[-3000:]
     ran = pack_manifests(smoke_run, since=started)
     assert len(ran) == 1  # only its pack ran
@@ -83,7 +83,7 @@ def test_single_point_rerun_retrains_that_point_only_and_aggregate_picks_it_up(s
     rerun = json.loads(point.read_text())["metrics"]["last"]["test_accuracy"]
     started = time.time()
     time.sleep(1)
-    result = snakemake(smoke_run, "--cores", "1")  # back to the plain config: the pack restores, tables rebuild
+    result = snakemake(smoke_run, "--cores", "2")  # back to the plain config: the pack restores, tables rebuild
     assert result.returncode == 0, result.stderr[-3000:]
     assert not [path for pack in pack_manifests(smoke_run, since=started).values() for path in pack["trained"]]
     table = pd.read_csv(smoke_run / "results/arithmetic/summary/transfer.csv")

@@ -33,9 +33,23 @@ AUTHORS_FIG6 = Path(__file__).parent / "data" / "authors_fig6.csv"
 AUTHORS_CURVES = {"subnetwork": "Subtask Induction", "full": "Full Model Transfer", "sampled": "Sampled Subnetwork",
                   "complement": "Sampled from Complement", "random": "Random Initialization"}
 # Options that train as the authors' code does where the paper's text is silent or our code differs, each
-# compared with the figure's curve it would reproduce (item by item: docs/results.md)
+# compared with the figure's curve it would reproduce (item by item: docs/results.md). A method:
 # (method -> the figure's curve it is compared with, and what it does)
-AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen, as the authors' code")}
+AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen")}
+# and settings of a variant (transfer.csv column -> what it does, given its value)
+AUTHORS_CODE_SETTINGS = {"masked_init_std": lambda std: f"fresh masked weights N(0, {std:g})"}
+
+
+def authors_code_option(row) -> tuple[str, str] | None:
+    """(the figure's curve, what it does) for a transfer row trained with an authors'-code option (a method of
+    AUTHORS_CODE_OPTIONS, a setting of AUTHORS_CODE_SETTINGS, or both), else None."""
+    curve, labels = row["method"], []
+    if row["method"] in AUTHORS_CODE_OPTIONS:
+        curve, label = AUTHORS_CODE_OPTIONS[row["method"]]
+        labels.append(label)
+    labels += [describe(row[column]) for column, describe in AUTHORS_CODE_SETTINGS.items()
+               if column in row and pd.notna(row[column])]
+    return (curve, "; ".join(labels) + ", as the authors' code") if labels else None
 # The paper's encoding of the five curves (its Fig 3 and Fig 6), so ours can be laid over theirs.
 PAPER_STYLE = {"subnetwork": {"color": "tab:blue", "marker": "o"}, "full": {"color": "tab:green", "marker": "D"},
                "sampled": {"color": "tab:orange", "marker": "^"}, "complement": {"color": "tab:red", "marker": "x"},
@@ -61,7 +75,7 @@ def paper_form(transfer: pd.DataFrame) -> pd.DataFrame:
     keep = transfer["method"].isin(list(AUTHORS_CURVES))
     masked = transfer["method"].isin(["subnetwork", "sampled", "complement"])
     keep &= ~masked | ((transfer["lr_scale"] == 0) & transfer["inherit_unmasked"].astype(bool))
-    for column in ("top_k", "discovery_rows", "subtask_rows"):
+    for column in ("top_k", "discovery_rows", "subtask_rows", *AUTHORS_CODE_SETTINGS):
         if column in transfer:
             keep &= transfer[column].isna()
     if "init" in transfer:
@@ -114,7 +128,10 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
         lines += ["| curve | source | " + " | ".join(f"n={n:,}" for n in sizes)
                   + " | smallest n ≥ 0.95 | smallest n ≥ 0.99 |", "|---|---|" + "---|" * (len(sizes) + 2)]
         firsts = {}
-        authors_code = rows_all[(rows_all["layers"] == layers) & rows_all["method"].isin(list(AUTHORS_CODE_OPTIONS))]
+        at_layers = rows_all[rows_all["layers"] == layers]
+        options = at_layers.apply(authors_code_option, axis=1) if len(at_layers) else pd.Series(dtype=object)
+        authors_code = at_layers[options.notna()].assign(curve=options.dropna().map(lambda o: o[0]),
+                                                         option=options.dropna().map(lambda o: o[1]))
         for method in AUTHORS_CURVES:
             ours = at_depth[at_depth["method"] == method]
             if ours.empty:
@@ -130,12 +147,9 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
                 firsts[(method, protocol)] = smallest_n(stats["mean"])
                 lines.append(_our_row(method, f"ours `{protocol}` ({', '.join(sorted(ours['variant'].unique()))})",
                                       stats, sizes))
-            for method_variant, (curve, label) in AUTHORS_CODE_OPTIONS.items():
-                if curve != method:
-                    continue
-                option = authors_code[authors_code["method"] == method_variant]
-                for (variant, protocol), of_variant in option.groupby(["variant", "protocol"]):
-                    lines.append(_our_row(method, f"ours `{protocol}` ({variant}: {label})", _ours(of_variant), sizes))
+            option = authors_code[authors_code["curve"] == method] if len(authors_code) else authors_code
+            for (variant, label, protocol), of_variant in option.groupby(["variant", "option", "protocol"]):
+                lines.append(_our_row(method, f"ours `{protocol}` ({variant}: {label})", _ours(of_variant), sizes))
         lines += ["", f"Columns: the n both ran. Smallest n: the authors' on their figure's {theirs['n'].nunique()} "
                   f"sizes, ours on our {at_depth['n'].nunique()}; each is the first size of its own grid at or above "
                   "the threshold.", ""] if not theirs.empty else [""]

@@ -97,6 +97,7 @@ def transfer_table(paths) -> pd.DataFrame:
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
                  "subtask_rows": variant.get("subtask_rows"), "task_marker": variant.get("task_marker"),
+                 "masked_init_std": variant.get("masked_init_std"),
                  "init": variant.get("init", "fresh"),
                  "mask_fraction": record.get("mask_fraction"),
                  "n": config["n_disambiguation"], "seed": record["seed"], "test_items": record["rows"].get("test"),
