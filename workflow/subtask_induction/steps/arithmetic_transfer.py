@@ -229,7 +229,7 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     if t["holdout_fraction"] > 0 and len(holdout) == 0:
         raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
     fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
-    if v.get("masked_init_std"):  # the authors' code's init of the fresh masked weights (an option; DESIGN §12)
+    if v.get("masked_init_std"):  # the authors' code's init of the fresh masked weights (an option: docs/results.md)
         fresh = redraw_masked_weights(fresh, v["masked_init_std"], seeds["masked_init"])
     plan = TransferPlan.from_settings(v)
     masks = plan.masks(subnetwork)
