@@ -249,10 +249,10 @@ def arith_pack_points_inputs(wildcards):
 
 
 def arith_batch_kind(variant):
-    """What a point trains on besides its target rows, as its pack's name says it: "" (nothing), the
-    subtask_rows kind, "_marked" added when those rows carry the task marker (a vocabulary of its own)."""
-    kind = variant.get("subtask_rows", "")
-    return f"{kind}_marked" if kind and variant.get("task_marker") else kind
+    """kinds.batch_kind as its pack's name says it: "" (nothing besides the target rows), the subtask_rows
+    kind, "_marked" added when those rows carry the task marker (a vocabulary of its own)."""
+    kind, marked = batch_kind(variant)
+    return f"{kind}_marked" if kind and marked else kind or ""
 
 
 def arith_transfer_point_list():

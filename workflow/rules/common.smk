@@ -16,7 +16,7 @@ PACKAGE_ROOT = Path(workflow.current_basedir).parent
 # Torch-free helpers of the package (pack forming) for building the DAG.
 sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.config_checks import check_config
-from subtask_induction.method.kinds import reads_subnetwork
+from subtask_induction.method.kinds import batch_kind, reads_subnetwork
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import form_packs, pack_mem_mb, pack_minutes
 from subtask_induction.vision.classes import CATEGORIES, class_folders, folder_tree_problems, member_folder_problems

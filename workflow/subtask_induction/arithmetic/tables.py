@@ -314,7 +314,6 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
     return "\n".join(lines)
 
 
-
 def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
     """The same labels given as data (variants with subtask_rows): per experiment, depth and n, each baseline's
     target test accuracy beside its own accuracy on the subtask's held-out test rows (as its rows were given:
@@ -328,7 +327,7 @@ def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
         runs = sorted({(r.chain, r.seed) for r in part.itertuples()})
         same_runs = rows[(rows["base"] == base) & (rows["subtask"] == subtask) & (rows["target"] == target)
                          & (rows["layers"] == layers) & (rows["n"] == n)
-                         & rows.apply(lambda r: (r["chain"], r["seed"]) in runs, axis=1)]
+                         & pd.MultiIndex.from_frame(rows[["chain", "seed"]]).isin(runs)]
         lines += [f"### {subtask} of {base} -> {target}, {layers} layers, n = {n}, protocol `{protocol}` "
                   f"({len(runs)} runs)", "",
                   f"| variant | rows given | start | {target} test accuracy | {subtask} test accuracy (own) |",

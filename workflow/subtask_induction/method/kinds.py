@@ -13,3 +13,10 @@ def reads_subnetwork(variant: dict) -> bool:
     `random` with inherit_unmasked, whose fresh network takes the base's tensors that no mask covers (the
     subnetwork's masks say which those are)."""
     return variant["method"] in MASKED_METHODS or (variant["method"] == "random" and bool(variant["inherit_unmasked"]))
+
+
+def batch_kind(variant: dict) -> tuple[str | None, bool]:
+    """What a point's batches hold besides its target rows (arithmetic/subtask_rows.py): (its subtask_rows kind
+    or None, whether those rows carry the task marker). Points of one kind train together: the Snakefile names
+    packs by it, the transfer step checks it."""
+    return variant.get("subtask_rows"), bool(variant.get("task_marker", False))

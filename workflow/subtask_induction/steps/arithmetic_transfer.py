@@ -34,6 +34,7 @@ from ..arithmetic.stacked import StackedGPT2, optimizer_groups
 from ..arithmetic.subtask_rows import (add_task_marker, discovery_rows, mark, pack_batches, pack_loss,
                                        teacher_log_probs)
 from ..claims import correct_bits
+from ..method.kinds import batch_kind
 from ..method.masks import kept_fraction, load_subnetwork
 from ..method.transfer import TransferPlan
 from ..runtime import code_hash, configure, load_torch, resolve_device, save_json, tensor_digest
@@ -86,11 +87,6 @@ def point_seeds(point):
     v = point["variant_settings"]
     return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"], task_marker=batch_kind(v)[1],
                                      masked_init=bool(v.get("masked_init_std")))
-
-
-def batch_kind(variant: dict) -> tuple[str | None, bool]:
-    """What a point's batches hold besides its target rows: (subtask_rows kind or None, whether they are marked)."""
-    return variant.get("subtask_rows"), bool(variant.get("task_marker", False))
 
 
 @dataclass
