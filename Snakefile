@@ -7,17 +7,20 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
-
-
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/common.smk"
 
 
-# The cross-field checks the schema cannot state, once, before any family's rules are read.
+# A user's config keys renamed since (a deprecation note each), the schema, the cross-field checks the schema
+# cannot state; then the config normalised once (workflow_config.py): the points and packs every family's rules
+# read. All before any family's rules are read.
+for _note in upgrade_keys(config):
+    print(f"warning: {_note}", file=sys.stderr)
+validate(config, "workflow/schemas/config.schema.yaml")
 check_config(config)
+SWEEP = normalise(config)
+
+
+report: "workflow/report/workflow.rst"
 
 
 # Tiny CPU steps run in the Snakemake process itself; on a cluster each would otherwise cost a job

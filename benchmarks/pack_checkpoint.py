@@ -26,26 +26,19 @@ sys.path.insert(0, str(REPO / "workflow"))
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import TransferPlan  # noqa: E402
-from subtask_induction.packs import form_packs  # noqa: E402
 from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
 from subtask_induction.training import fit  # noqa: E402
+from subtask_induction.workflow_config import arithmetic_sweep, upgrade_keys  # noqa: E402
 
 KEPT = {2: 0.0768, 4: 0.0700, 6: 0.0470, 8: 0.0355, 10: 0.0356, 12: 0.0320}  # paper Table 3
 
 
-def paper_pack(config: dict, layers: int) -> list[dict]:
+def paper_pack(config: dict, layers: int) -> list:
     """The largest pack of depth `layers` (at the first n) as the workflow forms it from the paper config."""
-    arithmetic = config["arithmetic"]
-    transfer = arithmetic["transfer"]
-    n = transfer["disambiguation_rows"][0]
-    points = [{"base": e["base"], "subtask": e["subtask"], "target": target, "layers": layers, "variant": variant,
-               "n": n, "seed": seed}
-              for e in arithmetic["experiments"] for target in e["targets"]
-              for variant in e.get("variants", list(transfer["variants"])) for seed in transfer["seeds"]]
-    unique = {tuple(sorted(point.items())): point for point in points}
-    packs = form_packs(list(unique.values()), transfer["pack_size"], shape=("layers", "n"),
-                       order=("seed", "base", "subtask", "target", "variant"))
-    return max((members for _, members in packs), key=len)
+    n = config["arithmetic"]["transfer"]["disambiguation_rows"][0]
+    upgrade_keys(config)
+    packs = arithmetic_sweep(config["arithmetic"]).packs
+    return max((members for _, members in packs if (members[0].layers, members[0].n) == (layers, n)), key=len)
 
 
 def megabytes(count: int) -> str:
@@ -74,19 +67,19 @@ def main():
     variants = arithmetic["transfer"]["variants"]
     n_numbers, settings = arithmetic["n_numbers"], arithmetic["model"]
     print(f"pack: {len(members)} points at {args.layers} layers, variants "
-          + ", ".join(f"{name} {sum(m['variant'] == name for m in members)}" for name in variants
-                      if any(m["variant"] == name for m in members)))
+          + ", ".join(f"{name} {sum(m.variant == name for m in members)}" for name in variants
+                      if any(m.variant == name for m in members)))
     bases, masks = {}, {}
     for member in members:
-        if member["base"] not in bases:
-            bases[member["base"]] = build_gpt2(n_numbers, args.layers, settings, seed=len(bases))
+        if member.base not in bases:
+            bases[member.base] = build_gpt2(n_numbers, args.layers, settings, seed=len(bases))
             generator = torch.Generator().manual_seed(len(bases))
-            masks[member["base"]] = {name: torch.rand(parameter.shape, generator=generator) < KEPT[args.layers]
-                                     for name, parameter in bases[member["base"]].named_parameters()
-                                     if name in set(masked_weight_names(bases[member["base"]]))}
-    plans = [TransferPlan.from_settings(variants[member["variant"]]) for member in members]
-    models = [plan.build(bases[member["base"]], build_gpt2(n_numbers, args.layers, settings, seed=index),
-                         masks[member["base"]], torch.Generator().manual_seed(index))
+            masks[member.base] = {name: torch.rand(parameter.shape, generator=generator) < KEPT[args.layers]
+                                     for name, parameter in bases[member.base].named_parameters()
+                                     if name in set(masked_weight_names(bases[member.base]))}
+    plans = [TransferPlan.from_settings(variants[member.variant]) for member in members]
+    models = [plan.build(bases[member.base], build_gpt2(n_numbers, args.layers, settings, seed=index),
+                         masks[member.base], torch.Generator().manual_seed(index))
               for index, (plan, member) in enumerate(zip(plans, members))]
     model = StackedGPT2.from_models(models, list(range(len(members))), plans)
     del models

@@ -44,7 +44,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     # Shrink every family: a seed, a method, a task and a label fraction of submasking, a vision chain and a
     # variant, an arithmetic n. The tables hold exactly the configured points, and no training job runs.
     small = copy.deepcopy(full)
-    small["submasking"].update(seeds=[0], methods=["fs"], label_fractions=[1.0],
+    small["submasking"].update(replicates=[0], methods=["fs"], label_fractions=[1.0],
                                tasks=[task for task in full["submasking"]["tasks"] if task["name"] == "faces"])
     small["vision"]["chains"] = [1]
     del small["vision"]["transfer"]["variants"]["linear"]
@@ -70,7 +70,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     # is kept as it was.
     grown = copy.deepcopy(full)
     grown["arithmetic"]["transfer"]["disambiguation_rows"] = [0, 10, 20]
-    grown["arithmetic"]["transfer"]["seeds"] = [0, 1]
+    grown["arithmetic"]["transfer"]["replicates"] = [0, 1]
     grown["arithmetic"]["discovery"]["l0_weights"] += [1.0e-5]
     chains = full["arithmetic"]["chains"]
     selected = [f"results/arithmetic/chain{chain}/discovery/a+ab/ab/layers1/selected.json" for chain in chains]

@@ -238,18 +238,23 @@ def test_packs_are_a_function_of_the_config_alone():
     points = [{"layers": layers, "n": n, "seed": seed, "variant": variant, "base": "a+ab", "subtask": "ab",
                "target": "a2+ab"}
               for layers in (2, 3) for n in (0, 250) for seed in range(5) for variant in ("si", "sampled", "random")]
-    order = ("seed", "base", "subtask", "target", "variant")
-    packs = form_packs(points, 8, shape=("layers", "n"), order=order)
+    def shape(p):
+        return {"layers": p["layers"], "n": p["n"]}
+
+    def order(p):
+        return tuple(p[key] for key in ("seed", "base", "subtask", "target", "variant"))
+
+    packs = form_packs(points, 8, shape=shape, order=order)
     shuffled = points[:]
     random.Random(3).shuffle(shuffled)
-    assert form_packs(shuffled, 8, shape=("layers", "n"), order=order) == packs
+    assert form_packs(shuffled, 8, shape=shape, order=order) == packs
     assert sorted((p["layers"], p["n"], p["seed"], p["variant"]) for _, members in packs for p in members) == \
         sorted((p["layers"], p["n"], p["seed"], p["variant"]) for p in points)  # every point exactly once
     assert [len(members) for _, members in packs] == [7, 8] * 4  # 15 points per shape: two packs, balanced
     assert all(len({(p["layers"], p["n"]) for p in members}) == 1 for _, members in packs)
     assert packs[0][0].startswith("layers2_n0_1of2_")
     # a pack whose members change gets another name (its manifest, which the tables read, is then new)
-    fewer = form_packs([p for p in points if p["seed"] != 4], 8, shape=("layers", "n"), order=order)
+    fewer = form_packs([p for p in points if p["seed"] != 4], 8, shape=shape, order=order)
     assert fewer[0][0].startswith("layers2_n0_1of2_") and fewer[0][0] != packs[0][0]
 
 

@@ -48,7 +48,7 @@ def test_a_dict_option_can_be_cleared_by_the_paper_config():
 # stay the paper config's own. λ is a grid of discoveries: a slice keeps the one the selection chooses.
 PAPER_SLICE_KEYS = {("arithmetic", "layers"), ("arithmetic", "chains"), ("arithmetic", "experiments"),
                     ("arithmetic", "discovery", "l0_weights"),
-                    ("arithmetic", "transfer", "disambiguation_rows"), ("arithmetic", "transfer", "seeds"),
+                    ("arithmetic", "transfer", "disambiguation_rows"), ("arithmetic", "transfer", "replicates"),
                     ("arithmetic", "overlap", "layers"), ("arithmetic", "overlap", "runs")}
 
 
@@ -79,7 +79,7 @@ def test_the_paper_slice_overlays_change_only_the_grid_keys_they_name(slice_file
     assert set(sliced["arithmetic"]["discovery"]["l0_weights"]) <= set(paper["arithmetic"]["discovery"]["l0_weights"])
     assert set(sliced["arithmetic"]["transfer"]["disambiguation_rows"]) <= set(
         paper["arithmetic"]["transfer"]["disambiguation_rows"])  # the authors' sizes
-    assert len(sliced["arithmetic"]["transfer"]["seeds"]) >= 2
+    assert len(sliced["arithmetic"]["transfer"]["replicates"]) >= 2
     assert sliced["families"] == ["arithmetic"]
     assert sliced["arithmetic"]["transfer"]["holdout_fraction"] == 0  # the paper's rows
 

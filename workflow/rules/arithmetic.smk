@@ -157,7 +157,7 @@ for _pack, _members in ARITH_PACKS:
         output:
             # The manifest first: a DAG lookup of it matches here and never compiles the points' patterns.
             manifest=arith_pack_manifest(_pack),
-            points=[ARITH_TRANSFER_PATH.format(**point) for point in _members],
+            points=[point.metrics for point in _members],
         log:
             f"logs/arithmetic/transfer/packs/{_pack}.log",
         benchmark:

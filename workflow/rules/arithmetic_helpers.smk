@@ -21,28 +21,17 @@ ARITH_CAPTIONS = {
     },
 }
 ARITH = config["arithmetic"]
-# The experiments to run: the config's list, then those overlays add under names of their own
-# (arithmetic.added_experiments; config/beyond.yaml): a change to the default's list reaches every overlay.
-ARITH["experiments"] = ARITH["experiments"] + [
-    experiment
-    for name in sorted(ARITH.get("added_experiments") or {})
-    for experiment in ARITH["added_experiments"][name]
-]
-ARITH_DIR = "results/arithmetic"
-ARITH_COMPUTATIONS = sorted(
-    {e["base"] for e in ARITH["experiments"]}
-    | {e["subtask"] for e in ARITH["experiments"]}
-    | {t for e in ARITH["experiments"] for t in e["targets"]}
-)
+# The config's derived lists, points and packs (workflow_config.py): the experiments that run (the config's
+# list and those overlays add), the computations, the transfer points and their packs, the label budget.
+ARITH_SWEEP = SWEEP.arithmetic
+ARITH_EXPERIMENTS = ARITH_SWEEP.experiments
+ARITH_DIR = RESULTS["arithmetic"]
+ARITH_COMPUTATIONS = ARITH_SWEEP.computations
 # A chain is one seed for the whole chain base -> discovery -> transfer (the data and the held-out split are
 # shared): tables give mean ± std over chains, so the spread includes the base and the discovery.
 ARITH_CHAINS = ARITH["chains"]
 # The complement control is checked when the subnetwork is selected, not hours later at transfer time.
-ARITH_USES_COMPLEMENT = any(
-    ARITH["transfer"]["variants"][name]["method"] == "complement"
-    for experiment in ARITH["experiments"]
-    for name in experiment.get("variants", ARITH["transfer"]["variants"])
-)
+ARITH_USES_COMPLEMENT = ARITH_SWEEP.uses_complement
 ARITH_FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
 ARITH_TABLES = [
     "base.csv",
@@ -124,7 +113,7 @@ def arith_overlap_selected(wildcards):
     return sorted(
         {
             arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, experiment["base"], experiment["subtask"], layers)
-            for experiment in ARITH["experiments"]
+            for experiment in ARITH_EXPERIMENTS
             for layers in ARITH_OVERLAP["layers"]
             if layers in experiment.get("layers", ARITH["layers"])
             and ARITH_OVERLAP_CHAIN in experiment.get("chains", ARITH_CHAINS)
@@ -144,19 +133,15 @@ def arith_overlap_targets():
 
 
 ARITH_CHAIN_DIR = f"{ARITH_DIR}/chain{{chain}}"
-ARITH_TRANSFER_PATH = (
-    f"{ARITH_CHAIN_DIR}/transfer/{{base}}/{{subtask}}/{{target}}/layers{{layers}}/{{variant}}/"
-    f"n{{n}}/seed{{seed}}/metrics.json"
-)
-# The transfer seeds of chain c are 100 c + arithmetic.transfer.seeds: chain 0's are the seeds as listed.
-ARITH_CHAIN_SEED_STRIDE = 100
 
 
 def arith_transfer_training():
     """The transfer settings every point shares (not the sweep lists, not the pack size: neither changes
     a point's numbers, so changing them must not retrain finished points)."""
     training = {
-        k: v for k, v in ARITH["transfer"].items() if k not in ("disambiguation_rows", "seeds", "variants", "pack_size")
+        k: v
+        for k, v in ARITH["transfer"].items()
+        if k not in ("disambiguation_rows", "replicates", "variants", "pack_size")
     }
     return {"training": training}
 
@@ -164,12 +149,6 @@ def arith_transfer_training():
 # Points to train again although a finished record exists (--config retrain_points=[PATH]): their pack's
 # params change, so Snakemake reruns that pack alone, which restores the other members.
 ARITH_RETRAIN = {str(Path(path)) for path in config.get("retrain_points", [])}
-
-
-def selected_subnetwork(selection):
-    """The subnetwork file a selection checkpoint chose (its selected.json names it). Raises Snakemake's
-    IncompleteCheckpointException until the selection has run; the DAG is completed after it."""
-    return json.loads(Path(selection.output[0]).read_text())["subnetwork"]
 
 
 ARITH_BUDGET_PATH = f"{ARITH_CHAIN_DIR}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}"
@@ -185,28 +164,27 @@ def arith_selected_subnetwork(chain, base, subtask, layers):
 def arith_point_subnetwork(point):
     """The subnetwork a point transfers: the selection's choice (a checkpoint), or for a label-budget variant
     (discovery_rows) the discovery from that many subtask rows."""
-    rows = ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
+    rows = ARITH["transfer"]["variants"][point.variant].get("discovery_rows")
     if rows:
-        return f"{ARITH_BUDGET_PATH.format(rows=rows, **point)}/subnetwork.pt"
-    return arith_selected_subnetwork(point["chain"], point["base"], point["subtask"], point["layers"])
+        return f"{ARITH_BUDGET_PATH.format(chain=point.chain, base=point.base, subtask=point.subtask, layers=point.layers, rows=rows)}/subnetwork.pt"
+    return arith_selected_subnetwork(point.chain, point.base, point.subtask, point.layers)
 
 
 def arith_point_args(point):
     """One point as the transfer step reads it (--points); `subnetwork` is the chosen λ's own file."""
-    out = ARITH_TRANSFER_PATH.format(**point)
-    chain = int(point["chain"])
+    variant = ARITH["transfer"]["variants"][point.variant]
     return {
-        "variant": point["variant"],
-        "variant_settings": ARITH["transfer"]["variants"][point["variant"]],
-        "n": int(point["n"]),
-        "chain": chain,
-        "seed": ARITH_CHAIN_SEED_STRIDE * chain + int(point["seed"]),
-        "base": f"{ARITH_DIR}/chain{chain}/base/{point['base']}/layers{point['layers']}/model.pt",
+        "variant": point.variant,
+        "variant_settings": variant,
+        "n": point.n,
+        "chain": point.chain,
+        "seed": replicate_number(point.chain, point.replicate),
+        "base": f"{ARITH_DIR}/chain{point.chain}/base/{point.base}/layers{point.layers}/model.pt",
         "subnetwork": arith_point_subnetwork(point),
-        "data": f"{ARITH_DIR}/data/transfer/{point['target']}.pt",
-        **({"subtask_data": f"{ARITH_DIR}/data/discovery/{point['subtask']}.pt"} if point["with"] else {}),
-        "out": out,
-        **({"retrain": True} if out in ARITH_RETRAIN else {}),
+        "data": f"{ARITH_DIR}/data/transfer/{point.target}.pt",
+        **({"subtask_data": f"{ARITH_DIR}/data/discovery/{point.subtask}.pt"} if batch_kind(variant)[0] else {}),
+        "out": point.metrics,
+        **({"retrain": True} if point.metrics in ARITH_RETRAIN else {}),
     }
 
 
@@ -226,10 +204,9 @@ def arith_pack_selections(members):
     """The selection records (checkpoint outputs) a pack's points depend on (not the label-budget points)."""
     return sorted(
         {
-            f"{ARITH_DIR}/chain{point['chain']}/discovery/{point['base']}/{point['subtask']}/"
-            f"layers{point['layers']}/selected.json"
+            f"{ARITH_DIR}/chain{point.chain}/discovery/{point.base}/{point.subtask}/layers{point.layers}/selected.json"
             for point in members
-            if not ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
+            if not ARITH["transfer"]["variants"][point.variant].get("discovery_rows")
         }
     )
 
@@ -248,48 +225,14 @@ def arith_pack_points_inputs(wildcards):
     return [ancient(path) for path in arith_pack_selections(members)]
 
 
-def arith_batch_kind(variant):
-    """kinds.batch_kind as its pack's name says it: "" (nothing besides the target rows), the subtask_rows
-    kind, "_marked" added when those rows carry the task marker (a vocabulary of its own)."""
-    kind, marked = batch_kind(variant)
-    return f"{kind}_marked" if kind and marked else kind or ""
-
-
-def arith_transfer_point_list():
-    """Every sweep point as a dict; an experiment may run a subset of the variants, depths, chains and
-    transfer seeds (its own lists)."""
-    points = {}
-    for experiment in ARITH["experiments"]:
-        for chain in experiment.get("chains", ARITH_CHAINS):
-            for target in experiment["targets"]:
-                for layers in experiment.get("layers", ARITH["layers"]):
-                    for variant in experiment.get("variants", list(ARITH["transfer"]["variants"])):
-                        for n in experiment.get("n", ARITH["transfer"]["disambiguation_rows"]):
-                            for seed in experiment.get("seeds", ARITH["transfer"]["seeds"]):
-                                point = {
-                                    "chain": chain,
-                                    "base": experiment["base"],
-                                    "subtask": experiment["subtask"],
-                                    "target": target,
-                                    "layers": layers,
-                                    "variant": variant,
-                                    "n": n,
-                                    "seed": seed,
-                                    # points that also train on subtask rows pack apart: their batches differ
-                                    "with": arith_batch_kind(ARITH["transfer"]["variants"][variant]),
-                                }
-                                points[ARITH_TRANSFER_PATH.format(**point)] = point
-    return [points[path] for path in sorted(points)]
-
-
-ARITH_POINTS = arith_transfer_point_list()
+ARITH_POINTS = ARITH_SWEEP.points
 
 
 def arith_retrain_problems():
     """retrain_points never does nothing silently: a point that is not a point of the config in force, or whose
     finished record was trained with other transfer settings (a run made with an overlay, retrained without it),
     is named with the config files in force and how to repeat the run's --configfile."""
-    known = {ARITH_TRANSFER_PATH.format(**point) for point in ARITH_POINTS}
+    known = {point.metrics for point in ARITH_POINTS}
     problems = [f"{path} is not a transfer point of the config in force" for path in sorted(ARITH_RETRAIN - known)]
     wanted = json.loads(json.dumps(arith_transfer_training()["training"]))
     for path in sorted(ARITH_RETRAIN & known):
@@ -315,15 +258,9 @@ def arith_retrain_problems():
 _retrain_problems = arith_retrain_problems()
 if _retrain_problems:
     raise ValueError(_retrain_problems)
-# Points of one depth and one n train as one stacked model (docs/running.md, "Packs"); the packs depend on the
-# config alone, so a compute node re-reading this file forms the same ones.
-ARITH_PACKS = form_packs(
-    ARITH_POINTS,
-    ARITH["transfer"].get("pack_size", 1),
-    shape=("layers", "n", "with"),
-    order=("chain", "seed", "base", "subtask", "target", "variant"),
-)
-ARITH_PACK_MEMBERS = dict(ARITH_PACKS)
+# Points of one depth, one n and one kind of batch train as one stacked model (docs/running.md, "Packs").
+ARITH_PACKS = ARITH_SWEEP.packs
+ARITH_PACK_MEMBERS = ARITH_SWEEP.members
 
 
 def arith_transfer_shell():
@@ -340,7 +277,7 @@ def arith_pack_resources(members):
     from config resources.transfer_pack (packs.pack_minutes): a pack is one depth and one n, and a point's cost
     grows with its disambiguation rows and about linearly with depth (docs/results.md, "At the paper's own scale")."""
     pack, size = config["resources"]["transfer_pack"], len(members)
-    rows, layers = members[0]["n"], members[0]["layers"]
+    rows, layers = members[0].n, members[0].layers
     return {
         "runtime": lambda wildcards, attempt: pack_minutes(pack["minutes"], size, attempt, rows, layers),
         "mem_mb": pack_mem_mb(pack["mem_mb"], size),
@@ -352,7 +289,7 @@ def arith_experiment_paths(pattern, only_layers=None, only_chains=None, **extra)
     """expand() over the experiments list, each with its own base and subtask, depths and chains (or only
     those of them in only_layers, only_chains)."""
     paths = []
-    for experiment in ARITH["experiments"]:
+    for experiment in ARITH_EXPERIMENTS:
         layers = experiment.get("layers", ARITH["layers"])
         chains = experiment.get("chains", ARITH_CHAINS)
         if only_layers is not None:
@@ -385,19 +322,7 @@ def arith_base_metrics():
 
 
 # The label budget (variants with discovery_rows): which discoveries from fewer rows run, where.
-ARITH_BUDGET = sorted(
-    {
-        (
-            point["chain"],
-            point["base"],
-            point["subtask"],
-            point["layers"],
-            ARITH["transfer"]["variants"][point["variant"]]["discovery_rows"],
-        )
-        for point in ARITH_POINTS
-        if ARITH["transfer"]["variants"][point["variant"]].get("discovery_rows")
-    }
-)
+ARITH_BUDGET = ARITH_SWEEP.budget
 ARITH_BUDGET_VARIANTS = {
     name: {"rows": variant["discovery_rows"], "method": variant["method"]}
     for name, variant in ARITH["transfer"]["variants"].items()

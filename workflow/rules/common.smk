@@ -18,7 +18,9 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.config_checks import check_config
 from subtask_induction.method.kinds import batch_kind, reads_subnetwork
 from subtask_induction.listing import folder_digest, track_folder
-from subtask_induction.packs import form_packs, pack_mem_mb, pack_minutes
+from subtask_induction.packs import pack_mem_mb, pack_minutes
+from subtask_induction.points import RESULTS, number_tag, replicate_number
+from subtask_induction.workflow_config import normalise, upgrade_keys
 from subtask_induction.vision.classes import CATEGORIES, class_folders, folder_tree_problems, member_folder_problems
 from subtask_induction.vision.cue_conflict import cue_conflict_problems
 
@@ -36,11 +38,6 @@ def write_points(path, points, log):
     temporary.write_text(points)
     os.replace(temporary, path)
     Path(log).write_text(f"{len(json.loads(points))} points -> {path}\n")
-
-
-def number_tag(value):
-    """1e-06 for 1.0e-6: how a float looks in a path."""
-    return f"{value:g}"
 
 
 def one_of(values):
@@ -129,6 +126,12 @@ def tracked(folder, name):
     if not folder or not Path(folder).is_dir():
         return []
     return track_folder(folder, f"results/listings/{name}.json")
+
+
+def selected_subnetwork(selection):
+    """The subnetwork file a selection checkpoint chose (its selected.json names it). Raises Snakemake's
+    IncompleteCheckpointException until the selection has run; the DAG is completed after it."""
+    return json.loads(Path(selection.output[0]).read_text())["subnetwork"]
 
 
 def with_report(paths, captions, category, subcategory=None):

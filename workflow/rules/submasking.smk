@@ -82,13 +82,13 @@ for _pack, _members in SUB_PACKS:
             f"submasking_pack_{_pack}"
         input:
             points=SUB_PACK_POINTS.format(pack=_pack),
-            task=sub_task_root(_members[0]["task"]),
-            task_check=sub_task_check(_members[0]["task"]),
-            backbone=sub_backbone_file(_members[0]["backbone"]),
+            task=sub_task_root(_members[0].task),
+            task_check=sub_task_check(_members[0].task),
+            backbone=sub_backbone_file(_members[0].backbone),
         output:
             manifest=f"{SUB_DIR}/packs/{_pack}.json",  # first: a DAG lookup of it never compiles the points' patterns
-            metrics=[sub_point_args(point)["metrics"] for point in _members],
-            masks=[sub_point_args(point)["mask"] for point in _members],
+            metrics=[point.metrics for point in _members],
+            masks=[f"{point.folder}/mask.pt" for point in _members],
         log:
             f"logs/submasking/packs/{_pack}.log",
         benchmark:
@@ -99,10 +99,10 @@ for _pack, _members in SUB_PACKS:
         resources:
             **sub_pack_resources(len(_members)),
         params:
-            settings=sub_train_settings(_members[0]["backbone"], _members[0]["task"]),
+            settings=sub_train_settings(_members[0].backbone, _members[0].task),
             backbone_arg=(
-                f"--backbone {sub_backbone_file(_members[0]['backbone'])}"
-                if SUB_BACKBONES[_members[0]["backbone"]]["source"] == "vision_base"
+                f"--backbone {sub_backbone_file(_members[0].backbone)}"
+                if SUB_BACKBONES[_members[0].backbone]["source"] == "vision_base"
                 else ""
             ),
             device=config["device"],
@@ -117,8 +117,8 @@ for _pack, _members in SUB_PACKS:
 
 rule submasking_aggregate:
     input:
-        metrics=sub_points("metrics.json"),
-        masks=sub_points("mask.pt"),
+        metrics=[point.metrics for point in SUB_POINTS],
+        masks=[f"{point.folder}/mask.pt" for point in SUB_POINTS],
     output:
         with_report(expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES), SUB_CAPTIONS, "Submasking", "Tables"),
         with_report(
@@ -133,11 +133,9 @@ rule submasking_aggregate:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        pattern=lambda wildcards: SUB_POINT,  # a function: Snakemake would fill the braces of a plain string
         grid=as_json(sub_grid()),
         out=lambda wildcards, output: str(Path(output[0]).parents[1]),
     message:
         JOB_LINE
     shell:
-        step("submasking_aggregate") + " --pattern {params.pattern:q} --grid {params.grid:q} --out {params.out:q} "
-        "> {log:q} 2>&1"
+        step("submasking_aggregate") + " --grid {params.grid:q} --out {params.out:q} " "> {log:q} 2>&1"

@@ -15,7 +15,7 @@ SUB_CAPTIONS = {
     },
 }
 SUB = config.get("submasking", {})
-SUB_DIR = "results/submasking"
+SUB_DIR = RESULTS["submasking"]
 SUB_BACKBONES = {entry["name"]: entry for entry in SUB.get("backbones", [])}
 SUB_TASKS = {entry["name"]: entry for entry in SUB.get("tasks", [])}
 SUB_EMBEDDED = ("digits", "textures", "faces")
@@ -80,7 +80,7 @@ def sub_task_root(task):
     if spec["source"] in SUB_EMBEDDED:
         return f"{SUB_DIR}/tasks/{task}"
     if spec["source"] == "vision_world":
-        return f"{VIS_DIR}/data/world"
+        return f"{RESULTS['vision']}/data/world"
     return spec["root"]
 
 
@@ -91,7 +91,9 @@ def sub_task_check(task):
 
 def sub_backbone_file(backbone):
     spec = SUB_BACKBONES[backbone]
-    return f"{VIS_DIR}/chain{spec['chain']}/base/model.pt" if spec["source"] == "vision_base" else spec["weights"]
+    if spec["source"] == "vision_base":
+        return f"{RESULTS['vision']}/chain{spec['chain']}/base/model.pt"
+    return spec["weights"]
 
 
 def sub_train_settings(backbone, task):
@@ -110,31 +112,14 @@ def sub_train_settings(backbone, task):
     )
 
 
-SUB_POINT = f"{SUB_DIR}/points/{{backbone}}/{{task}}/{{method}}/fraction{{fraction}}/seed{{seed}}"
-
-
-def sub_point_list():
-    """Every configured point as a dict (fraction as it looks in paths)."""
-    grid = sub_grid()
-    return [
-        {"backbone": b, "task": t, "method": m, "fraction": f, "seed": s}
-        for b in grid["backbones"]
-        for t in grid["tasks"]
-        for m in grid["methods"]
-        for f in grid["fractions"]
-        for s in grid["seeds"]
-    ]
-
-
 def sub_point_args(point):
     """One point as the submasking step reads it (--points)."""
-    folder = SUB_POINT.format(**point)
     return {
-        "method": point["method"],
-        "fraction": float(point["fraction"]),
-        "seed": int(point["seed"]),
-        "metrics": f"{folder}/metrics.json",
-        "mask": f"{folder}/mask.pt",
+        "method": point.method,
+        "fraction": float(point.fraction),
+        "seed": point.replicate,
+        "metrics": point.metrics,
+        "mask": f"{point.folder}/mask.pt",
     }
 
 
@@ -150,40 +135,19 @@ def sub_pack_resources(size):
 
 
 def sub_grid():
-    """The configured points, as the lists expand() crosses (the aggregate expands the same grid)."""
+    """What the aggregate crosses into the configured points (points.submasking_points), names only."""
     return {
-        "backbones": list(SUB_BACKBONES),
-        "tasks": list(SUB_TASKS),
-        "methods": SUB["methods"],
-        "fractions": [number_tag(f) for f in SUB["label_fractions"]],
-        "seeds": SUB["seeds"],
+        "backbones": [{"name": name} for name in SUB_BACKBONES],
+        "tasks": [{"name": name} for name in SUB_TASKS],
+        **{key: SUB[key] for key in ("methods", "label_fractions", "replicates")},
     }
-
-
-def sub_points(name):
-    if not SUB:
-        return []
-    grid = sub_grid()
-    return expand(
-        f"{SUB_POINT}/{name}",
-        backbone=grid["backbones"],
-        task=grid["tasks"],
-        method=grid["methods"],
-        fraction=grid["fractions"],
-        seed=grid["seeds"],
-    )
 
 
 # Points of one backbone and one task train in one process, a pack of at most submasking.pack_size
 # (records restore finished points when a pack is re-formed); packs follow from the config alone.
-SUB_PACKS = (
-    form_packs(
-        sub_point_list(), SUB.get("pack_size", 10), shape=("backbone", "task"), order=("method", "fraction", "seed")
-    )
-    if SUB
-    else []
-)
-SUB_PACK_MEMBERS = dict(SUB_PACKS)
+SUB_POINTS = SWEEP.submasking.points
+SUB_PACKS = SWEEP.submasking.packs
+SUB_PACK_MEMBERS = SWEEP.submasking.members
 SUB_PACK_POINTS = f"{SUB_DIR}/packs/{{pack}}.points.json"
 
 

@@ -14,7 +14,7 @@ VIS_CAPTIONS = {
     **{f"{figure}.png": f"vision/{figure}" for figure in ["fig5", "fig11", "per_class"]},
 }
 VIS = config["vision"]
-VIS_DIR = "results/vision"
+VIS_DIR = RESULTS["vision"]
 VIS_SOURCE = VIS["data"]["source"]
 # The rule that builds the source's image folders; its output is results/vision/data/<its name without vision_>.
 VIS_BUILDER = {"world": "vision_world", "imagenet": "vision_imagenet16", "folder": "vision_folder"}[VIS_SOURCE]
@@ -112,24 +112,21 @@ def vis_check_paths():
         raise ValueError("\n".join(problems))
 
 
-# The Table 1 models that run: vision.transfer.run (an overlay's shorter list), else every defined variant.
-VIS_VARIANTS = list(VIS["transfer"].get("run") or VIS["transfer"]["variants"])
+# The Table 1 variants that run and the discoveries they read (workflow_config.py): the configured inits plus
+# the one each masked transfer variant reads (its `discovery`, pretrained unless it says label_free), so every
+# schema-valid `inits` builds a DAG.
+VIS_SWEEP = SWEEP.vision
+VIS_VARIANTS = VIS_SWEEP.variants
+VIS_INITS = VIS_SWEEP.inits
+_vis_readers = VIS_SWEEP.readers
+_vis_swap = VIS_SWEEP.texture_swap
 
 
-# The discoveries that run: the configured inits, plus the one each masked transfer variant reads (its
-# `discovery`, pretrained unless it says label_free), so every schema-valid `inits` builds a DAG.
 def vis_variant_discovery(name):
     """The discovery whose subnetwork variant `name` reads (kinds.reads_subnetwork); None if it reads none."""
     variant = VIS["transfer"]["variants"][name]
     return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
 
-
-_vis_readers = {}
-for _name in VIS_VARIANTS:
-    if vis_variant_discovery(_name):
-        _vis_readers.setdefault(vis_variant_discovery(_name), []).append(_name)
-VIS_INITS = sorted(set(VIS["discovery"]["inits"]) | set(_vis_readers), reverse=True)
-_vis_swap = [name for name in VIS_VARIANTS if VIS["transfer"]["variants"][name]["data"] == "texture_swap"]
 
 if "vision" in config["families"]:
     vis_check_paths()

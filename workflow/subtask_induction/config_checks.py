@@ -6,6 +6,7 @@ Torch-free: the Snakefile imports it."""
 from __future__ import annotations
 
 from .method.kinds import MASKED_METHODS
+from .points import arithmetic_experiments
 
 
 def config_problems(config: dict) -> list[str]:
@@ -25,9 +26,7 @@ def arithmetic_problems(arith: dict) -> list[str]:
     problems = []
     transfer = arith["transfer"]
     sizes = transfer["disambiguation_rows"]
-    experiments = arith["experiments"] + [experiment for name in sorted(arith.get("added_experiments") or {})
-                                          for experiment in arith["added_experiments"][name]]
-    for experiment in experiments:
+    for experiment in arithmetic_experiments(arith):
         for key, allowed, where in (("chains", arith["chains"], f"arithmetic.chains {arith['chains']}"),
                                     ("layers", arith["layers"], f"arithmetic.layers {arith['layers']}"),
                                     ("n", sizes, f"arithmetic.transfer.disambiguation_rows {sizes}")):

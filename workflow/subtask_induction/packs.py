@@ -9,31 +9,34 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 
 
-def form_packs(points: list[dict], size: int, shape: tuple[str, ...], order: tuple[str, ...]) -> list[tuple[str, list[dict]]]:
-    """Group `points` by their `shape` keys (points that can train as one stacked model), sort each group
-    by `order`, and cut it into the fewest packs of at most `size` points, of near-equal sizes.
+def form_packs(points: list, size: int, shape: Callable[[object], dict], order: Callable[[object], tuple]) -> list[tuple[str, list]]:
+    """Group `points` by their `shape` (a dict of what must be equal for points to train as one stacked model,
+    named as the pack's name says it), sort each group by `order` (a tuple per point, unique within a group),
+    and cut it into the fewest packs of at most `size` points, of near-equal sizes.
 
     Returns [(name, members)], sorted by name; a name reads like `layers2_n250_1of2_3f9c2a1b`, the last part
-    a digest of the members: a pack whose membership changes (a seed added) gets a new name, so its manifest
-    (what the tables read) is new and the pack runs, training the new points and restoring the others.
+    a digest of the members' orders: a pack whose membership changes (a replicate added) gets a new name, so
+    its manifest (what the tables read) is new and the pack runs, training the new points and restoring the
+    others.
     """
     if size < 1:
         raise ValueError(f"pack size must be >= 1, got {size}")
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list] = {}
     for point in points:
-        groups.setdefault(tuple(point[key] for key in shape), []).append(point)
+        groups.setdefault(tuple(shape(point).items()), []).append(point)
     packs = []
     for key in sorted(groups):
-        members = sorted(groups[key], key=lambda point: tuple(point[name] for name in order))
-        if len({tuple(point[name] for name in order) for point in members}) != len(members):
-            raise ValueError(f"two sweep points share {order} within {dict(zip(shape, key))}")
+        members = sorted(groups[key], key=order)
+        if len({order(point) for point in members}) != len(members):
+            raise ValueError(f"two sweep points share their order within {dict(key)}")
         count = math.ceil(len(members) / size)
-        stem = "_".join(f"{name}{value}" for name, value in zip(shape, key) if value != "")  # "": no such kind
+        stem = "_".join(f"{name}{value}" for name, value in key if value != "")  # "": no such kind
         for index in range(count):
             chunk = members[index * len(members) // count:(index + 1) * len(members) // count]
-            digest = hashlib.sha1(repr([tuple(point[name] for name in order) for point in chunk]).encode()).hexdigest()
+            digest = hashlib.sha1(repr([order(point) for point in chunk]).encode()).hexdigest()
             packs.append((f"{stem}_{index + 1}of{count}_{digest[:8]}", chunk))
     return sorted(packs, key=lambda pack: pack[0])
 

@@ -1,14 +1,15 @@
 """Collect the configured submasking points into the family's tables (CSV + Markdown) and figures.
 
-The points are exactly the rule's inputs: the same pattern expanded over the same grid (the rule passes
-both), never a glob of the folder, so a seed, method, task or fraction dropped from the config leaves every
-table. (The grid, not the list of paths: the paper grid's paths exceed a shell argument's length limit.)"""
+The points are exactly the rule's inputs: points.submasking_points of the grid the rule passes (the config's
+backbones, tasks, methods, label fractions and replicates), never a glob of the folder, so a replicate, method,
+task or fraction dropped from the config leaves every table. (The grid, not the list of paths: the paper
+grid's paths exceed a shell argument's length limit.)"""
 
 import argparse
 import json
-from itertools import product
 from pathlib import Path
 
+from ..points import submasking_points
 from ..runtime import save_text
 from ..submasking.figures import label_fractions, mask_similarity, sparsity_per_layer
 from ..submasking.tables import collect, overlaps, summary, tables_markdown
@@ -16,17 +17,12 @@ from ..submasking.tables import collect, overlaps, summary, tables_markdown
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--pattern", required=True,
-                   help="a point's folder with {backbone} {task} {method} {fraction} {seed} fields")
     p.add_argument("--grid", required=True, type=json.loads,
-                   help="JSON lists backbones, tasks, methods, fractions, seeds: the points the rule takes as input")
+                   help="JSON: the config's submasking backbones and tasks (by name), methods, label_fractions, "
+                        "replicates: the points the rule takes as input")
     p.add_argument("--out", required=True, help="results/submasking (writes summary/ and figures/)")
     args = p.parse_args(argv)
-    grid = args.grid
-    metrics = [Path(args.pattern.format(backbone=b, task=t, method=m, fraction=f, seed=s)) / "metrics.json"
-               for b, t, m, f, s in product(grid["backbones"], grid["tasks"], grid["methods"], grid["fractions"],
-                                            grid["seeds"])]
-    points, layers = collect(metrics)
+    points, layers = collect([Path(point.metrics) for point in submasking_points(args.grid)])
     between, stability = overlaps(points)
     points = points.drop(columns="path")
     summary_dir, figures = Path(args.out) / "summary", Path(args.out) / "figures"

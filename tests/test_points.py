@@ -1,0 +1,111 @@
+"""The sweep's points and the config normalised once (points.py, workflow_config.py): what the Snakefile's
+rules and the steps both read. Torch-free and fast: no workflow runs here."""
+
+import copy
+
+import pytest
+import yaml
+
+from conftest import REPO
+from harness import copy_workflow, snakemake
+from subtask_induction.points import ArithmeticPoint, SubmaskingPoint, replicate_number
+from subtask_induction.workflow_config import normalise, upgrade_keys
+
+DEFAULT = yaml.safe_load((REPO / "config/config.yaml").read_text())
+
+
+def merged(*overlays):
+    """config/config.yaml with each overlay merged over it, as Snakemake merges --configfile files."""
+    def merge(into, update):
+        for key, value in update.items():
+            if isinstance(value, dict) and isinstance(into.get(key), dict):
+                merge(into[key], value)
+            else:
+                into[key] = copy.deepcopy(value)
+    config = copy.deepcopy(DEFAULT)
+    for overlay in overlays:
+        merge(config, overlay)
+    return config
+
+
+def test_the_defaults_points_are_its_experiments_crossed_each_once():
+    arith = normalise(merged()).arithmetic
+    expected = set()
+    for experiment in DEFAULT["arithmetic"]["experiments"]:
+        for chain in experiment.get("chains", DEFAULT["arithmetic"]["chains"]):
+            for layers in experiment["layers"]:
+                for variant in experiment["variants"]:
+                    for n in DEFAULT["arithmetic"]["transfer"]["disambiguation_rows"]:
+                        for replicate in experiment.get("replicates", DEFAULT["arithmetic"]["transfer"]["replicates"]):
+                            expected.add((chain, layers, variant, n, replicate))
+    assert sorted((p.chain, p.layers, p.variant, p.n, p.replicate) for p in arith.points) == sorted(expected)
+    assert len(arith.points) == len({p.folder for p in arith.points})
+    # every point in exactly one pack, and a pack holds one depth, one n, one kind of batch
+    assert sorted(p.metrics for _, members in arith.packs for p in members) == sorted(p.metrics for p in arith.points)
+    assert all(len({(p.layers, p.n) for p in members}) == 1 for _, members in arith.packs)
+
+
+def test_a_points_folder_and_identity_name_the_same_point():
+    point = ArithmeticPoint(chain=1, base="a+ab", subtask="ab", target="a2+ab", layers=2, variant="si", n=250,
+                            replicate=3)
+    assert point.metrics == "results/arithmetic/chain1/transfer/a+ab/ab/a2+ab/layers2/si/n250/seed3/metrics.json"
+    assert point.identity() == {"family": "arithmetic", "chain": 1, "base": "a+ab", "subtask": "ab",
+                                "target": "a2+ab", "layers": 2, "variant": "si", "n": 250, "replicate": 3}
+    assert SubmaskingPoint("b", "t", "fs", "0.5", 1).identity()["fraction"] == 0.5
+    assert replicate_number(1, 3) == 103 and replicate_number(0, 3) == 3
+    with pytest.raises(ValueError, match="replicate 100"):
+        replicate_number(0, 100)
+
+
+def test_an_overlays_added_experiments_come_after_the_defaults_and_the_config_is_not_changed():
+    beyond = yaml.safe_load((REPO / "config/beyond.yaml").read_text())
+    config = merged(beyond)
+    before = copy.deepcopy(config)
+    arith = normalise(config).arithmetic
+    assert config == before
+    added = [e for name in sorted(beyond["arithmetic"]["added_experiments"])
+             for e in beyond["arithmetic"]["added_experiments"][name]]
+    assert arith.experiments == DEFAULT["arithmetic"]["experiments"] + added
+    # points that train beside the subtask rows pack apart, by kind and marker
+    kinds = {name.split("_1of")[0].split("_2of")[0] for name, _ in arith.packs}
+    assert any("withmixture_marked" in name for name in kinds) and any("withdistill_marked" in name for name in kinds)
+
+
+def test_a_users_old_seeds_key_is_read_as_replicates_with_a_note_and_wins_over_the_defaults_key():
+    config = merged({"arithmetic": {"transfer": {"seeds": [0, 1, 2]}}, "submasking": {"seeds": [4]}})
+    config["arithmetic"]["experiments"][0]["seeds"] = [7]
+    notes = upgrade_keys(config)
+    assert config["arithmetic"]["transfer"]["replicates"] == [0, 1, 2] and "seeds" not in config["arithmetic"]["transfer"]
+    assert config["submasking"]["replicates"] == [4]
+    assert config["arithmetic"]["experiments"][0]["replicates"] == [7]
+    assert len(notes) == 3 and all("renamed in 0.5.0" in note for note in notes)
+    assert any("arithmetic.transfer.seeds is read as arithmetic.transfer.replicates" in note for note in notes)
+    assert upgrade_keys(merged()) == []  # the shipped config uses the new keys only
+
+
+def test_a_workflow_given_an_old_key_says_so_and_builds_the_same_dag(tmp_path):
+    workdir = copy_workflow(tmp_path / "workflow", DEFAULT)
+    overlay = tmp_path / "old.yaml"
+    overlay.write_text("arithmetic:\n  transfer:\n    seeds: [0, 1]\n")
+    new = tmp_path / "new.yaml"
+    new.write_text("arithmetic:\n  transfer:\n    replicates: [0, 1]\n")
+
+    def dry_run(path):
+        run = snakemake(workdir, "-n", "--cores", "1", "--configfile", "config/config.yaml", str(path), timeout=300)
+        assert run.returncode == 0, run.stderr[-2000:]
+        jobs = sorted(line for line in run.stdout.splitlines() if line.startswith("arithmetic_transfer_pack_"))
+        return jobs, run.stderr
+
+    old_jobs, old_err = dry_run(overlay)
+    new_jobs, new_err = dry_run(new)
+    assert old_jobs == new_jobs and old_jobs
+    assert "arithmetic.transfer.seeds is read as arithmetic.transfer.replicates" in old_err
+    assert "is read as" not in new_err
+
+
+def test_the_submasking_grid_gives_every_point_once_and_packs_by_backbone_and_task():
+    sub = normalise(merged()).submasking
+    grid = DEFAULT["submasking"]
+    assert len(sub.points) == (len(grid["backbones"]) * len(grid["tasks"]) * len(grid["methods"])
+                               * len(grid["label_fractions"]) * len(grid["replicates"]))
+    assert all(len({(p.backbone, p.task) for p in members}) == 1 for _, members in sub.packs)
