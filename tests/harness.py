@@ -66,6 +66,13 @@ def jobs_run(result: subprocess.CompletedProcess) -> list[str]:
     return [match.group(1) for match in re.finditer(r"^Job \d+: (\S+)", result.stdout + result.stderr, re.MULTILINE)]
 
 
+def transfer_identity(variant: str, n: int = 30, replicate: int = 0, chain: int = 0) -> dict:
+    """An arithmetic transfer point's identity as the workflow hands it to the step (points.ArithmeticPoint)."""
+    from subtask_induction.points import ArithmeticPoint
+
+    return ArithmeticPoint(chain, "a+ab", "ab", "a2+ab", 2, variant, n, replicate).identity()
+
+
 def points_file(points: list[dict], path: Path) -> str:
     """A pack's points as the step reads them (--points FILE; the rules' *_pack_points write it)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -19,7 +19,7 @@ def synthetic_transfer():
             [("a+ab", "ab", 1.0), ("a2+b2", "a2", 0.0)], variants.items(), [2, 3], [0, 10], [0, 1],
             ["eval", "last"]):
         rows.append({"base": base, "subtask": subtask, "target": "a2+ab", "layers": layers, "variant": variant,
-                     "method": method, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "seed": seed,
+                     "method": method, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "chain": 0, "replicate": seed,
                      "protocol": protocol, "test_accuracy": score})
     return pd.DataFrame(rows)
 
@@ -136,7 +136,7 @@ def test_the_paper_comparison_sets_ours_beside_the_text_and_the_authors_curves()
             rows.append({"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": variant, "n": n,
                          "method": method, "lr_scale": 0.0,
                          "inherit_unmasked": variant in ("si", "sampled", "si_authors_init"),
-                         "seed": seed, "protocol": protocol, "test_accuracy": accuracy + (0.01 if protocol == "eval" else 0),
+                         "chain": 0, "replicate": seed, "protocol": protocol, "test_accuracy": accuracy + (0.01 if protocol == "eval" else 0),
                          "top_k": None, "discovery_rows": None, "paper_rows": True,
                          "masked_init_std": 0.02 if variant == "si_authors_init" else None})
     base = pd.DataFrame([{"base": "a+ab", "layers": 2, "chain": 0, "test_accuracy": 0.9995}])

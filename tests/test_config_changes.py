@@ -58,8 +58,8 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     assert not [p for m in pack_manifests(workdir, started, "submasking").values() for p in m["trained"]]
     shrunk = tables(workdir)
     points = shrunk["submasking"]
-    assert list(zip(points["task"], points["method"], points["fraction"], points["seed"])) == [("faces", "fs", 1.0, 0)]
-    assert len(shrunk["submasking_accuracy"]) == 1 and (shrunk["submasking_accuracy"]["seeds"] == 1).all()
+    assert list(zip(points["task"], points["method"], points["fraction"], points["replicate"])) == [("faces", "fs", 1.0, 0)]
+    assert len(shrunk["submasking_accuracy"]) == 1 and (shrunk["submasking_accuracy"]["replicates"] == 1).all()
     assert shrunk["submasking_stability"].empty  # one seed: nothing to compare
     assert set(shrunk["vision"]["chain"]) == {1} and "linear" not in set(shrunk["vision"]["model"])
     assert (shrunk["vision_table1"]["pooled_accuracy_count"] == 1).all()
@@ -88,7 +88,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     after = tables(workdir)
     for name in ("vision", "submasking", "submasking_accuracy", "submasking_stability"):
         pd.testing.assert_frame_equal(after[name], before[name])  # the same points, the same numbers
-    old = after["arithmetic"][(after["arithmetic"]["seed"] % 100 == 0) & (after["arithmetic"]["n"] <= 10)]
+    old = after["arithmetic"][(after["arithmetic"]["replicate"] == 0) & (after["arithmetic"]["n"] <= 10)]
     columns = [c for c in before["arithmetic"].columns if c != "seconds"]
     pd.testing.assert_frame_equal(old[columns].reset_index(drop=True), before["arithmetic"][columns])
-    assert set(after["arithmetic"]["n"]) == {0, 10, 20} and set(after["arithmetic"]["seed"] % 100) == {0, 1}
+    assert set(after["arithmetic"]["n"]) == {0, 10, 20} and set(after["arithmetic"]["replicate"]) == {0, 1}

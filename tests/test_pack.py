@@ -16,7 +16,7 @@ from subtask_induction.runtime import save_torch
 from subtask_induction.stacked_training import StackedAdamW, counter_dropout, dropout_keys
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.training import NonFiniteLoss
-from harness import points_file
+from harness import points_file, transfer_identity
 
 MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
 VARIANTS = {
@@ -155,8 +155,8 @@ def inputs(tmp_path):
     return tmp_path
 
 
-def point(folder, name, variant, seed, base="base.pt"):
-    return {"variant": variant, "variant_settings": VARIANTS[variant], "n": 30, "seed": seed,
+def point(folder, name, variant, seed, base="base.pt", n=30):
+    return {"identity": transfer_identity(variant, n, seed), "variant_settings": VARIANTS[variant],
             "base": str(folder / base), "subnetwork": str(folder / "subnetwork.pt"), "data": str(folder / "data.pt"),
             "out": str(folder / name / "metrics.json")}
 
@@ -197,7 +197,7 @@ def test_step_pack_of_three_equals_each_point_alone(inputs):
 def test_a_nan_point_fails_alone_its_mates_finish_and_a_rerun_trains_only_it(inputs, capsys):
     points = [point(inputs, "ok", "random", 0), point(inputs, "broken", "si", 1, base="nan_base.pt"),
               point(inputs, "ok2", "sampled", 2)]
-    with pytest.raises(SystemExit, match=r"broken/metrics.json: si n=30 seed=1, the loss became non-finite: the loss is nan"):
+    with pytest.raises(SystemExit, match=r"broken/metrics.json: si n=30 chain=0 replicate=1, the loss became non-finite: the loss is nan"):
         run(points, inputs)
     assert not Path(points[1]["out"]).exists()
     for mate, index in ((points[0], 0), (points[2], 2)):
@@ -208,7 +208,7 @@ def test_a_nan_point_fails_alone_its_mates_finish_and_a_rerun_trains_only_it(inp
     for mate in (points[0], points[2]):
         Path(mate["out"]).unlink()  # as Snakemake removes a failed job's outputs
     capsys.readouterr()
-    with pytest.raises(NonFiniteLoss, match=r"si n=30 seed=1.*the loss is nan"):  # the only point left to train
+    with pytest.raises(NonFiniteLoss, match=r"si n=30 chain=0 replicate=1.*the loss is nan"):  # the only point left to train
         run(points, inputs)
     assert "pack of 3: 2 restored from their records, 1 to train" in capsys.readouterr().out
     assert Path(points[0]["out"]).is_file() and Path(points[2]["out"]).is_file()
@@ -229,7 +229,7 @@ def test_records_are_restored_only_for_the_same_settings_and_inputs(inputs):
 
 
 def test_points_of_different_shapes_do_not_share_a_pack(inputs):
-    points = [point(inputs, "a", "si", 0), {**point(inputs, "b", "si", 1), "n": 10}]
+    points = [point(inputs, "a", "si", 0), point(inputs, "b", "si", 1, n=10)]
     with pytest.raises(SystemExit, match="shares its number of training rows"):
         run(points, inputs)
 

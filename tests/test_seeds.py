@@ -10,6 +10,7 @@ from subtask_induction.arithmetic.model import build_gpt2, masked_weight_names
 from subtask_induction.seeds import (arithmetic_base_seeds, arithmetic_discovery_seeds,
                                      arithmetic_transfer_seeds, role_seed, vision_seeds)
 from subtask_induction.vision.models import build_classifier, load_classifier
+from harness import transfer_identity
 
 
 def test_no_two_roles_and_no_two_chains_share_a_seed():
@@ -20,12 +21,14 @@ def test_no_two_roles_and_no_two_chains_share_a_seed():
                       for role, seed in arithmetic_discovery_seeds(chain, "a+ab", "ab", 2).items()})
         for transfer in range(3):
             seeds.update({("arithmetic transfer", chain, transfer, role): seed
-                          for role, seed in arithmetic_transfer_seeds(chain, 100 * chain + transfer).items()})
+                          for role, seed in arithmetic_transfer_seeds(chain, transfer).items()})
         for stage in ("base", "discovery", "transfer"):
             seeds.update({("vision", stage, chain, role): seed for role, seed in vision_seeds(stage, chain).items()})
     assert len(set(seeds.values())) == len(seeds) == 4 * (2 + 1 + 3 * 5 + 2 + 2 + 3)
     with pytest.raises(ValueError, match="unknown seed role"):
         role_seed("base", "arithmetic", 0)
+    # replicate r of chain c draws from the number 100 c + r, as every record before the word "replicate" did
+    assert arithmetic_transfer_seeds(2, 1)["init"] == role_seed("transfer init", "arithmetic", 2, 201)
 
 
 def _gpt2_masked(settings, seed):
@@ -75,7 +78,7 @@ def test_rewind_starts_the_transfer_network_at_the_base_initialisation():
     from subtask_induction.steps.arithmetic_transfer import transfer_init_seed
 
     base_meta = {"seeds": arithmetic_base_seeds(0, "a+ab", 2)}
-    point = {"chain": 0, "seed": 0, "variant": "si_rewind", "base": "base.pt",
+    point = {"identity": transfer_identity("si_rewind"), "base": "base.pt",
              "variant_settings": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"}}
     assert transfer_init_seed(point, base_meta) == base_meta["seeds"]["init"]
     fresh = {**point, "variant_settings": {**point["variant_settings"], "init": "fresh"}}

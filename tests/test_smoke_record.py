@@ -4,6 +4,7 @@
 import json
 
 from conftest import REPO
+from legacy_record import legacy_differences
 from record import differences, run_record
 
 
@@ -20,3 +21,16 @@ def test_the_record_sees_a_changed_number(smoke_run):
     changed = json.loads(json.dumps(record))
     changed[name]["metrics"]["eval"]["test_accuracy"] += 0.5 ** 20
     assert [line.split(":")[0] for line in differences(record, changed)] == ["differs"]
+
+
+def test_the_stored_record_holds_the_numbers_of_the_record_made_before_the_vocabulary_redesign():
+    """Issue 40 renamed (a transfer seed is a replicate) and added each point's identity; in 0.4.0's words
+    (tests/legacy_record.py) today's stored record says exactly what the 0.4.0 record said, every number."""
+    before = json.loads((REPO / "tests/data/smoke_record_0.4.0.json").read_text())
+    now = json.loads((REPO / "tests/data/smoke_record.json").read_text())
+    assert legacy_differences(before, now) == []
+    # and the comparison sees a number that moved
+    name = next(name for name in now if name.endswith("transfer.csv"))
+    moved = json.loads(json.dumps(now))
+    moved[name][0]["test_accuracy"] = str(float(moved[name][0]["test_accuracy"]) + 0.001)
+    assert [line.split(":")[0] for line in legacy_differences(before, moved)] == ["differs"]

@@ -11,6 +11,7 @@ from PIL import Image
 from subtask_induction.method.masks import load_subnetwork
 from subtask_induction.method.overlap import chance_jaccard, mask_overlap
 from subtask_induction.submasking.tasks import build_embedded_task, label_subset, read_cifar, read_folder_task
+from subtask_induction.points import SubmaskingPoint
 from harness import points_file
 
 
@@ -115,7 +116,7 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
                              "threshold": 0.0, "finetune_lr": 0.001},
                 "self_supervised": {"epochs": 1}, "knn": {"k": 3}}
     methods = ("lp", "fs", "fft", "ss_fs", "ss_fft")
-    points = [{"method": method, "fraction": 0.5, "seed": 0, "metrics": str(tmp_path / method / "metrics.json"),
+    points = [{"identity": SubmaskingPoint("b", "toy", method, "0.5", 0).identity(), "metrics": str(tmp_path / method / "metrics.json"),
                "mask": str(tmp_path / method / "mask.pt")} for method in methods]
     def run(points, manifest):
         submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",

@@ -86,13 +86,14 @@ def inputs_of(tmp_path):
 
 
 def point_of(tmp_path, variant, settings, seed=0):
-    return {"variant": variant, "variant_settings": settings, "n": 30, "chain": 0, "seed": seed,
+    return {"identity": transfer_identity(variant, 30, seed), "variant_settings": settings,
             "base": str(tmp_path / "base.pt"), "subnetwork": str(tmp_path / "subnetwork.pt"),
             "data": str(tmp_path / "data.pt"), "subtask_data": str(tmp_path / "discovery.pt"),
             "out": str(tmp_path / variant / "metrics.json")}
 
 
 from subtask_induction.steps import arithmetic_transfer  # noqa: E402
+from harness import transfer_identity  # noqa: E402
 
 
 def members_of(points):

@@ -12,7 +12,7 @@ from subtask_induction.runtime import load_torch, save_torch
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.steps.common import fingerprint
 from subtask_induction.training import NonFiniteLoss
-from harness import points_file
+from harness import points_file, transfer_identity
 
 MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.2}  # dropout > 0: scoring must switch it off
 
@@ -42,7 +42,7 @@ SI = {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True}
 
 
 def point(folder, out, variant="si", settings=SI, seed=0, base="base.pt"):
-    return {"variant": variant, "variant_settings": settings, "n": 30, "seed": seed, "base": str(folder / base),
+    return {"identity": transfer_identity(variant, 30, seed), "variant_settings": settings, "base": str(folder / base),
             "subnetwork": str(folder / "subnetwork.pt"), "data": str(folder / "data.pt"), "out": str(out)}
 
 
@@ -176,7 +176,7 @@ def test_fingerprint_covers_where_the_numbers_are_computed(inputs):
 def test_nan_loss_stops_with_a_named_error_and_writes_nothing(inputs):
     folder, _ = inputs
     out = folder / "diverged.json"
-    with pytest.raises(NonFiniteLoss, match=r"transfer si n=30 seed=0\] .*the loss is nan at epoch \d+") as error:
+    with pytest.raises(NonFiniteLoss, match=r"transfer si n=30 chain=0 replicate=0\] .*the loss is nan at epoch \d+") as error:
         run(folder, out, lr=1e30)
     assert "'lr': 1e+30" in str(error.value)  # the settings are named
     assert not out.exists()

@@ -78,7 +78,8 @@ def test_vision_runs_use_their_inputs(smoke_run):
     assert all(len(base["curve"]) == 2 and "weights" not in base for base in bases)
     assert [base["config"]["seed"] for base in bases] == [0, 1]
     assert bases[0]["curve"][0]["train_loss"] != bases[1]["curve"][0]["train_loss"]  # the seed varies the base
-    assert json.loads((smoke_run / "results/vision/chain1/transfer/si/metrics.json").read_text())["seed"] == 1
+    identity = json.loads((smoke_run / "results/vision/chain1/transfer/si/metrics.json").read_text())["identity"]
+    assert identity == {"family": "vision", "chain": 1, "variant": "si"}
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     summary = smoke_run / "results/arithmetic/summary"
     transfer = pd.read_csv(summary / "transfer.csv")
     assert len(transfer) == 4 * 2 * 2 * 2  # variants x sizes x chains, one row per selection protocol
-    assert sorted(transfer["chain"].unique()) == [0, 1] and sorted(transfer["seed"].unique()) == [0, 100]
+    assert sorted(transfer["chain"].unique()) == [0, 1] and sorted(transfer["replicate"].unique()) == [0]
     assert set(transfer["variant"]) == {"si", "si_trainable", "sampled", "random"}
     assert set(transfer["protocol"]) == {"eval", "last"}  # the paper's rows: no held-out slice to select on
     assert transfer["paper_rows"].all() and (transfer["train_rows"] == 20 + transfer["n"]).all()
@@ -38,7 +38,8 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
         for ext in ("png", "pdf"):
             assert (smoke_run / f"results/arithmetic/figures/{figure}.{ext}").stat().st_size > 1000
     point = json.loads((smoke_run / TRANSFER_POINT).read_text())
-    assert point["seed"] == 0 and point["config"]["n_disambiguation"] == 10
+    assert point["identity"] == {"family": "arithmetic", "chain": 0, "base": "a+ab", "subtask": "ab", "target": "a2+ab",
+                                 "layers": 1, "variant": "si", "n": 10, "replicate": 0}
     assert point["config"]["variant"]["method"] == "subnetwork" and "package_version" in point["provenance"]
     assert len(point["curve"]) == 2 and set(point["metrics"]) == {"eval", "last"}
     assert point["metrics"]["last"]["epoch"] == 2 and "test_agree_2a2" in point["metrics"]["last"]

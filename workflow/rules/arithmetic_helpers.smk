@@ -171,14 +171,12 @@ def arith_point_subnetwork(point):
 
 
 def arith_point_args(point):
-    """One point as the transfer step reads it (--points); `subnetwork` is the chosen λ's own file."""
+    """One point as the transfer step reads it (--points): its identity, its variant's settings, the files it
+    reads (`subnetwork` is the chosen λ's own file) and writes."""
     variant = ARITH["transfer"]["variants"][point.variant]
     return {
-        "variant": point.variant,
+        "identity": point.identity(),
         "variant_settings": variant,
-        "n": point.n,
-        "chain": point.chain,
-        "seed": replicate_number(point.chain, point.replicate),
         "base": f"{ARITH_DIR}/chain{point.chain}/base/{point.base}/layers{point.layers}/model.pt",
         "subnetwork": arith_point_subnetwork(point),
         "data": f"{ARITH_DIR}/data/transfer/{point.target}.pt",

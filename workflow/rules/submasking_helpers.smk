@@ -114,13 +114,7 @@ def sub_train_settings(backbone, task):
 
 def sub_point_args(point):
     """One point as the submasking step reads it (--points)."""
-    return {
-        "method": point.method,
-        "fraction": float(point.fraction),
-        "seed": point.replicate,
-        "metrics": point.metrics,
-        "mask": f"{point.folder}/mask.pt",
-    }
+    return {"identity": point.identity(), "metrics": point.metrics, "mask": f"{point.folder}/mask.pt"}
 
 
 def sub_pack_resources(size):

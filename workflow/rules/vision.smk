@@ -325,7 +325,7 @@ rule vision_transfer:
             train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
             "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
             "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
-            "--variant {wildcards.model} --seed {wildcards.chain} "
+            "--variant {wildcards.model} --chain {wildcards.chain} "
             "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output.metrics:q} "
             "--out-model {output.model:q} > {log:q} 2>&1",
             "metrics",

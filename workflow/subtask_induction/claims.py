@@ -1,5 +1,5 @@
 """What per-run differences can claim (every family's comparisons tables): a comparison is a claim only
-when every configured run (chain, or chain x transfer seed) shows it; a missing run blocks the claim, one run
+when every configured run (chain, or chain x replicate) shows it; a missing run blocks the claim, one run
 shows a direction, a tie is a tie. Where records keep per-item correctness, a run's difference counts only
 when it is beyond noise on the same test items (McNemar's exact test at PAIRED_LEVEL); otherwise it is a tie."""
 
@@ -12,7 +12,7 @@ import pandas as pd
 
 
 def comparison_verdict(difference: pd.Series, first: str, second: str, unit: str = "chain") -> str:
-    """The verdict on `first` minus `second`, one value per chain (or per `unit`: a run of chain and seed);
+    """The verdict on `first` minus `second`, one value per chain (or per `unit`: a run of chain and replicate);
     NaN marks a configured one without a result (it is named and blocks "every chain"). Pass differences
     that are 0 where a paired test calls them noise (paired_difference)."""
     missing = [str(chain) for chain, value in difference.items() if pd.isna(value)]

@@ -12,6 +12,7 @@ Every step records the seeds it used, by role, in its metrics.json (`seeds`).
 
 from __future__ import annotations
 
+from .points import replicate_number
 from .runtime import derive_seed
 
 ROLES = (
@@ -48,12 +49,14 @@ def arithmetic_discovery_seeds(seed: int, base: str, subtask: str, layers: int) 
     return {"batches": role_seed("discovery batches", "arithmetic", seed, base, subtask, layers)}
 
 
-def arithmetic_transfer_seeds(chain: int, seed: int, task_marker: bool = False, masked_init: bool = False) -> dict[str, int]:
-    """A transfer point of `chain` with transfer seed `seed` (its replicate). Every variant and n of one
-    (chain, seed) shares these: the comparisons between variants are paired on one fresh network. A point
-    whose subtask rows carry a task marker also draws the marker's embedding row (its own role); one with the
-    authors' init of the masked weights (masked_init_std) draws them again (its own role)."""
-    where = (chain, seed)
+def arithmetic_transfer_seeds(chain: int, replicate: int, task_marker: bool = False,
+                              masked_init: bool = False) -> dict[str, int]:
+    """A transfer point of `chain`, replicate `replicate`, from the replicate's number across chains
+    (points.replicate_number: 100 chain + replicate, as every earlier record derived them). Every variant and n
+    of one (chain, replicate) shares these: the comparisons between variants are paired on one fresh network. A
+    point whose subtask rows carry a task marker also draws the marker's embedding row (its own role); one with
+    the authors' init of the masked weights (masked_init_std) draws them again (its own role)."""
+    where = (chain, replicate_number(chain, replicate))
     return {"init": role_seed("transfer init", "arithmetic", *where),
             "mask": role_seed("sampled mask", "arithmetic", *where),
             "holdout": role_seed("holdout split", "arithmetic", *where),

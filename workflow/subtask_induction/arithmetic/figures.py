@@ -1,8 +1,8 @@
 """Figures of the arithmetic family from the aggregated CSVs (matplotlib).
 
 Every figure has one row of panels per experiment (base, subtask, target): curves are never averaged
-over different tasks. Curves are the mean over seeds of the depth-averaged test accuracy, the band
-one standard deviation over seeds, at the epoch the chosen selection protocol picks. Fig 3 and Fig 6 draw
+over different tasks. Curves are the mean over runs (chain x replicate) of the depth-averaged test accuracy, the band
+one standard deviation over runs, at the epoch the chosen selection protocol picks. Fig 3 and Fig 6 draw
 the paper's five curves in the paper's encoding (paper.PAPER_STYLE) and, with `paper_reference`, the
 authors' own curves (their Fig 6 as plotted) as thin dashed lines of the same colours.
 """
@@ -20,7 +20,7 @@ import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
 from .paper import AUTHORS_CURVES, MAIN_EXPERIMENT, PAPER_STYLE, PAPER_TEXT, authors_curves, paper_form  # noqa: E402
-from .tables import EXPERIMENT, depths_of, discovered_fraction, plain_variants, seed_summary, shared_depths  # noqa: E402
+from .tables import EXPERIMENT, depths_of, discovered_fraction, plain_variants, run_summary, shared_depths  # noqa: E402
 
 
 def experiments(transfer: pd.DataFrame) -> list[tuple]:
@@ -43,8 +43,8 @@ def _rows(transfer: pd.DataFrame, experiment: tuple, plain: bool = True) -> pd.D
 
 
 def _curve(ax, frame: pd.DataFrame, label: str, **style) -> None:
-    """frame: the rows of one curve (any depths and seeds, one protocol)."""
-    stats = seed_summary(frame, ["n"])
+    """frame: the rows of one curve (any depths and runs, one protocol)."""
+    stats = run_summary(frame, ["n"])
     line, = ax.plot(stats["n"], stats["mean"], label=label, **{"marker": "o", **style})
     ax.fill_between(stats["n"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0), alpha=0.15,
                     color=line.get_color())
@@ -220,7 +220,7 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
             label = (f"{variant} ({first['method']}, {'inherited' if first['inherit_unmasked'] else 'fresh'} unmasked)"
                      if first["method"] in ("subnetwork", "sampled") else f"{variant} ({first['method']})")
             _curve(curves_ax, curve, label)
-            at_n = seed_summary(curve[curve["n"] == dial_n], ["variant"])
+            at_n = run_summary(curve[curve["n"] == dial_n], ["variant"])
             if not at_n.empty:
                 labels.append(variant)
                 means.append(at_n["mean"].item())
@@ -230,7 +230,7 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
         curves_ax.legend(fontsize=6)
         bars_ax.bar(range(len(labels)), means, yerr=stds, capsize=3)
         bars_ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=7)
-        bars_ax.set(ylim=(0, 1.02), ylabel="test accuracy", title=f"n = {dial_n}, mean ± std over seeds")
+        bars_ax.set(ylim=(0, 1.02), ylabel="test accuracy", title=f"n = {dial_n}, mean ± std over runs")
         bars_ax.grid(alpha=0.3, axis="y")
     figure.tight_layout()
     return _save(figure, outdir, "inheritance")
@@ -256,11 +256,11 @@ def dial(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> li
             _curve(curves_ax, curve, f"lr_scale {scale:g}")
         _axes_style(curves_ax, f"{_title(experiment)}: SI, subnetwork lr scaled, depths {depths_of(rows)} ({protocol})")
         curves_ax.legend(fontsize=7)
-        at_n = seed_summary(rows[rows["n"] == dial_n], ["lr_scale"])
+        at_n = run_summary(rows[rows["n"] == dial_n], ["lr_scale"])
         dial_ax.errorbar(at_n["lr_scale"], at_n["mean"], yerr=at_n["std"].fillna(0), marker="o", capsize=3)
         dial_ax.set_xscale("symlog", linthresh=0.01)
         dial_ax.set(xlabel="lr_scale of the subnetwork (0 = frozen)", ylabel="test accuracy", ylim=(0, 1.02),
-                    title=f"n = {dial_n}, mean ± std over seeds")
+                    title=f"n = {dial_n}, mean ± std over runs")
         dial_ax.grid(alpha=0.3)
     return _save(figure, outdir, "dial")
 
@@ -298,12 +298,12 @@ def sparsity_dial(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[P
                     & (rows["layers"] == layers) & (rows["n"] == n)]
         top, bottom = axes[0][column], axes[1][column]
         for method, label in (("subnetwork", "SI (top k of the scores)"), ("sampled", "sampled (same counts)")):
-            stats = seed_summary(part[part["method"] == method], ["top_k"])
+            stats = run_summary(part[part["method"] == method], ["top_k"])
             line, = top.plot(100 * stats["top_k"], stats["mean"], marker="o", label=label)
             top.fill_between(100 * stats["top_k"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0),
                              alpha=0.15, color=line.get_color())
         for rule in agree:
-            stats = seed_summary(part[part["method"] == "subnetwork"], ["top_k"], metric=rule)
+            stats = run_summary(part[part["method"] == "subnetwork"], ["top_k"], metric=rule)
             bottom.plot(100 * stats["top_k"], stats["mean"], marker=".", label=f"SI agrees with {rule.removeprefix('test_agree_')}")
         discovered = discovered_fraction(transfer, base, subtask, target, layers)
         for ax in (top, bottom):

@@ -95,8 +95,8 @@ def _first(curve: pd.Series, threshold: float) -> str:
 
 
 def _ours(rows: pd.DataFrame) -> pd.DataFrame:
-    """n -> mean, std, runs of one curve (the mean over replicates; a replicate is a point's own seed)."""
-    per_run = rows.groupby(["n", "seed"])["test_accuracy"].mean().reset_index()
+    """n -> mean, std, runs of one curve (the mean over runs: chain x replicate)."""
+    per_run = rows.groupby(["n", "chain", "replicate"])["test_accuracy"].mean().reset_index()
     return per_run.groupby("n")["test_accuracy"].agg(["mean", "std", "count"])
 
 
@@ -118,7 +118,7 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
     lines = [f"## {subtask} of {base_name} -> {target}: ours beside the paper's text (§4, Table 3) and the authors' "
              "Fig 6", "", rows_statement(rows), "",
              "The authors' curves are their Fig 6 as plotted (one run per depth, 1,000 numbers, 100 epochs, selected on "
-             "their eval rows). Ours: mean ± std over chains and transfer seeds (runs in parentheses).", ""]
+             "their eval rows). Ours: mean ± std over runs (chains x replicates) (runs in parentheses).", ""]
     for layers, at_depth in rows.groupby("layers"):
         theirs = authors[authors["depth"] == layers]
         lines += _depth_header(base, kept, layers)

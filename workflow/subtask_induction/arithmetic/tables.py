@@ -1,7 +1,8 @@
 """Collect per-point metrics.json files of the arithmetic family into tables (pandas).
 
-A chain is one seed for base, discovery and transfer; a transfer point's `seed` column is its own seed
-(100 chain + the configured transfer seed), so the spread over rows of one cell is over chains and seeds.
+A chain is one seed for base, discovery and transfer; a transfer point's `replicate` is its configured transfer
+seed within its chain (points.py), so a run is a (chain, replicate) and the spread over rows of one cell is over
+runs. A transfer point's identity columns come from its record's `identity` block.
 """
 
 from __future__ import annotations
@@ -82,6 +83,9 @@ def table3_markdown(table: pd.DataFrame) -> str:
 
 
 EXPERIMENT = ["base", "subtask", "target"]
+# a transfer point's identity (points.ArithmeticPoint), the first columns of its rows
+IDENTITY = EXPERIMENT + ["layers", "chain", "variant", "n", "replicate"]
+RUN = ["chain", "replicate"]  # one run: a chain's replicate (every variant and n of it shares its seeds)
 
 
 def transfer_table(paths) -> pd.DataFrame:
@@ -89,32 +93,29 @@ def transfer_table(paths) -> pd.DataFrame:
     rows = []
     for path in paths:
         record = _read(path)
-        config = record["config"]
-        variant = config["variant"]
-        point = {"base": config["base"]["computation"], "subtask": config["subtask"], "target": config["target"],
-                 "layers": config["base"]["layers"], "chain": config.get("chain", 0),
-                 "variant": config["variant_name"], "method": variant["method"],
+        identity, variant = record["identity"], record["config"]["variant"]
+        point = {**{key: identity[key] for key in IDENTITY}, "method": variant["method"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
                  "subtask_rows": variant.get("subtask_rows"), "task_marker": variant.get("task_marker"),
                  "masked_init_std": variant.get("masked_init_std"),
                  "init": variant.get("init", "fresh"),
                  "mask_fraction": record.get("mask_fraction"),
-                 "n": config["n_disambiguation"], "seed": record["seed"], "test_items": record["rows"].get("test"),
+                 "test_items": record["rows"].get("test"),
                  # what the run trained on (arithmetic.data.trained_rows): the paper's rows, or fewer
                  "train_rows": record["rows"]["train"], "paper_rows": record["rows"].get("paper_rows", False),
                  "path": str(Path(path))}
         for protocol, chosen in record["metrics"].items():
             rows.append({**point, "protocol": protocol, **chosen})
-    columns = EXPERIMENT + ["layers", "variant", "n", "chain", "seed", "protocol"]
+    columns = EXPERIMENT + ["layers", "variant", "n", "chain", "replicate", "protocol"]
     return pd.DataFrame(rows).sort_values(columns).reset_index(drop=True)
 
 
-def seed_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accuracy") -> pd.DataFrame:
-    """mean and std over replicates (a point's own seed: one per chain and transfer seed) of the
-    depth-averaged metric, per `by` group (std NaN for one replicate: there is no spread to show), and
-    how many of the group's points were selected at their last epoch (`at_last_epoch`, of `points`)."""
-    per_seed = transfer.groupby(by + ["seed"])[metric].mean().reset_index()
+def run_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accuracy") -> pd.DataFrame:
+    """mean and std over runs (chain x replicate) of the depth-averaged metric, per `by` group (std NaN for one
+    run: there is no spread to show), and how many of the group's points were selected at their last epoch
+    (`at_last_epoch`, of `points`)."""
+    per_seed = transfer.groupby(by + RUN)[metric].mean().reset_index()
     summary = per_seed.groupby(by)[metric].agg(["mean", "std", "count"]).reset_index()
     if "last_epoch" in transfer:
         flags = transfer.groupby(by)["last_epoch"].agg(at_last_epoch="sum", points="count").reset_index()
@@ -164,10 +165,10 @@ def rows_statement(transfer: pd.DataFrame) -> str:
 
 
 def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
-    """Per experiment and protocol: variant x n, test accuracy mean ± std over seeds of the mean over the
+    """Per experiment and protocol: variant x n, test accuracy mean ± std over runs of the mean over the
     depths that variant ran at (its own column)."""
     lines = [rows_statement(transfer), ""]
-    summary = seed_summary(transfer, EXPERIMENT + ["protocol", "variant", "n"])
+    summary = run_summary(transfer, EXPERIMENT + ["protocol", "variant", "n"])
     depths = {variant: ", ".join(map(str, depths_of(rows))) for variant, rows in transfer.groupby("variant")}
     for (base, subtask, target), experiment in summary.groupby(EXPERIMENT):
         for protocol in protocols:
@@ -176,7 +177,7 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
                 continue
             sizes = sorted(rows["n"].unique())
             lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}`: {PROTOCOLS[protocol]}", "",
-                      "Test accuracy, mean ± std over chains and seeds of the mean over the variant's depths.", "",
+                      "Test accuracy, mean ± std over runs (chains x replicates) of the mean over the variant's depths.", "",
                       "| variant | depths | " + " | ".join(f"n={n}" for n in sizes) + " |",
                       "|---|---|" + "---|" * len(sizes)]
             for variant, by_variant in rows.groupby("variant", sort=False):
@@ -192,7 +193,7 @@ def transfer_markdown(transfer: pd.DataFrame, protocols: list[str]) -> str:
 
 def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     """Under `protocol`: per experiment, depth, variant, n and chain, the test accuracy (mean over that chain's
-    transfer seeds)."""
+    replicates)."""
     rows = transfer[transfer["protocol"] == protocol]
     keys = EXPERIMENT + ["layers", "variant", "n", "chain"]
     return rows.groupby(keys)["test_accuracy"].mean().reset_index()
@@ -207,13 +208,13 @@ CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "rand
 
 
 def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tuple]) -> tuple[pd.Series, pd.Series]:
-    """Per run (chain, seed): `first` minus `second` in test accuracy points, and the part of it that counts
+    """Per run (chain, replicate): `first` minus `second` in test accuracy points, and the part of it that counts
     (0 when McNemar's test on the same test items calls it noise; the raw difference where a record keeps no
     per-item correctness). NaN where a run lacks either variant."""
-    by_run = {(r.chain, r.seed, r.variant): r for r in rows.itertuples()}
+    by_run = {(r.chain, r.replicate, r.variant): r for r in rows.itertuples()}
     differences, counted = [], []
-    for chain, seed in runs:
-        one, other = by_run.get((chain, seed, first)), by_run.get((chain, seed, second))
+    for chain, replicate in runs:
+        one, other = by_run.get((chain, replicate, first)), by_run.get((chain, replicate, second))
         if one is None or other is None:
             differences.append(float("nan"))
             counted.append(float("nan"))
@@ -226,13 +227,13 @@ def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tupl
         else:
             differences.append(100 * (one.test_accuracy - other.test_accuracy))
             counted.append(differences[-1])
-    index = [f"{chain}/{seed}" for chain, seed in runs]
+    index = [f"{chain}/{replicate}" for chain, replicate in runs]
     return pd.Series(differences, index=index), pd.Series(counted, index=index)
 
 
 def chains_markdown(transfer: pd.DataFrame, protocol: str) -> str:
-    """Every chain's test accuracy (mean over its transfer seeds), per depth (no averaging over depths), and
-    the comparisons that hold in every run (chain x transfer seed): SI against its controls, per depth and n,
+    """Every chain's test accuracy (mean over its replicates), per depth (no averaging over depths), and
+    the comparisons that hold in every run (chain x replicate): SI against its controls, per depth and n,
     each run's difference counted only when beyond noise on the same test items."""
     lines = [rows_statement(transfer), ""]
     transfer = transfer[transfer["protocol"] == protocol]
@@ -246,12 +247,12 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             values = dict(zip(rows["chain"], rows["test_accuracy"]))
             lines.append(f"| {layers} | {variant} | {n} | " + " | ".join(
                 f"{values[c]:.3f}" if c in values else "" for c in chain_ids) + " |")
-        lines += ["", f"Comparisons per depth and n, run by run (chain/seed): differences in accuracy points, `*` where "
+        lines += ["", f"Comparisons per depth and n, run by run (chain/replicate): differences in accuracy points, `*` where "
                   f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}; a difference without `*` "
                   "counts as a tie.", "",
                   "| layers | n | comparison | runs | difference per run | verdict |", "|---|---|---|---|---|---|"]
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
-            runs = sorted({(r.chain, r.seed) for r in rows.itertuples()})
+            runs = sorted({(r.chain, r.replicate) for r in rows.itertuples()})
             variants = set(rows["variant"])
             for first, second in CLAIMS:
                 if first in variants and second in variants:
@@ -301,9 +302,9 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             by = {method: at_k[at_k["method"] == method] for method in ("subnetwork", "sampled")}
             cells = []
             for method in ("subnetwork", "sampled"):
-                values = by[method].groupby("seed")["test_accuracy"].mean()
+                values = by[method].groupby(RUN)["test_accuracy"].mean()
                 cells.append(mean_std(values.mean(), values.std(ddof=1), len(values)) if len(values) else "—")
-            runs = sorted({(r.chain, r.seed) for r in part.itertuples()})
+            runs = sorted({(r.chain, r.replicate) for r in part.itertuples()})
             names = [by[method]["variant"].iloc[0] if len(by[method]) else None for method in ("subnetwork", "sampled")]
             difference, counted = run_differences(at_k, *names, runs)
             verdict = comparison_verdict(counted, "si", "sampled", unit="run") if difference.notna().any() else "—"
@@ -324,10 +325,10 @@ def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
         return "No variant trained on the subtask rows in this run (arithmetic.transfer.variants.*.subtask_rows).\n"
     lines = [rows_statement(transfer), ""]
     for (base, subtask, target, layers, n), part in baselines.groupby(EXPERIMENT + ["layers", "n"]):
-        runs = sorted({(r.chain, r.seed) for r in part.itertuples()})
+        runs = sorted({(r.chain, r.replicate) for r in part.itertuples()})
         same_runs = rows[(rows["base"] == base) & (rows["subtask"] == subtask) & (rows["target"] == target)
                          & (rows["layers"] == layers) & (rows["n"] == n)
-                         & pd.MultiIndex.from_frame(rows[["chain", "seed"]]).isin(runs)]
+                         & pd.MultiIndex.from_frame(rows[RUN]).isin(runs)]
         lines += [f"### {subtask} of {base} -> {target}, {layers} layers, n = {n}, protocol `{protocol}` "
                   f"({len(runs)} runs)", "",
                   f"| variant | rows given | start | {target} test accuracy | {subtask} test accuracy (own) |",
@@ -345,10 +346,10 @@ def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             start = {"subnetwork": "fresh + frozen subnetwork, inherited unmasked tensors",
                      "random": "base's unmasked tensors, rest fresh" if first["inherit_unmasked"] else "fresh"
                      }.get(first["method"], first["method"])
-            values = own.groupby("seed")["test_accuracy"].mean()
+            values = own.groupby(RUN)["test_accuracy"].mean()
             subtask_cell = "—"
             if "subtask_test_accuracy" in own and own["subtask_test_accuracy"].notna().any():
-                sub = own.groupby("seed")["subtask_test_accuracy"].mean()
+                sub = own.groupby(RUN)["subtask_test_accuracy"].mean()
                 subtask_cell = mean_std(sub.mean(), sub.std(ddof=1), len(sub))
             lines.append(f"| {name} | {given} | {start} | {mean_std(values.mean(), values.std(ddof=1), len(values))} "
                          f"| {subtask_cell} |")

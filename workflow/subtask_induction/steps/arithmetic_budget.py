@@ -78,7 +78,7 @@ def main(argv=None):
                      "kept": record["kept"]["overall"], "test_accuracy": record.get("test_accuracy"),
                      **{f"{key}_vs_every_row": value for key, value in mask_overlap(record["masks"], reference["masks"]).items()
                         if key in ("jaccard", "chance", "ratio")},
-                     "si_test_accuracy": si["test_accuracy"].mean() if len(si) else None, "si_seeds": len(si),
+                     "si_test_accuracy": si["test_accuracy"].mean() if len(si) else None, "si_replicates": len(si),
                      "sampled_test_accuracy": sampled["test_accuracy"].mean() if len(sampled) else None})
     table = pd.DataFrame(rows).sort_values(["base", "subtask", "layers", "chain", "rows"]).reset_index(drop=True)
     save_text(table.to_csv(index=False), args.table)

@@ -45,7 +45,9 @@ from ..sweep import read_points, run_pack
 from ..training import fit
 from .common import fingerprint, parser, provenance, require
 
-POINT_KEYS = ("variant", "variant_settings", "n", "seed", "base", "subnetwork", "data", "out")
+# identity: the point's identity (points.ArithmeticPoint.identity: chain, layers, variant, n, replicate, ...),
+# recorded as given; variant_settings: its variant's config settings; then the files it reads and writes.
+POINT_KEYS = ("identity", "variant_settings", "base", "subnetwork", "data", "out")
 
 
 def main(argv=None):
@@ -69,9 +71,12 @@ def parse_arguments(argv):
             where="transfer training settings")
     args.points = points = read_points(args.points, POINT_KEYS)
     for point in points:
-        require(point["variant_settings"], "method", "lr_scale", "inherit_unmasked", where=f"variant '{point['variant']}'")
-    if len({point["n"] for point in points}) != 1:
-        raise SystemExit(f"error: a pack shares its number of training rows; got n = {sorted({q['n'] for q in points})}")
+        require(point["identity"], "chain", "variant", "n", "replicate", where=f"identity of {point['out']}")
+        require(point["variant_settings"], "method", "lr_scale", "inherit_unmasked",
+                where=f"variant '{point['identity']['variant']}'")
+    if len({point["identity"]["n"] for point in points}) != 1:
+        raise SystemExit("error: a pack shares its number of training rows; got n = "
+                         f"{sorted({q['identity']['n'] for q in points})}")
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
     kinds = {batch_kind(point["variant_settings"]) for point in points}
@@ -84,8 +89,8 @@ def parse_arguments(argv):
 
 
 def point_seeds(point):
-    v = point["variant_settings"]
-    return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"], task_marker=batch_kind(v)[1],
+    v, identity = point["variant_settings"], point["identity"]
+    return arithmetic_transfer_seeds(identity["chain"], identity["replicate"], task_marker=batch_kind(v)[1],
                                      masked_init=bool(v.get("masked_init_std")))
 
 
@@ -118,7 +123,7 @@ class Inputs:
                         point[key], ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
         for point in points:
             if point["variant_settings"].get("top_k") and inputs.subnetworks[point["subnetwork"]].get("scores") is None:
-                raise SystemExit(f"error: variant '{point['variant']}' takes the top {point['variant_settings']['top_k']:g} "
+                raise SystemExit(f"error: variant '{point['identity']['variant']}' takes the top {point['variant_settings']['top_k']:g} "
                                  f"of the mask scores, but {point['subnetwork']} holds no scores (written before "
                                  f"version 0.2.0): run its discovery again")
         return inputs
@@ -136,8 +141,9 @@ class Inputs:
 
     def rows_digest(self, point):
         dataset = self.datasets[point["data"]]
-        return self._digest(("rows", point["data"], point["n"]), lambda: tensor_digest({
-            "train": transfer_training_rows(dataset, point["n"]), "n_ambiguous": len(dataset["splits"]["ambiguous"]),
+        n = point["identity"]["n"]
+        return self._digest(("rows", point["data"], n), lambda: tensor_digest({
+            "train": transfer_training_rows(dataset, n), "n_ambiguous": len(dataset["splits"]["ambiguous"]),
             "eval": dataset["splits"]["eval"], "test": dataset["splits"]["test"],
             "computation": dataset["computation"], "n_numbers": dataset["n_numbers"], "modulus": dataset["modulus"]}))
 
@@ -154,8 +160,9 @@ class Inputs:
             extra.append(self._digest(("scores", point["subnetwork"]),
                                       lambda: tensor_digest({"scores": subnetwork.get("scores")})))
         masks = self._digest(("masks", point["subnetwork"]), lambda: tensor_digest({"masks": subnetwork["masks"]}))
-        return fingerprint({**self.settings, "variant": point["variant_settings"]}, point["n"], point.get("chain", 0),
-                           point["seed"], self.code, self.base_digest(point["base"]), masks, self.rows_digest(point),
+        identity = point["identity"]
+        return fingerprint({**self.settings, "variant": point["variant_settings"]}, identity["n"], identity["chain"],
+                           identity["replicate"], self.code, self.base_digest(point["base"]), masks, self.rows_digest(point),
                            *extra, code=False)
 
 
@@ -180,7 +187,8 @@ class Member:
 
     @property
     def name(self) -> str:
-        return f"{self.point['variant']} n={self.point['n']} seed={self.point['seed']}"
+        identity = self.point["identity"]
+        return f"{identity['variant']} n={identity['n']} chain={identity['chain']} replicate={identity['replicate']}"
 
 
 def train_points(todo: list[dict], inputs: Inputs, args):
@@ -219,7 +227,8 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     """A point's transfer model, exactly as a lone run builds it, with its rows."""
     (base, meta), subnetwork = inputs.bases[point["base"]], inputs.subnetworks[point["subnetwork"]]
     dataset, v, t = inputs.datasets[point["data"]], point["variant_settings"], inputs.settings["training"]
-    rows = transfer_training_rows(dataset, point["n"])
+    n = point["identity"]["n"]
+    rows = transfer_training_rows(dataset, n)
     seeds = point_seeds(point)
     train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], seeds["holdout"])
     if t["holdout_fraction"] > 0 and len(holdout) == 0:
@@ -237,12 +246,11 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
         plan=plan,
         model=model,
         train=train.to(device), holdout=holdout,
-        rows=trained_rows(len(dataset["splits"]["ambiguous"]), point["n"], t["holdout_fraction"]),
+        rows=trained_rows(len(dataset["splits"]["ambiguous"]), n, t["holdout_fraction"]),
         eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
         rules={rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])},
-        config={**inputs.settings, "variant": v, "variant_name": point["variant"], "n_disambiguation": point["n"],
-                "seed": point["seed"], "chain": point.get("chain", 0), "target": dataset["computation"],
-                "subtask": subnetwork.get("subtask"), "base": meta},
+        config={**inputs.settings, "variant": v, "target": dataset["computation"], "subtask": subnetwork.get("subtask"),
+                "base": meta},
         transferred=kept_fraction(masks)["overall"] if plan.freezes_weights else None,
     )
     if inputs.kind:
@@ -326,7 +334,7 @@ def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inp
                            if member.subtask is not None else {})},
                "curve": curve,
                "mask_fraction": member.transferred,
-               "seed": point["seed"],
+               "identity": point["identity"],
                "seeds": {**point_seeds(point), "init": transfer_init_seed(point, inputs.bases[point["base"]][1])},
                "config": member.config, "fingerprint": inputs.fingerprint(point),
                "pack_size": pack_size, "provenance": provenance()}, point["out"])
@@ -338,9 +346,9 @@ def transfer_init_seed(point, base_meta):
     """The transfer network's initial weights: its own fresh seed, or with `init: rewind` the base's own
     initialisation (the lottery-ticket rewind, a question of its own: seeds.py)."""
     if point["variant_settings"].get("init", "fresh") == "fresh":
-        return arithmetic_transfer_seeds(point.get("chain", 0), point["seed"])["init"]
+        return arithmetic_transfer_seeds(point["identity"]["chain"], point["identity"]["replicate"])["init"]
     if "seeds" not in base_meta:
-        raise SystemExit(f"error: variant '{point['variant']}' rewinds to the base's initialisation, but {point['base']} "
+        raise SystemExit(f"error: variant '{point['identity']['variant']}' rewinds to the base's initialisation, but {point['base']} "
                          "records no seeds (written before version 0.3.0): train the base again")
     return base_meta["seeds"]["init"]
 

@@ -25,7 +25,14 @@ from ..submasking.tasks import label_subset, read_task
 from ..sweep import read_points, run_pack
 from .common import fingerprint, parser, provenance, require
 
-POINT_KEYS = ("method", "fraction", "seed", "metrics", "mask")
+# identity: points.SubmaskingPoint.identity (backbone, task, method, fraction, replicate), recorded as given;
+# metrics and mask: the point's outputs
+POINT_KEYS = ("identity", "metrics", "mask")
+
+
+def method_fraction_replicate(point: dict) -> tuple[str, float, int]:
+    identity = point["identity"]
+    return identity["method"], float(identity["fraction"]), int(identity["replicate"])
 
 
 @torch.no_grad()
@@ -47,7 +54,7 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
                 checkpoint_interval_s: float, point_fingerprint: str) -> None:
     """One point, from its own seeds: the numbers it would have in a process of its own."""
     t = s["training"]
-    method, fraction, seed = point["method"], float(point["fraction"]), int(point["seed"])
+    method, fraction, seed = method_fraction_replicate(point)  # the replicate is the point's seed
     configure(threads, seed)
     train, test = splits["train"], splits["test"]
     labelled = train.subset(label_subset(train.labels, fraction, seed))
@@ -55,7 +62,7 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
     model = TaskModel(load_backbone(s["backbone"], backbone_file), len(train.classes)).to(device)
     storage = storage_bytes(model, method, masked_weight_names(model))
     batch = t["batch_size"]
-    name = f"{method} {fraction:g} seed {seed}"
+    name = f"{method} {fraction:g} replicate {seed}"
     checkpoint = point["mask"] + ".ckpt"
     common = {"checkpoint_interval_s": checkpoint_interval_s, "settings": s, "fingerprint": point_fingerprint}
     binary, pretext = {}, []
@@ -82,7 +89,7 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
                "off_per_tensor": {k: 1 - v for k, v in fractions["per_tensor"].items()} if fractions else None,
                "rows": {"train": len(train), "labelled": len(labelled), "test": len(test)},
                "classes": train.classes, "curve": history, "pretext_curve": pretext, "mask_steps": mask_steps,
-               "config": {**s, "method": method, "fraction": fraction}, "seed": seed,
+               "config": s, "identity": point["identity"],
                "fingerprint": point_fingerprint, "provenance": provenance()}, point["metrics"])
     print(f"{s['task']['name']} {name}: test {test_accuracy:.4f}, k-NN {knn:.4f}"
           + (f", off {fractions['off']:.4f}" if fractions else ""), flush=True)
@@ -101,16 +108,17 @@ def main(argv=None):
     require(s["training"], "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
             where="submasking.training")
     for point in points:
-        if point["method"] not in METHODS:
+        require(point["identity"], "method", "fraction", "replicate", where=f"identity of {point['metrics']}")
+        if point["identity"]["method"] not in METHODS:
             raise SystemExit(f"error: point {point}: method must be one of {list(METHODS)}")
-    configure(args.threads, int(points[0]["seed"]))
+    configure(args.threads, method_fraction_replicate(points[0])[2])
     backbone_file = args.backbone if s["backbone"]["source"] == "vision_base" else s["backbone"].get("weights")
     if not backbone_file or not Path(backbone_file).exists():
         raise SystemExit(f"error: backbone file {backbone_file!r} (submasking.backbone) does not exist")
     inputs = [content_hash(args.task_root), content_hash(backbone_file)]  # a replaced weight file retrains
 
     def point_fingerprint(point):
-        return fingerprint(s, point["method"], float(point["fraction"]), int(point["seed"]), inputs)
+        return fingerprint(s, *method_fraction_replicate(point), inputs)
 
     def train(todo):
         device = resolve_device(args.device)

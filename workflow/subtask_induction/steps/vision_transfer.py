@@ -18,6 +18,7 @@ from ..images import concatenate
 from ..vision.classes import run_classes
 from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
+from ..points import VisionPoint
 from ..seeds import vision_seeds
 from .common import fingerprint, parser, provenance, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
@@ -32,8 +33,8 @@ def main(argv=None):
     p.add_argument("--pooled-eval", nargs="+", required=True, help="pooled eval folders (recorded per epoch)")
     p.add_argument("--pooled-discovery", nargs="+", help="pooled discovery folders (the data-mixture baseline)")
     add_evaluation_arguments(p)
-    p.add_argument("--variant", required=True)
-    p.add_argument("--seed", type=int, required=True)
+    p.add_argument("--variant", required=True, help="the variant's name (its settings: --settings variant)")
+    p.add_argument("--chain", type=int, required=True, help="the chain (its seeds; a vision point's only replicate)")
     p.add_argument("--out", required=True, help="metrics.json")
     p.add_argument("--out-model", required=True, help="model.pt: the trained model, for the cue-conflict evaluation")
     args = p.parse_args(argv)
@@ -45,7 +46,8 @@ def main(argv=None):
     plan = TransferPlan.from_settings(v)
     if plan.reads_subnetwork and not args.subnetwork:
         raise SystemExit(f"error: variant '{args.variant}' (method {v['method']}) needs --subnetwork")
-    seeds = vision_seeds("transfer", args.seed)
+    identity = VisionPoint(args.chain, args.variant).identity()
+    seeds = vision_seeds("transfer", args.chain)
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
@@ -70,7 +72,7 @@ def main(argv=None):
         groups = plan.parameter_groups(model, t["lr"])
     batch = s["eval_batch_size"]
     checkpoint = args.out + ".ckpt"
-    point = {**s, "variant_name": args.variant, "seed": args.seed}
+    point = {**s, "identity": identity}
     result = fit(
         model, make_optimizer(groups, t), nll_loss(class_weights(train.labels, t.get("class_weighted", False), len(classes))),
         shuffled_batches(train, t["batch_size"], seeds["batches"], device),
@@ -79,15 +81,15 @@ def main(argv=None):
         t["epochs"], train_mode=v["trainable"] != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
         checkpoint=checkpoint, checkpoint_interval_s=args.checkpoint_interval_s,
         fingerprint=fingerprint(point, inputs=[args.base, *([args.subnetwork] if masks is not None else []), args.train, args.eval, *(args.pooled_discovery or [])]),
-        desc=f"transfer {args.variant} seed={args.seed}", settings=point,
+        desc=f"transfer {args.variant} chain={args.chain}", settings=point,
     )
     metrics = evaluation(model, batch, device)
     save_torch(save_classifier(model, spec), args.out_model)
     save_json({"metrics": {k: val for k, val in metrics.items() if k != "per_class"}, "per_class": metrics["per_class"],
                "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
-               "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "seed": args.seed,
-               "seeds": seeds, "variant": args.variant, "config": point, "provenance": provenance()}, args.out)
-    print(f"{args.variant} seed={args.seed}: original {metrics['original_accuracy']:.3f} pooled "
+               "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "identity": identity,
+               "seeds": seeds, "config": s, "provenance": provenance()}, args.out)
+    print(f"{args.variant} chain={args.chain}: original {metrics['original_accuracy']:.3f} pooled "
           f"{metrics['pooled_accuracy']:.3f} (epoch {result.best_epoch})")
 
 

@@ -29,7 +29,7 @@ def sparsity_per_layer(layers: pd.DataFrame, outdir: Path) -> list[Path]:
             ax.plot(range(len(order)), mean.to_numpy(), marker=".", label=f"{task} ({backbone})")
         ax.set_xticks(range(len(order)), [name.removeprefix("net.").removesuffix(".weight") for name in order],
                       rotation=90, fontsize=6)
-        ax.set(ylabel="fraction of weights off", title=f"FS, {fs['fraction'].max():.0%} of the labels, mean over seeds")
+        ax.set(ylabel="fraction of weights off", title=f"FS, {fs['fraction'].max():.0%} of the labels, mean over replicates")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     return save_figure(figure, outdir, "sparsity_per_layer")
@@ -56,7 +56,7 @@ def label_fractions(points: pd.DataFrame, outdir: Path) -> list[Path]:
 
 
 def mask_similarity(between: pd.DataFrame, stability: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Task x task Jaccard of FS off sets over its chance level (diagonal: the same task across seeds)."""
+    """Task x task Jaccard of FS off sets over its chance level (diagonal: the same task across replicates)."""
     figure, ax = plt.subplots(figsize=(4.8, 4))
     if between.empty and stability.empty:
         ax.text(0.5, 0.5, "fewer than two FS masks", ha="center", transform=ax.transAxes)
@@ -82,6 +82,6 @@ def mask_similarity(between: pd.DataFrame, stability: pd.DataFrame, outdir: Path
                 ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", color="w", fontsize=8)
     ax.set_xticks(range(len(tasks)), tasks, rotation=45, ha="right")
     ax.set_yticks(range(len(tasks)), tasks)
-    ax.set_title(f"FS off sets: Jaccard / chance ({fraction:g} of labels)\ndiagonal: across seeds", fontsize=9)
+    ax.set_title(f"FS off sets: Jaccard / chance ({fraction:g} of labels)\ndiagonal: across replicates", fontsize=9)
     figure.colorbar(image, ax=ax)
     return save_figure(figure, outdir, "mask_similarity")

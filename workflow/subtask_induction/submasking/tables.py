@@ -15,31 +15,25 @@ KEYS = ["backbone", "task", "method", "fraction"]
 METHOD_ORDER = ["lp", "fs", "fft", "ss_fs", "ss_fft"]
 
 
-def point_key(path: Path) -> dict:
-    """results/submasking/points/<backbone>/<task>/<method>/fraction<f>/seed<s>/metrics.json -> the key."""
-    seed, fraction, method, task, backbone = (p.name for p in list(path.parents)[:5])
-    return {"backbone": backbone, "task": task, "method": method,
-            "fraction": float(fraction.removeprefix("fraction")), "seed": int(seed.removeprefix("seed"))}
-
-
 def collect(metrics: list[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per point (its metrics.json, as listed: never a glob, so a point the config dropped is not
     in any table), and one row per (point, masked tensor) of the off fractions."""
     rows, layers = [], []
     for path in sorted(Path(p) for p in metrics):
-        record, key = json.loads(path.read_text()), point_key(path)
+        record = json.loads(path.read_text())
+        key = {name: record["identity"][name] for name in KEYS + ["replicate"]}
         rows.append({**key, **record["metrics"], "mask_steps": record.get("mask_steps", 0),
                      "labelled": record["rows"]["labelled"], "path": str(path)})
         for name, off in (record.get("off_per_tensor") or {}).items():
             layers.append({**key, "tensor": name, "off_fraction": off})
     if not rows:
         raise ValueError("no submasking points were given")
-    return pd.DataFrame(rows).sort_values(KEYS + ["seed"]), pd.DataFrame(layers)
+    return pd.DataFrame(rows).sort_values(KEYS + ["replicate"]), pd.DataFrame(layers)
 
 
 def summary(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     grouped = frame.dropna(subset=[metric]).groupby(KEYS)[metric]
-    return grouped.agg(mean="mean", std=lambda v: v.std(ddof=1) if len(v) > 1 else 0.0, seeds="count").reset_index()
+    return grouped.agg(mean="mean", std=lambda v: v.std(ddof=1) if len(v) > 1 else 0.0, replicates="count").reset_index()
 
 
 def _cell(mean: float, std: float, percent: bool = True) -> str:
@@ -48,13 +42,13 @@ def _cell(mean: float, std: float, percent: bool = True) -> str:
 
 
 def method_by_task(frame: pd.DataFrame, metric: str, methods: list[str] | None = None) -> str:
-    """Markdown, one table per (backbone, fraction): method rows x task columns, mean ± std over seeds (%)."""
+    """Markdown, one table per (backbone, fraction): method rows x task columns, mean ± std over replicates (%)."""
     table = summary(frame, metric)
     lines = []
     for (backbone, fraction), part in table.groupby(["backbone", "fraction"]):
         tasks = list(dict.fromkeys(part["task"]))
         present = [m for m in METHOD_ORDER if m in set(part["method"]) and (methods is None or m in methods)]
-        lines += [f"**{backbone}, {fraction:.0%} of the labels** ({metric}, %, mean ± std over seeds)", "",
+        lines += [f"**{backbone}, {fraction:.0%} of the labels** ({metric}, %, mean ± std over replicates)", "",
                   "| method | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
         for method in present:
             cells = []
@@ -67,30 +61,30 @@ def method_by_task(frame: pd.DataFrame, metric: str, methods: list[str] | None =
 
 
 def overlaps(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Off-set overlap of FS masks: between tasks (same seed, fraction), and across seeds of one task.
+    """Off-set overlap of FS masks: between tasks (same replicate, fraction), and across replicates of one task.
     Each point's mask.pt lies beside its metrics.json (frame["path"])."""
     masks = {}
     for row in frame[frame["method"].isin(["fs", "ss_fs"])].itertuples():
         path = Path(row.path).with_name("mask.pt")
-        masks[(row.backbone, row.method, row.fraction, row.task, row.seed)] = {
+        masks[(row.backbone, row.method, row.fraction, row.task, row.replicate)] = {
             name: ~mask for name, mask in load_subnetwork(path)["masks"].items()}  # the off sets
     between, stability = [], []
     groups = {}
-    for (backbone, method, fraction, task, seed), off in masks.items():
-        groups.setdefault((backbone, method, fraction), {}).setdefault(task, {})[seed] = off
+    for (backbone, method, fraction, task, replicate), off in masks.items():
+        groups.setdefault((backbone, method, fraction), {}).setdefault(task, {})[replicate] = off
     for (backbone, method, fraction), tasks in groups.items():
         for first, second in combinations(sorted(tasks), 2):
             for seed in sorted(set(tasks[first]) & set(tasks[second])):
                 between.append({"backbone": backbone, "method": method, "fraction": fraction, "task": first,
-                                "other": second, "seed": seed,
+                                "other": second, "replicate": seed,
                                 **mask_overlap(tasks[first][seed], tasks[second][seed])})
         for task, seeds in tasks.items():
             for a, b in combinations(sorted(seeds), 2):
                 stability.append({"backbone": backbone, "method": method, "fraction": fraction, "task": task,
-                                  "seed": a, "other_seed": b, **mask_overlap(seeds[a], seeds[b])})
+                                  "replicate": a, "other_replicate": b, **mask_overlap(seeds[a], seeds[b])})
     overlap = ["jaccard", "chance", "ratio", "chance_pooled", "density_first", "density_second"]
-    return (pd.DataFrame(between, columns=["backbone", "method", "fraction", "task", "other", "seed", *overlap]),
-            pd.DataFrame(stability, columns=["backbone", "method", "fraction", "task", "seed", "other_seed", *overlap]))
+    return (pd.DataFrame(between, columns=["backbone", "method", "fraction", "task", "other", "replicate", *overlap]),
+            pd.DataFrame(stability, columns=["backbone", "method", "fraction", "task", "replicate", "other_replicate", *overlap]))
 
 
 def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.DataFrame) -> str:
@@ -104,8 +98,8 @@ def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.Da
               "| backbone | task | method | task bytes | full copy | ratio |", "|---|---|---|---|---|---|"]
     parts += [f"| {r.backbone} | {r.task} | {r.method} | {r.task_bytes:,} | {r.full_copy_bytes:,} | "
               f"{r.task_bytes / r.full_copy_bytes:.4f} |" for r in storage.itertuples()]
-    for title, table, other in (("between tasks (same seed)", between, "other"),
-                                ("across seeds of one task", stability, "other_seed")):
+    for title, table, other in (("between tasks (same replicate)", between, "other"),
+                                ("across replicates of one task", stability, "other_replicate")):
         parts += ["", f"## Overlap of the off sets {title}: Jaccard / chance (random masks with each tensor's own off densities)", ""]
         if table.empty:
             parts.append("(fewer than two masks to compare)")

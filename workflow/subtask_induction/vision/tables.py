@@ -102,13 +102,13 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
                           for c, values in record["subnetwork"]["per_class"].items()]
     for path in transfer_paths:
         record = _read(path)
-        chain = record["seed"]
+        chain, variant = record["identity"]["chain"], record["identity"]["variant"]
         metrics = with_cue_conflict({**record["metrics"], "per_class": record["per_class"]},
-                                    cue_of(chain, f"transfer/{record['variant']}"))
-        rows.append({"model": record["variant"], "chain": chain, **_summary(metrics), "items": metrics.get("items")})
-        per_class += [{"model": record["variant"], "chain": chain, "category": c, **values}
+                                    cue_of(chain, f"transfer/{variant}"))
+        rows.append({"model": variant, "chain": chain, **_summary(metrics), "items": metrics.get("items")})
+        per_class += [{"model": variant, "chain": chain, "category": c, **values}
                       for c, values in metrics["per_class"].items()]
-        curves += [{"model": record["variant"], "chain": chain, "epoch": point["epoch"],
+        curves += [{"model": variant, "chain": chain, "epoch": point["epoch"],
                     "step": point["epoch"] * record["steps_per_epoch"], "eval_accuracy": point["eval_accuracy"],
                     "eval_pooled_accuracy": point["eval_pooled_accuracy"]} for point in record["curve"]]
     runs = pd.DataFrame(rows)

@@ -1,0 +1,58 @@
+"""The smoke record in 0.4.0's words: what a record (tests/record.py) says once the names issue 40 changed are
+put back, so that the redesign can be shown to change no number (tests/test_smoke_record.py).
+
+0.5.0 adds each point's `identity` block, drops the top-level `seed` / `variant` and the `config` keys that
+repeated the identity, calls a transfer seed a replicate (columns `replicate`, `replicates`, `other_replicate`,
+`si_replicates`; arithmetic's replicate is the configured seed, no longer 100 chain + seed) and rewords the
+Markdown tables. In the old words, the Markdown tables are compared by the numbers they print, in order.
+
+    python tests/legacy_record.py tests/data/smoke_record_0.4.0.json tests/data/smoke_record.json
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+from record import differences
+
+GONE_TOP = {"seed", "variant"}  # now in `identity`
+GONE_CONFIG = {"variant_name", "n_disambiguation", "seed", "chain", "method", "fraction"}  # repeated the identity
+RENAMED_COLUMNS = {"seed": "replicate", "seeds": "replicates", "other_seed": "other_replicate",
+                   "si_seeds": "si_replicates"}
+
+
+def in_old_words(name: str, value, side: str):
+    """One record entry with the names that changed between 0.4.0 (side "old") and today (side "new") aligned."""
+    if name.endswith("metrics.json") and ("/transfer/" in name or name.startswith("submasking/points")):
+        value = {key: item for key, item in value.items() if key not in GONE_TOP | {"identity"}}
+        if isinstance(value.get("config"), dict):
+            value["config"] = {key: item for key, item in value["config"].items() if key not in GONE_CONFIG}
+    if isinstance(value, list) and value and isinstance(value[0], dict):  # a CSV
+        rows = []
+        for row in value:
+            if side == "old":
+                row = {RENAMED_COLUMNS.get(key, key): item for key, item in row.items()}
+                if "replicate" in row and name.startswith("arithmetic"):
+                    row["replicate"] = str(int(row["replicate"]) % 100)
+            rows.append(row)
+        value = rows
+    if isinstance(value, list) and value and isinstance(value[0], str):  # Markdown: the numbers, in order
+        text = "\n".join(value)
+        if side == "old":  # a run label chain/seed, 1/100, is chain/replicate, 1/0, now
+            text = re.sub(r"\b(\d+)/(\d{3,})\b", lambda match: f"{match[1]}/{int(match[2]) % 100}", text)
+        value = re.findall(r"-?\d+(?:\.\d+)?", text)
+    return value
+
+
+
+def legacy_differences(old: dict, new: dict, limit: int = 40) -> list[str]:
+    return differences({k: in_old_words(k, v, "old") for k, v in old.items()},
+                       {k: in_old_words(k, v, "new") for k, v in new.items()}, limit)
+
+
+if __name__ == "__main__":
+    found = legacy_differences(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+    print(f"differences in 0.4.0's words: {len(found)}")
+    print("\n".join(found))
