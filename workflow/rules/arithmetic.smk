@@ -166,7 +166,7 @@ for _pack, _members in ARITH_PACKS:
             "../../envs/subtask-induction.yaml"
         threads: config["threads_per_job"]
         resources:
-            **arith_pack_resources(_members),
+            **pack_resources("transfer_pack", _members),
         params:
             settings=as_json(arith_transfer_training()),
             checkpoint=f"{ARITH_DIR}/transfer/packs/{_pack}.ckpt",

@@ -270,19 +270,6 @@ def arith_transfer_shell():
     )  # the checkpoint goes once the step has returned
 
 
-def arith_pack_resources(members):
-    """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a pack,
-    from config resources.transfer_pack (packs.pack_minutes): a pack is one depth and one n, and a point's cost
-    grows with its disambiguation rows and about linearly with depth (docs/results.md, "At the paper's own scale")."""
-    pack, size = config["resources"]["transfer_pack"], len(members)
-    rows, layers = members[0].n, members[0].layers
-    return {
-        "runtime": lambda wildcards, attempt: pack_minutes(pack["minutes"], size, attempt, rows, layers),
-        "mem_mb": pack_mem_mb(pack["mem_mb"], size),
-        **training_resources(),
-    }
-
-
 def arith_experiment_paths(pattern, only_layers=None, only_chains=None, **extra):
     """expand() over the experiments list, each with its own base and subtask, depths and chains (or only
     those of them in only_layers, only_chains)."""
@@ -396,3 +383,6 @@ def arith_benchmark_files():
             for c, b, s, l, r in ARITH_BUDGET
         ],
     )
+
+
+register_family("arithmetic", arith_final_targets, arith_benchmark_files)

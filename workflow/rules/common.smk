@@ -119,6 +119,20 @@ def training_resources(rule=None):
     }
 
 
+def pack_resources(costs, members):
+    """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a pack of
+    `members`, from config resources.<costs> (transfer_pack, submasking_pack; packs.pack_minutes): a point's cost
+    grows with its disambiguation rows (arithmetic: a pack is one n) and about linearly with depth (docs/results.md,
+    "At the paper's own scale"). One rule for both families that train in packs."""
+    pack, size = config["resources"][costs], len(members)
+    rows, layers = getattr(members[0], "n", 0), getattr(members[0], "layers", 2)
+    return {
+        "runtime": lambda wildcards, attempt: pack_minutes(pack["minutes"], size, attempt, rows, layers),
+        "mem_mb": pack_mem_mb(pack["mem_mb"], size),
+        **training_resources(),
+    }
+
+
 def tracked(folder, name):
     """A user's folder as an input that changes exactly when an image in it is added, replaced or removed
     (results/listings/<name>.json), rewritten while the DAG is built only when the folder's listing (relative
@@ -152,24 +166,28 @@ BENCH_DIR = "results/benchmarks"
 RESOURCES_REPORT = ["results/resources.md", "results/resources.csv"]
 
 
+# What each family's helpers register (<family>_helpers.smk, once its functions exist): its final targets and
+# the benchmark records of its jobs, as functions. common.smk calls none of a family's functions by name, so it
+# depends neither on which family files are included nor on their order.
+FAMILY_OUTPUTS = {}
+
+
+def register_family(family, final_targets, benchmark_files):
+    FAMILY_OUTPUTS[family] = {"final_targets": final_targets, "benchmark_files": benchmark_files}
+
+
 def final_targets():
     """The final targets: summary tables and figures of each configured family, and the resources report."""
-    targets = []
-    if "arithmetic" in config["families"]:
-        targets += arith_final_targets()
-    if "vision" in config["families"]:
-        targets += vis_final_targets()
-    if "submasking" in config["families"]:
-        targets += sub_final_targets()
-    return targets + RESOURCES_REPORT
+    return [path for family in config["families"] for path in FAMILY_OUTPUTS[family]["final_targets"]()] + (
+        RESOURCES_REPORT
+    )
 
 
 def benchmark_files():
     """The benchmark record of every job of the configured families (the rules' `benchmark` paths), each
-    with the name of its rule (the packs of a family under one name), from each family's *_benchmark_files."""
-    families = {"arithmetic": arith_benchmark_files, "vision": vis_benchmark_files, "submasking": sub_benchmark_files}
+    with the name of its rule (the packs of a family under one name), from each family's registered list."""
     files = {}
     for family in config["families"]:
-        for rule, paths in families[family]():
+        for rule, paths in FAMILY_OUTPUTS[family]["benchmark_files"]():
             files.update({path: rule for path in paths})
     return dict(sorted(files.items()))

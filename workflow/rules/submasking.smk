@@ -97,7 +97,7 @@ for _pack, _members in SUB_PACKS:
             "../../envs/subtask-induction.yaml"
         threads: config["threads_per_job"]
         resources:
-            **sub_pack_resources(len(_members)),
+            **pack_resources("submasking_pack", _members),
         params:
             settings=sub_train_settings(_members[0].backbone, _members[0].task),
             backbone_arg=(

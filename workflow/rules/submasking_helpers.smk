@@ -117,17 +117,6 @@ def sub_point_args(point):
     return {"identity": point.identity(), "metrics": point.metrics, "mask": f"{point.folder}/mask.pt"}
 
 
-def sub_pack_resources(size):
-    """SLURM runtime (growing with the attempt) and memory of a submasking pack of `size` points, from config
-    resources.submasking_pack (packs.pack_minutes; the pack rules are generated: a profile cannot name them)."""
-    pack = config["resources"]["submasking_pack"]
-    return {
-        "runtime": lambda wildcards, attempt: pack_minutes(pack["minutes"], size, attempt),
-        "mem_mb": pack_mem_mb(pack["mem_mb"], size),
-        **training_resources(),
-    }
-
-
 def sub_grid():
     """What the aggregate crosses into the configured points (points.submasking_points), names only."""
     return {
@@ -172,3 +161,6 @@ def sub_benchmark_files():
         yield ("vision_base", [f"{BENCH_DIR}/vision/chain{chain}/base.jsonl" for chain in chains])
         if chains:
             yield ("vision_world", [f"{BENCH_DIR}/vision/data/world.jsonl"])
+
+
+register_family("submasking", sub_final_targets, sub_benchmark_files)

@@ -362,3 +362,6 @@ def vis_benchmark_files():
         yield ("vision_diagnostics", [f"{BENCH_DIR}/vision/diagnostics.jsonl"])
     if _vis_swap:
         yield ("vision_texture_swap", [f"{BENCH_DIR}/vision/data/texture_swap.jsonl"])
+
+
+register_family("vision", vis_final_targets, vis_benchmark_files)
