@@ -14,6 +14,7 @@ from subtask_induction.method.transfer import TransferPlan
 from subtask_induction.packs import form_packs
 from subtask_induction.runtime import save_torch
 from subtask_induction.stacked_training import StackedAdamW, counter_dropout, dropout_keys
+from subtask_induction.arithmetic import transfer as arithmetic_pack
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.training import NonFiniteLoss
 from harness import points_file, transfer_identity
@@ -262,7 +263,7 @@ def test_an_interrupted_pack_resumes_to_the_numbers_of_an_uninterrupted_one(inpu
     points = [point(inputs, "a", "si", 0), point(inputs, "b", "si_trainable", 1)]
     reference = [{**q, "out": str(inputs / "ref" / q["out"].split("/")[-2] / "metrics.json")} for q in points]
     run(reference, inputs, name="reference")
-    real = arithmetic_transfer.stacked_batches
+    real = arithmetic_pack.stacked_batches
 
     def interrupted(rows, batch_size, seeds, epoch):
         if epoch == 2:
@@ -270,7 +271,7 @@ def test_an_interrupted_pack_resumes_to_the_numbers_of_an_uninterrupted_one(inpu
         return real(rows, batch_size, seeds, epoch)
 
     with monkeypatch.context() as patch:
-        patch.setattr(arithmetic_transfer, "stacked_batches", interrupted)
+        patch.setattr(arithmetic_pack, "stacked_batches", interrupted)
         with pytest.raises(KeyboardInterrupt):
             run(points, inputs)
     assert (inputs / "pack.ckpt").is_file() and not Path(points[0]["out"]).exists()

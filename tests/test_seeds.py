@@ -75,7 +75,7 @@ def test_vision_scratch_and_random_init_discovery_start_from_no_base_initialisat
 
 
 def test_rewind_starts_the_transfer_network_at_the_base_initialisation():
-    from subtask_induction.steps.arithmetic_transfer import transfer_init_seed
+    from subtask_induction.arithmetic.transfer import transfer_init_seed
 
     base_meta = {"seeds": arithmetic_base_seeds(0, "a+ab", 2)}
     point = {"identity": transfer_identity("si_rewind"), "base": "base.pt",

@@ -92,12 +92,13 @@ def point_of(tmp_path, variant, settings, seed=0):
             "out": str(tmp_path / variant / "metrics.json")}
 
 
+from subtask_induction.arithmetic import transfer as arithmetic_pack  # noqa: E402
 from subtask_induction.steps import arithmetic_transfer  # noqa: E402
 from harness import transfer_identity  # noqa: E402
 
 
 def members_of(points):
-    from subtask_induction.steps.arithmetic_transfer import Inputs, build_member
+    from subtask_induction.arithmetic.transfer import Inputs, build_member
 
     settings = {"training": {"epochs": 1, "batch_size": 8, "lr": 1e-3, "holdout_fraction": 0.0}}
     inputs = Inputs.load(points, settings)
@@ -121,7 +122,7 @@ def test_a_marked_subtask_row_never_equals_a_target_rows_input_and_an_unmarked_o
 
 def test_the_marked_mixture_trains_on_exactly_the_discoverys_rows_marked_and_on_no_eval_or_test_pair(tmp_path):
     from subtask_induction.arithmetic.subtask_rows import mark
-    from subtask_induction.steps.arithmetic_transfer import pack_batches_and_loss
+    from subtask_induction.arithmetic.transfer import pack_batches_and_loss
 
     inputs_of(tmp_path)
     (member,), _ = members_of([point_of(tmp_path, "mixture", MIXTURE)])
@@ -137,12 +138,12 @@ def test_the_marked_mixture_trains_on_exactly_the_discoverys_rows_marked_and_on_
     # the network has the marker's token: one more than the base's vocabulary, its row fresh
     assert member.model.get_input_embeddings().num_embeddings == 22
     assert member.model.lm_head.weight is member.model.get_input_embeddings().weight
-    assert "marker" in arithmetic_transfer.point_seeds(member.point)
+    assert "marker" in arithmetic_pack.point_seeds(member.point)
     # unmarked (the 0.3.0 mixture): the same rows in the target's format, the base's vocabulary, no marker seed
     (plain,), _ = members_of([point_of(tmp_path, "mixture_unmarked", {**MIXTURE, "task_marker": False})])
     assert torch.equal(plain.subtask, discovery["splits"]["train"])
     assert plain.model.get_input_embeddings().num_embeddings == 21
-    assert "marker" not in arithmetic_transfer.point_seeds(plain.point)
+    assert "marker" not in arithmetic_pack.point_seeds(plain.point)
 
 
 def test_the_inherit_baselines_start_from_sis_own_start_tensor_by_tensor(tmp_path):

@@ -9,8 +9,9 @@ import torch
 from subtask_induction.arithmetic.data import build_dataset
 from subtask_induction.arithmetic.model import accuracy, build_gpt2, masked_weight_names, save_gpt2
 from subtask_induction.runtime import load_torch, save_torch
+from subtask_induction.arithmetic import transfer as arithmetic_pack
 from subtask_induction.steps import arithmetic_transfer
-from subtask_induction.steps.common import fingerprint
+from subtask_induction.records import fingerprint
 from subtask_induction.training import NonFiniteLoss
 from harness import points_file, transfer_identity
 
@@ -66,26 +67,26 @@ def numbers(record):
 
 
 def interrupt_at_epoch(monkeypatch, epoch):
-    real = arithmetic_transfer.stacked_batches
+    real = arithmetic_pack.stacked_batches
 
     def batches(rows, batch_size, seeds, current):
         if current == epoch:
             raise Interrupt
         return real(rows, batch_size, seeds, current)
 
-    monkeypatch.setattr(arithmetic_transfer, "stacked_batches", batches)
+    monkeypatch.setattr(arithmetic_pack, "stacked_batches", batches)
 
 
 def trained_rows_of_first_epoch(monkeypatch):
     """Records the rows each point of a pack is given to train on (its batches are drawn from them)."""
     seen = []
-    real = arithmetic_transfer.stacked_batches
+    real = arithmetic_pack.stacked_batches
 
     def batches(rows, batch_size, seeds, epoch):
         seen.append([part.clone() for part in rows])
         return real(rows, batch_size, seeds, epoch)
 
-    monkeypatch.setattr(arithmetic_transfer, "stacked_batches", batches)
+    monkeypatch.setattr(arithmetic_pack, "stacked_batches", batches)
     return seen
 
 
@@ -238,7 +239,7 @@ def test_the_authors_init_draws_every_masked_weight_from_n0_002_and_leaves_the_r
     """masked_init_std (the authors' code's init, an option): the fresh masked weights, c_proj included, are
     drawn from N(0, 0.02) by their own seed; the kept weights, the inherited tensors and the seeds of the
     default are those of SI without the option."""
-    from subtask_induction.steps.arithmetic_transfer import Inputs, build_member
+    from subtask_induction.arithmetic.transfer import Inputs, build_member
 
     folder, _ = inputs
     settings = {"training": {"epochs": 1, "batch_size": 8, "lr": 1e-3, "holdout_fraction": 0.0}}
@@ -257,4 +258,4 @@ def test_the_authors_init_draws_every_masked_weight_from_n0_002_and_leaves_the_r
 
 
 def point_seeds_of(member):
-    return arithmetic_transfer.point_seeds(member.point)
+    return arithmetic_pack.point_seeds(member.point)

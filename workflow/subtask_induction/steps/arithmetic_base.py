@@ -6,7 +6,8 @@ from ..arithmetic.model import accuracy, build_gpt2, lm_loss, save_gpt2, shuffle
 from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_base_seeds
 from ..training import fit
-from .common import fingerprint, parser, provenance, require
+from ..records import fingerprint, provenance
+from .common import parser, require
 
 
 def main(argv=None):

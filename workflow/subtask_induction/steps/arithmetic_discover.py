@@ -8,7 +8,8 @@ from ..method.discovery import discover_subnetwork, majority_share, mask_setting
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
 from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_discovery_seeds
-from .common import fingerprint, parser, provenance, require
+from ..records import fingerprint, provenance
+from .common import parser, require
 
 
 def main(argv=None):

@@ -23,7 +23,8 @@ from ..submasking.methods import (METHODS, features, linear_probe, train_submask
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
 from ..sweep import read_points, run_pack
-from .common import fingerprint, parser, provenance, require
+from ..records import fingerprint, provenance
+from .common import parser, require
 
 # identity: points.SubmaskingPoint.identity (backbone, task, method, fraction, replicate), recorded as given;
 # metrics and mask: the point's outputs

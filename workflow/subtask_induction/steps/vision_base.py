@@ -9,7 +9,8 @@ from ..vision.models import build_classifier, load_pretrained_classifier, save_c
 from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, open_split,
                             shuffled_batches)
 from ..seeds import vision_seeds
-from .common import fingerprint, parser, provenance, require
+from ..records import fingerprint, provenance
+from .common import parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
 

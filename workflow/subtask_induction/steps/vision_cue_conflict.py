@@ -13,7 +13,8 @@ from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
 from ..vision.models import load_classifier
 from ..vision.tasks import evaluate_cue_conflict, open_cue_conflict
-from .common import parser, provenance, require
+from ..records import provenance
+from .common import parser, require
 from .vision_common import discovery_network
 
 

@@ -15,7 +15,8 @@ from ..vision.models import masked_weight_names
 from ..vision.tasks import (answer_distribution, answers_as_targets, nll_loss, open_split, predict,
                             shuffled_batches, soft_target_loss)
 from ..seeds import vision_seeds
-from .common import fingerprint, parser, provenance, require
+from ..records import fingerprint, provenance
+from .common import parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments, discovery_network, same_images
 
 

@@ -10,7 +10,8 @@ from ..images import list_images, read_rgb
 from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
 from ..vision.segmentation import make_segmenter, pool_image
-from .common import parser, provenance, require
+from ..records import provenance
+from .common import parser, require
 
 
 def main(argv=None):

@@ -5,7 +5,8 @@ from collections import Counter
 
 from ..runtime import configure, save_json
 from ..vision.world import generate_texture_swap
-from .common import parser, provenance, require
+from ..records import provenance
+from .common import parser, require
 
 
 def main(argv=None):

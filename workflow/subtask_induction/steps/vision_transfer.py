@@ -20,7 +20,8 @@ from ..vision.models import build_classifier, head_parameter_names, load_classif
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
 from ..points import VisionPoint
 from ..seeds import vision_seeds
-from .common import fingerprint, parser, provenance, require
+from ..records import fingerprint, provenance
+from .common import parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
 

@@ -2,7 +2,8 @@
 
 from ..runtime import configure, save_json
 from ..vision.world import generate_world
-from .common import parser, provenance, require
+from ..records import provenance
+from .common import parser, require
 
 
 def main(argv=None):

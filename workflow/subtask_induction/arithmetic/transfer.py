@@ -1,0 +1,299 @@
+"""Arithmetic transfer points trained as one pack (docs/running.md, "Packs"): what each point reads and what its
+numbers depend on (`Inputs`, its fingerprint), each point's model and rows built exactly as a lone run builds
+them (`build_member`), the stacked training, the per-epoch evaluation and each point's metrics.json. The step
+(steps/arithmetic_transfer.py) parses, loads and hands this to sweep.run_pack.
+
+A point's fingerprint covers what its numbers depend on and nothing else: its settings, n, chain and
+replicate; the rows it reads (its training rows, eval and test), the base's tensors and architecture, the
+subnetwork's masks (and its mask scores, for a top-k point; not the files, whose metadata changes when, say,
+a losing λ is added to the selection or the data pool grows for a larger n); the package code it runs, the
+versions of the numeric libraries, the kernel pins and where it computes (CPU kernels, threads, GPU:
+runtime.code_hash).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from ..claims import correct_bits
+from ..method.kinds import batch_kind
+from ..method.masks import kept_fraction, load_subnetwork
+from ..method.transfer import TransferPlan
+from ..protocols import PROTOCOLS, run_protocols, select_all
+from ..records import fingerprint, provenance
+from ..runtime import code_hash, load_torch, resolve_device, save_json, tensor_digest
+from ..seeds import arithmetic_transfer_seeds
+from ..stacked_training import StackedAdamW
+from ..training import fit
+from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
+from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, predict_answers,
+                    redraw_masked_weights, stacked_batches)
+from .stacked import StackedGPT2, optimizer_groups
+from .subtask_rows import add_task_marker, discovery_rows, mark, pack_batches, pack_loss, teacher_log_probs
+
+
+def point_seeds(point):
+    v, identity = point["variant_settings"], point["identity"]
+    return arithmetic_transfer_seeds(identity["chain"], identity["replicate"], task_marker=batch_kind(v)[1],
+                                     masked_init=bool(v.get("masked_init_std")))
+
+
+@dataclass
+class Inputs:
+    """What the pack's points read, each file loaded once, and what each contributes to a point's numbers,
+    by content (see the module docstring)."""
+
+    settings: dict
+    kind: str | None  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
+    marked: bool  # whether those rows carry the task marker (subtask_rows.py)
+    code: str  # the package modules this step imports and the numeric libraries
+    bases: dict = field(default_factory=dict)
+    subnetworks: dict = field(default_factory=dict)
+    datasets: dict = field(default_factory=dict)
+    digests: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, points: list[dict], settings: dict) -> Inputs:
+        kind, marked = batch_kind(points[0]["variant_settings"])
+        inputs = cls(settings, kind, marked, code_hash())
+        for point in points:
+            if point["base"] not in inputs.bases:
+                inputs.bases[point["base"]] = load_gpt2(point["base"])
+            if point["subnetwork"] not in inputs.subnetworks:
+                inputs.subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
+            for key in ("data", "subtask_data") if kind else ("data",):
+                if point[key] not in inputs.datasets:
+                    inputs.datasets[point[key]] = load_torch(
+                        point[key], ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
+        for point in points:
+            if point["variant_settings"].get("top_k") and inputs.subnetworks[point["subnetwork"]].get("scores") is None:
+                raise SystemExit(f"error: variant '{point['identity']['variant']}' takes the top {point['variant_settings']['top_k']:g} "
+                                 f"of the mask scores, but {point['subnetwork']} holds no scores (written before "
+                                 f"version 0.2.0): run its discovery again")
+        return inputs
+
+    def _digest(self, key, make):
+        if key not in self.digests:
+            self.digests[key] = make()
+        return self.digests[key]
+
+    def base_digest(self, path):
+        model, meta = self.bases[path]
+        return self._digest(("base", path), lambda: tensor_digest({
+            "state_dict": model.state_dict(), "layers": meta["layers"], "n_numbers": meta["n_numbers"],
+            "model_settings": meta["model_settings"]}))
+
+    def rows_digest(self, point):
+        dataset = self.datasets[point["data"]]
+        n = point["identity"]["n"]
+        return self._digest(("rows", point["data"], n), lambda: tensor_digest({
+            "train": transfer_training_rows(dataset, n), "n_ambiguous": len(dataset["splits"]["ambiguous"]),
+            "eval": dataset["splits"]["eval"], "test": dataset["splits"]["test"],
+            "computation": dataset["computation"], "n_numbers": dataset["n_numbers"], "modulus": dataset["modulus"]}))
+
+    def fingerprint(self, point) -> str:
+        return self._digest(("point", point["out"]), lambda: self._point_fingerprint(point))
+
+    def _point_fingerprint(self, point) -> str:
+        subnetwork = self.subnetworks[point["subnetwork"]]
+        extra = []
+        if self.kind:
+            extra.append(self._digest(("subtask", point["subtask_data"], point["subnetwork"]), lambda: tensor_digest(
+                {"subtask": discovery_rows(self.datasets[point["subtask_data"]], subnetwork)})))
+        if point["variant_settings"].get("top_k"):
+            extra.append(self._digest(("scores", point["subnetwork"]),
+                                      lambda: tensor_digest({"scores": subnetwork.get("scores")})))
+        masks = self._digest(("masks", point["subnetwork"]), lambda: tensor_digest({"masks": subnetwork["masks"]}))
+        identity = point["identity"]
+        return fingerprint({**self.settings, "variant": point["variant_settings"]}, identity["n"], identity["chain"],
+                           identity["replicate"], self.code, self.base_digest(point["base"]), masks, self.rows_digest(point),
+                           *extra, code=False)
+
+
+@dataclass
+class Member:
+    """One point of the pack as it trains: its own model (before stacking), rows and record fields."""
+
+    point: dict
+    plan: TransferPlan
+    model: torch.nn.Module
+    train: torch.Tensor
+    holdout: torch.Tensor
+    rows: dict  # what it trains on, by kind (arithmetic.data.trained_rows)
+    eval: torch.Tensor
+    test: torch.Tensor
+    rules: dict  # competing rule -> its name, for the test agreement metrics
+    config: dict
+    transferred: float | None  # the kept fraction of the transferred mask (masked methods)
+    subtask: torch.Tensor | None = None  # with subtask_rows: the discovery's rows (marked with task_marker)
+    teacher: torch.Tensor | None = None  # with subtask_rows distill: the subnetwork's answers on them
+    subtask_test: torch.Tensor | None = None  # with subtask_rows: the subtask's test rows, as its rows are given
+
+    @property
+    def name(self) -> str:
+        identity = self.point["identity"]
+        return f"{identity['variant']} n={identity['n']} chain={identity['chain']} replicate={identity['replicate']}"
+
+
+def train_points(todo: list[dict], inputs: Inputs, device: str, checkpoint: str, checkpoint_interval_s: float):
+    """Build every point's model as for a lone run, stack them, train them as one (resuming from `checkpoint`),
+    write each point's metrics.json: yields each point once written (or with why it failed), for run_pack to keep."""
+    t = inputs.settings["training"]
+    device = resolve_device(device)
+    pack = [build_member(point, inputs, device) for point in todo]
+    check_shapes(pack)
+    plans = [member.plan for member in pack]
+    model = StackedGPT2.from_models([member.model for member in pack],
+                                    [point_seeds(member.point)["batches"] for member in pack], plans).to(device)
+    for member in pack:
+        member.model = None  # the stacked model holds the weights now
+    optimizer = StackedAdamW(optimizer_groups(model, t["lr"], plans), weight_decay=t.get("weight_decay", 0.01))
+    loss_fn, batches = pack_batches_and_loss(pack, inputs.kind, t["batch_size"])
+    names = [member.name for member in pack]
+    result = fit(
+        model, optimizer, loss_fn, batches,
+        pack_evaluation(pack, device, inputs.datasets[todo[0]["data"]]["modulus"]), t["epochs"], select=None,
+        checkpoint=checkpoint, checkpoint_interval_s=checkpoint_interval_s,
+        fingerprint=fingerprint({"points": [inputs.fingerprint(q) for q in todo]}, code=False),
+        desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
+        settings={"points": names, **inputs.settings},
+    )
+    for index, member in enumerate(pack):
+        if index in result.failed:
+            yield member.point, f"{member.name}, the loss became non-finite: {result.failed[index]}"
+            continue
+        write_point(member, [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
+                             for record in result.history], len(pack), inputs)
+        yield member.point, None
+
+
+def build_member(point: dict, inputs: Inputs, device) -> Member:
+    """A point's transfer model, exactly as a lone run builds it, with its rows."""
+    (base, meta), subnetwork = inputs.bases[point["base"]], inputs.subnetworks[point["subnetwork"]]
+    dataset, v, t = inputs.datasets[point["data"]], point["variant_settings"], inputs.settings["training"]
+    n = point["identity"]["n"]
+    rows = transfer_training_rows(dataset, n)
+    seeds = point_seeds(point)
+    train, holdout = split_holdout(rows, len(dataset["splits"]["ambiguous"]), t["holdout_fraction"], seeds["holdout"])
+    if t["holdout_fraction"] > 0 and len(holdout) == 0:
+        raise SystemExit(f"error: holdout_fraction {t['holdout_fraction']} leaves no held-out row of {len(rows)}")
+    fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
+    if v.get("masked_init_std"):  # the authors' code's init of the fresh masked weights (an option: docs/results.md)
+        fresh = redraw_masked_weights(fresh, v["masked_init_std"], seeds["masked_init"])
+    plan = TransferPlan.from_settings(v)
+    masks = plan.masks(subnetwork)
+    model = plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"]))
+    if inputs.marked:
+        model = add_task_marker(model, meta["n_numbers"], seeds["marker"])
+    member = Member(
+        point=point,
+        plan=plan,
+        model=model,
+        train=train.to(device), holdout=holdout,
+        rows=trained_rows(len(dataset["splits"]["ambiguous"]), n, t["holdout_fraction"]),
+        eval=dataset["splits"]["eval"], test=dataset["splits"]["test"],
+        rules={rule: rule for rule in competing_rules(dataset["computation"], dataset["n_numbers"], dataset["modulus"])},
+        config={**inputs.settings, "variant": v, "target": dataset["computation"], "subtask": subnetwork.get("subtask"),
+                "base": meta},
+        transferred=kept_fraction(masks)["overall"] if plan.freezes_weights else None,
+    )
+    if inputs.kind:
+        subtask_data = inputs.datasets[point["subtask_data"]]
+        rows_of_subtask, subtask_test = discovery_rows(subtask_data, subnetwork), subtask_data["splits"]["test"]
+        given = (lambda rows: mark(rows, meta["n_numbers"])) if inputs.marked else (lambda rows: rows)  # noqa: E731
+        member.subtask, member.subtask_test = given(rows_of_subtask).to(device), given(subtask_test)
+        if inputs.kind == "distill":  # the subnetwork answers the rows it knows, unmarked
+            member.teacher = teacher_log_probs(base, subnetwork["masks"], rows_of_subtask).to(device)
+    return member
+
+
+def check_shapes(pack: list[Member]) -> None:
+    """Points train together only when their row counts are equal (a stacked batch has one shape)."""
+    for name in ("train", "holdout", "eval", "test") + (("subtask", "subtask_test") if pack[0].subtask is not None else ()):
+        sizes = [len(getattr(member, name)) for member in pack]
+        if len(set(sizes)) != 1:
+            raise SystemExit(f"error: the pack's points have different numbers of {name} rows {sizes}; "
+                             "only points of one shape train together")
+
+
+def pack_batches_and_loss(pack: list[Member], kind: str | None, batch_size: int):
+    """The pack's loss and its batches of an epoch (each point's own batch order)."""
+    trains = [member.train for member in pack]
+    batch_seeds = [point_seeds(member.point)["batches"] for member in pack]
+    if not kind:
+        return lm_loss, lambda epoch: stacked_batches(trains, batch_size, batch_seeds, epoch)
+    subtask = [member.subtask for member in pack]
+    teacher = [member.teacher for member in pack] if kind == "distill" else None
+    subtask_seeds = [point_seeds(member.point)["subtask_batches"] for member in pack]
+    return pack_loss(kind), lambda epoch: pack_batches(trains, batch_size, batch_seeds, subtask, teacher,
+                                                       subtask_seeds, epoch)
+
+
+def pack_evaluation(pack: list[Member], device, modulus: int):
+    """The per-epoch metrics of every point: eval accuracy, test metrics, in a holdout run the held-out slice's
+    accuracy and loss, and for a point trained beside subtask rows its accuracy on the subtask's test rows (as
+    its rows are given: marked or not), so a reader sees whether it learnt the subtask too."""
+    holdout_rows, eval_rows, test_rows = (torch.stack([getattr(member, name) for member in pack]).to(device)
+                                          for name in ("holdout", "eval", "test"))
+    has_holdout = holdout_rows.shape[1] > 0
+    subtask_rows = (torch.stack([member.subtask_test for member in pack]).to(device)
+                    if pack[0].subtask_test is not None else None)
+
+    def evaluate(net):
+        if has_holdout:
+            held = predict_answers(net, holdout_rows)
+            held_loss, held_answer_loss = mean_losses(net, holdout_rows)
+        evaluated = predict_answers(net, eval_rows)
+        tested = predict_answers(net, test_rows)
+        subtask = predict_answers(net, subtask_rows) if subtask_rows is not None else None
+        out = []
+        for index, member in enumerate(pack):
+            test = answer_metrics(tested[index], test_rows[index], member.rules, modulus)
+            held_out = {"holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
+                        "holdout_loss": held_loss[index],
+                        "holdout_answer_loss": held_answer_loss[index]} if has_holdout else {}
+            out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
+                        **held_out,
+                        **({"subtask_test_accuracy": answer_metrics(subtask[index], subtask_rows[index])["accuracy"]}
+                           if subtask is not None else {}),
+                        "test_accuracy": test.pop("accuracy"),
+                        # which test items it got right: paired tests between variants (claims.py)
+                        "test_correct": correct_bits((tested[index] == test_rows[index][:, 3]).cpu()),
+                        **{f"test_{key}": value for key, value in test.items()}})
+        return out
+
+    return evaluate
+
+
+def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inputs) -> None:
+    """The point's metrics.json: each protocol's selected epoch, the curve, what it read and its seeds."""
+    point = member.point
+    # the selected epochs keep their per-item test correctness; the curve not
+    protocols = select_all(history, run_protocols(len(member.holdout) > 0))
+    curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
+    save_json({"metrics": protocols, "protocols": {name: PROTOCOLS[name] for name in protocols},
+               "competing_rules": sorted(member.rules),
+               "rows": {**member.rows, "eval": len(member.eval), "test": len(member.test),
+                        **({"subtask": len(member.subtask), "task_marker": inputs.marked}
+                           if member.subtask is not None else {})},
+               "curve": curve,
+               "mask_fraction": member.transferred,
+               "identity": point["identity"],
+               "seeds": {**point_seeds(point), "init": transfer_init_seed(point, inputs.bases[point["base"]][1])},
+               "config": member.config, "fingerprint": inputs.fingerprint(point),
+               "pack_size": pack_size, "provenance": provenance()}, point["out"])
+    print(f"{member.name}: test accuracy " + ", ".join(
+        f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
+
+
+def transfer_init_seed(point, base_meta):
+    """The transfer network's initial weights: its own fresh seed, or with `init: rewind` the base's own
+    initialisation (the lottery-ticket rewind, a question of its own: seeds.py)."""
+    if point["variant_settings"].get("init", "fresh") == "fresh":
+        return arithmetic_transfer_seeds(point["identity"]["chain"], point["identity"]["replicate"])["init"]
+    if "seeds" not in base_meta:
+        raise SystemExit(f"error: variant '{point['identity']['variant']}' rewinds to the base's initialisation, but {point['base']} "
+                         "records no seeds (written before version 0.3.0): train the base again")
+    return base_meta["seeds"]["init"]
