@@ -12,7 +12,7 @@ from ..records import fingerprint, provenance
 from .common import parser, require
 
 
-def main(argv=None):
+def parse_arguments(argv=None):
     p = parser(__doc__)
     p.add_argument("--base", required=True, help="base model .pt")
     p.add_argument("--data", required=True, help="discovery dataset .pt (subtask labels)")
@@ -24,7 +24,11 @@ def main(argv=None):
                         "epochs over fewer rows, the last one cut short), so a label budget is not also a step budget")
     p.add_argument("--out-subnetwork", required=True)
     p.add_argument("--out-metrics", required=True)
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
     s = args.settings
     require(s, "seed", "epochs", "batch_size", "lr", "beta_final", "mask_init")
     model, meta = load_gpt2(args.base)

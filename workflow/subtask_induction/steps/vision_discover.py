@@ -20,7 +20,7 @@ from .common import parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments, discovery_network, same_images
 
 
-def main(argv=None):
+def parse_arguments(argv=None):
     p = parser(__doc__)
     p.add_argument("--base", required=True, help="base model.pt")
     p.add_argument("--init", choices=["pretrained", "random", "label_free"], default="pretrained")
@@ -30,7 +30,11 @@ def main(argv=None):
     p.add_argument("--l0-weight", type=float, required=True, help="lambda")
     p.add_argument("--out-subnetwork", required=True)
     p.add_argument("--out-metrics", required=True)
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
     s = args.settings
     require(s, "seed", "data", "discovery", "eval_batch_size")
     d = s["discovery"]

@@ -25,7 +25,7 @@ from .common import parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
 
-def main(argv=None):
+def parse_arguments(argv=None):
     p = parser(__doc__)
     p.add_argument("--base", required=True)
     p.add_argument("--subnetwork", help=f"the selected subnetwork .pt (the methods {list(MASKED_METHODS)} need it)")
@@ -38,7 +38,11 @@ def main(argv=None):
     p.add_argument("--chain", type=int, required=True, help="the chain (its seeds; a vision point's only replicate)")
     p.add_argument("--out", required=True, help="metrics.json")
     p.add_argument("--out-model", required=True, help="model.pt: the trained model, for the cue-conflict evaluation")
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
     s = args.settings
     require(s, "data", "training", "variant", "eval_batch_size")
     t, v, data = s["training"], s["variant"], s["data"]
