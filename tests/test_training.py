@@ -5,7 +5,7 @@ import torch
 
 from subtask_induction.arithmetic.data import build_dataset, transfer_training_rows
 from subtask_induction.arithmetic.model import accuracy, lm_loss, masked_weight_names, shuffled_batches
-from subtask_induction.method.transfer import parameter_groups, prepare_transfer_model
+from subtask_induction.method.transfer import TransferPlan
 from subtask_induction.training import fit
 
 
@@ -20,9 +20,8 @@ def transfer_run(tiny_gpt2, checkpoint=None, interrupt_after=None, fingerprint="
     base = tiny_gpt2(seed=0)
     masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.2
              for name in masked_weight_names(base)}
-    model = prepare_transfer_model("sampled", base, tiny_gpt2(seed=5), masks, lr_scale=0.0, inherit_unmasked=True,
-                                   generator=torch.Generator().manual_seed(5))
-    optimizer = torch.optim.AdamW(parameter_groups(model, 3e-3, 0.0))
+    model = TransferPlan("sampled", 0.0, True).build(base, tiny_gpt2(seed=5), masks, torch.Generator().manual_seed(5))
+    optimizer = torch.optim.AdamW(TransferPlan("subnetwork", 0.0).parameter_groups(model, 3e-3))
 
     def stop(epoch):
         if interrupt_after is not None and epoch + 1 == interrupt_after:

@@ -4,8 +4,7 @@ import pytest
 import torch
 
 from subtask_induction.arithmetic.model import lm_loss, masked_weight_names
-from subtask_induction.method.transfer import (control_masks, effective_weights, insert_subnetwork, parameter_groups,
-                                               prepare_transfer_model, sample_complement_mask)
+from subtask_induction.method.transfer import TransferPlan, control_masks, effective_weights, sample_complement_mask
 
 
 def random_masks(model, fraction=0.1, seed=0):
@@ -15,7 +14,7 @@ def random_masks(model, fraction=0.1, seed=0):
 
 
 def train_a_little(model, lr_scale, steps=5):
-    optimizer = torch.optim.AdamW(parameter_groups(model, 1e-2, lr_scale), weight_decay=0.01)
+    optimizer = torch.optim.AdamW(TransferPlan("subnetwork", lr_scale).parameter_groups(model, 1e-2), weight_decay=0.01)
     rows = torch.randint(0, 20, (16, 4))
     for _ in range(steps):
         optimizer.zero_grad()
@@ -27,8 +26,7 @@ def train_a_little(model, lr_scale, steps=5):
 def test_frozen_entries_bit_identical_after_training(tiny_gpt2, method):
     base, fresh = tiny_gpt2(seed=0), tiny_gpt2(seed=1)
     masks = random_masks(base)
-    model = prepare_transfer_model(method, base, fresh, masks, lr_scale=0.0, inherit_unmasked=False,
-                                   generator=torch.Generator().manual_seed(3))
+    model = TransferPlan(method, 0.0, False).build(base, fresh, masks, torch.Generator().manual_seed(3))
     names = masked_weight_names(base)
     frozen = {name: model.get_submodule(name.rsplit(".", 1)[0]).parametrizations.weight[0].gamma for name in names}
     before = effective_weights(model, names)
@@ -44,9 +42,8 @@ def test_frozen_entries_bit_identical_after_training(tiny_gpt2, method):
 
 def test_trainable_subnetwork_moves_at_scaled_learning_rate(tiny_gpt2):
     base = tiny_gpt2(seed=0)
-    model = prepare_transfer_model("subnetwork", base, tiny_gpt2(seed=1), random_masks(base), lr_scale=0.5,
-                                   inherit_unmasked=True, generator=torch.Generator())
-    groups = parameter_groups(model, 1e-2, 0.5)
+    model = TransferPlan("subnetwork", 0.5, True).build(base, tiny_gpt2(seed=1), random_masks(base), torch.Generator())
+    groups = TransferPlan("subnetwork", 0.5).parameter_groups(model, 1e-2)
     assert [g["lr"] for g in groups] == [1e-2, 5e-3]
     name = masked_weight_names(base)[0]
     parametrization = model.get_submodule(name.rsplit(".", 1)[0]).parametrizations.weight[0]
@@ -86,10 +83,8 @@ def test_complement_too_large_is_an_error_naming_the_tensor():
 def test_inherit_unmasked_copies_embeddings_only_when_asked(tiny_gpt2):
     base = tiny_gpt2(seed=0)
     masks = random_masks(base)
-    kept = prepare_transfer_model("subnetwork", base, tiny_gpt2(seed=1), masks, lr_scale=0.0,
-                                  inherit_unmasked=True, generator=torch.Generator())
-    fresh = prepare_transfer_model("subnetwork", base, tiny_gpt2(seed=1), masks, lr_scale=0.0,
-                                   inherit_unmasked=False, generator=torch.Generator())
+    kept = TransferPlan("subnetwork", 0.0, True).build(base, tiny_gpt2(seed=1), masks, torch.Generator())
+    fresh = TransferPlan("subnetwork", 0.0, False).build(base, tiny_gpt2(seed=1), masks, torch.Generator())
     embedding = "transformer.wte.weight"
     assert torch.equal(kept.get_parameter(embedding), base.get_parameter(embedding))
     assert not torch.equal(fresh.get_parameter(embedding), base.get_parameter(embedding))
@@ -98,15 +93,12 @@ def test_inherit_unmasked_copies_embeddings_only_when_asked(tiny_gpt2):
 def test_random_and_full_controls(tiny_gpt2):
     base, fresh = tiny_gpt2(seed=0), tiny_gpt2(seed=1)
     masks = random_masks(base)
-    assert prepare_transfer_model("random", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
-                                  generator=torch.Generator()) is fresh
-    full = prepare_transfer_model("full", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
-                                  generator=torch.Generator())
+    assert TransferPlan("random", 0, True).build(base, fresh, masks, torch.Generator()) is fresh
+    full = TransferPlan("full", 0, True).build(base, fresh, masks, torch.Generator())
     assert full is not base
     assert all(torch.equal(a, b) for a, b in zip(full.state_dict().values(), base.state_dict().values()))
     with pytest.raises(ValueError, match="unknown transfer method"):
-        prepare_transfer_model("bogus", base, fresh, masks, lr_scale=0, inherit_unmasked=True,
-                               generator=torch.Generator())
+        TransferPlan("bogus", 0, True).build(base, fresh, masks, torch.Generator())
 
 
 def test_complement_is_checked_when_the_subnetwork_is_selected(tmp_path):
@@ -127,7 +119,7 @@ def test_inherit_unmasked_refuses_models_that_differ(tiny_gpt2):
     base, other = tiny_gpt2(seed=0, layers=2), tiny_gpt2(seed=1, layers=1)
     masks = {"transformer.h.0.mlp.c_fc.weight": torch.ones(16, 32, dtype=torch.bool)}
     with pytest.raises(ValueError, match="differ"):
-        insert_subnetwork(base, other, masks, inherit_unmasked=True)
+        TransferPlan("subnetwork", 0.0, True).build(base, other, masks, torch.Generator())
 
 
 def test_train_holdout_ties_go_to_the_lower_answer_token_loss_not_the_whole_row_loss():
@@ -154,8 +146,6 @@ def test_answer_loss_is_the_loss_of_the_answer_token(tiny_gpt2):
 
 
 def test_a_transfer_plan_is_checked_once_and_says_what_trains(tiny_gpt2):
-    from subtask_induction.method.transfer import TransferPlan
-
     with pytest.raises(ValueError, match=r"lr_scale must lie in \[0, 1\], got 1.5"):
         TransferPlan.from_settings({"method": "subnetwork", "lr_scale": 1.5, "inherit_unmasked": True})
     with pytest.raises(ValueError, match="unknown transfer method 'nope'"):
@@ -172,3 +162,19 @@ def test_a_transfer_plan_is_checked_once_and_says_what_trains(tiny_gpt2):
     model = trained.build(base, tiny_gpt2(seed=1), masks, torch.Generator().manual_seed(0))
     groups = trained.parameter_groups(model, 1e-2)
     assert [group["lr"] for group in groups] == [1e-2, 5e-3]  # the subnetwork at lr * lr_scale
+
+
+def test_a_head_only_plan_trains_the_named_head_and_nothing_else(tiny_gpt2):
+    """trainable: head (the vision family's linear probe) is a rule of the plan, as every optimizer-group rule."""
+    base = tiny_gpt2(seed=0)
+    plan = TransferPlan.from_settings({"method": "full", "lr_scale": 0.0, "inherit_unmasked": True, "trainable": "head"})
+    model = plan.build(base, tiny_gpt2(seed=1), None, torch.Generator())
+    head = ["lm_head.weight"] if "lm_head.weight" in dict(model.named_parameters()) else [next(iter(dict(model.named_parameters())))]
+    groups = plan.parameter_groups(model, 1e-2, head=head)
+    trained = [name for name, parameter in model.named_parameters() if parameter.requires_grad]
+    assert trained == head and [len(group["params"]) for group in groups] == [1]
+    with pytest.raises(ValueError, match="give the names of the head"):
+        plan.parameter_groups(tiny_gpt2(seed=2), 1e-2)
+    with pytest.raises(ValueError, match="trainable must be all or head"):
+        TransferPlan("full", trainable="body")
+

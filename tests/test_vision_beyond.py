@@ -196,7 +196,7 @@ def test_saved_models_compute_what_the_steps_evaluated():
     the saved weights) and a hard-mask subnetwork (the base with its masks multiplied in) must give the
     in-process model's outputs to the last bit, so moving that evaluation out of the training steps changes no number."""
     from subtask_induction.method.masks import apply_binary_masks, attach_masks, find_masks, hard_masks, hard_masks_on
-    from subtask_induction.method.transfer import prepare_transfer_model
+    from subtask_induction.method.transfer import TransferPlan
     from subtask_induction.vision.models import build_classifier, load_classifier, masked_weight_names, save_classifier
     import tempfile
 
@@ -212,8 +212,7 @@ def test_saved_models_compute_what_the_steps_evaluated():
         in_process = masked(images)
     with torch.no_grad():
         assert torch.equal(apply_binary_masks(build_classifier(spec, 0).eval(), binary)(images), in_process)
-    si = prepare_transfer_model("subnetwork", base, build_classifier(spec, 1), binary, lr_scale=0.0,
-                                inherit_unmasked=False, generator=torch.Generator().manual_seed(2)).eval()
+    si = TransferPlan("subnetwork", 0.0, False).build(base, build_classifier(spec, 1), binary, torch.Generator().manual_seed(2)).eval()
     with tempfile.TemporaryDirectory() as folder:
         torch.save(save_classifier(si, spec), f"{folder}/model.pt")
         loaded, _ = load_classifier(f"{folder}/model.pt")

@@ -86,21 +86,12 @@ def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.
     raise ValueError(f"method '{method}' uses no mask")
 
 
-def insert_subnetwork(
-    base: nn.Module,
-    fresh: nn.Module,
-    masks: dict[str, torch.Tensor],
-    *,
-    lr_scale: float = 0.0,
-    inherit_unmasked: bool = False,
-) -> nn.Module:
-    """Put the base model's kept weights into `fresh` (modified in place and returned).
-
-    inherit_unmasked: copy every tensor that carries no mask (embeddings, norms, head, biases) from the
-    base model too, as the authors' code does; False leaves them randomly initialised, as the paper says.
-    """
-    if not 0.0 <= lr_scale <= 1.0:
-        raise ValueError(f"lr_scale must lie in [0, 1], got {lr_scale}")
+def _insert_subnetwork(base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor], *, trainable: bool,
+                       inherit_unmasked: bool) -> nn.Module:
+    """Put the base model's kept weights into `fresh` (modified in place and returned): frozen buffers, or
+    (trainable) a parameter of their own. inherit_unmasked: copy every tensor that carries no mask
+    (embeddings, norms, head, biases) from the base model too, as the authors' code does; False leaves them
+    randomly initialised, as the paper says. TransferPlan.build calls it."""
     base_state = base.state_dict()
     if inherit_unmasked:
         inherit_unmasked_tensors(base, fresh, masks)
@@ -111,7 +102,7 @@ def insert_subnetwork(
         if getattr(module, attribute).shape != mask.shape:
             raise ValueError(f"mask for '{name}' has shape {tuple(mask.shape)}, weight {tuple(getattr(module, attribute).shape)}")
         device = getattr(module, attribute).device
-        frozen = FrozenSubnetwork(base_state[name].to(device), mask.to(device), trainable=lr_scale > 0)
+        frozen = FrozenSubnetwork(base_state[name].to(device), mask.to(device), trainable=trainable)
         parametrize.register_parametrization(module, attribute, frozen, unsafe=True)
     return fresh
 
@@ -129,57 +120,35 @@ def inherit_unmasked_tensors(base: nn.Module, fresh: nn.Module, masks: dict[str,
     return fresh
 
 
-def prepare_transfer_model(
-    method: str,
-    base: nn.Module,
-    fresh: nn.Module,
-    masks: dict[str, torch.Tensor],
-    *,
-    lr_scale: float,
-    inherit_unmasked: bool,
-    generator: torch.Generator,
-) -> nn.Module:
-    """The model a transfer run trains, for any method in METHODS."""
-    if method not in METHODS:
-        raise ValueError(f"unknown transfer method '{method}'; choose from {METHODS}")
-    if method == "random":
-        if not inherit_unmasked:
-            return fresh
-        if masks is None:
-            raise ValueError("method random with inherit_unmasked takes the base's unmasked tensors: it needs the "
-                             "subnetwork's masks to say which tensors those are")
-        return inherit_unmasked_tensors(base, fresh, masks)
-    if method == "full":
-        return copy.deepcopy(base)
-    chosen = control_masks(method, masks, generator)
-    return insert_subnetwork(base, fresh, chosen, lr_scale=lr_scale, inherit_unmasked=inherit_unmasked)
-
-
 @dataclass(frozen=True)
 class TransferPlan:
     """What a transfer variant does to the network it trains, read once from its settings and checked once:
     which weights come frozen from the base (`method`: the discovered mask, a count-matched control, none or
     all; `top_k`: the top fraction of the discovery's mask scores instead of its hard mask), whether the
-    transferred weights train (`lr_scale`: 0 frozen, else at lr * lr_scale) and whether the tensors no mask
-    covers come from the base (`inherit_unmasked`). A lone model (vision) and a stacked pack (arithmetic)
-    are built and given their optimizer groups from it."""
+    transferred weights train (`lr_scale`: 0 frozen, else at lr * lr_scale), whether the tensors no mask
+    covers come from the base (`inherit_unmasked`) and which parameters train (`trainable`: all, or only the
+    classifier head: a linear probe). A lone model (vision) and a stacked pack (arithmetic) are built and
+    given their optimizer groups from it: the one place a transfer's policy lives, checked once here."""
 
     method: str
     lr_scale: float = 0.0
     inherit_unmasked: bool = False
     top_k: float | None = None
+    trainable: str = "all"
 
     def __post_init__(self):
         if self.method not in METHODS:
             raise ValueError(f"unknown transfer method '{self.method}'; choose from {METHODS}")
         if not 0.0 <= self.lr_scale <= 1.0:
             raise ValueError(f"lr_scale must lie in [0, 1], got {self.lr_scale}")
+        if self.trainable not in ("all", "head"):
+            raise ValueError(f"trainable must be all or head, got {self.trainable!r}")
 
     @classmethod
     def from_settings(cls, variant: dict) -> TransferPlan:
         """From a variant's config settings (the keys a plan does not use are left to their steps)."""
         return cls(variant["method"], float(variant["lr_scale"]), bool(variant["inherit_unmasked"]),
-                   variant.get("top_k"))
+                   variant.get("top_k"), variant.get("trainable", "all"))
 
     @property
     def reads_subnetwork(self) -> bool:
@@ -203,25 +172,41 @@ class TransferPlan:
 
     def build(self, base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor] | None,
               generator: torch.Generator) -> nn.Module:
-        """The model a transfer run trains (prepare_transfer_model)."""
-        return prepare_transfer_model(self.method, base, fresh, masks, lr_scale=self.lr_scale,
-                                      inherit_unmasked=self.inherit_unmasked, generator=generator)
+        """The model a transfer run trains: `fresh` (random), with the base's unmasked tensors (random with
+        inherit_unmasked), the base itself (full), or `fresh` with the base's weights under this plan's masks
+        (`masks`, or a count-matched random draw: sampled, complement, sampled_authors) put in frozen or
+        trainable. `generator` draws the control masks."""
+        if self.method == "random":
+            if not self.inherit_unmasked:
+                return fresh
+            if masks is None:
+                raise ValueError("method random with inherit_unmasked takes the base's unmasked tensors: it needs "
+                                 "the subnetwork's masks to say which tensors those are")
+            return inherit_unmasked_tensors(base, fresh, masks)
+        if self.method == "full":
+            return copy.deepcopy(base)
+        return _insert_subnetwork(base, fresh, control_masks(self.method, masks, generator),
+                                  trainable=self.trains_subnetwork, inherit_unmasked=self.inherit_unmasked)
 
-    def parameter_groups(self, model: nn.Module, lr: float) -> list[dict]:
-        return parameter_groups(model, lr, self.lr_scale)
-
-
-def parameter_groups(model: nn.Module, lr: float, lr_scale: float) -> list[dict]:
-    """Optimizer groups: the trainable subnetwork (if any) at lr * lr_scale, everything else at lr."""
-    subnetwork, rest = [], []
-    for name, parameter in model.named_parameters():
-        if not parameter.requires_grad:
-            continue
-        (subnetwork if name.endswith(".subnetwork") else rest).append(parameter)
-    groups = [{"params": rest, "lr": lr}]
-    if subnetwork:
-        groups.append({"params": subnetwork, "lr": lr * lr_scale})
-    return groups
+    def parameter_groups(self, model: nn.Module, lr: float, head: list[str] | None = None) -> list[dict]:
+        """A lone model's optimizer groups: the trainable subnetwork (if any) at lr * lr_scale, every other
+        trained parameter at lr; with trainable head, only the parameters named in `head` (the others are
+        set not to require gradients). A pack's stacked model: arithmetic.stacked.optimizer_groups, from the
+        same plans."""
+        if self.trainable == "head":
+            if not head:
+                raise ValueError("trainable head: give the names of the head's parameters")
+            for name, parameter in model.named_parameters():
+                parameter.requires_grad_(name in set(head))
+        subnetwork, rest = [], []
+        for name, parameter in model.named_parameters():
+            if not parameter.requires_grad:
+                continue
+            (subnetwork if name.endswith(".subnetwork") else rest).append(parameter)
+        groups = [{"params": rest, "lr": lr}]
+        if subnetwork:
+            groups.append({"params": subnetwork, "lr": lr * self.lr_scale})
+        return groups
 
 
 def effective_weights(model: nn.Module, names: list[str]) -> dict[str, torch.Tensor]:

@@ -68,13 +68,8 @@ def main(argv=None):
     evaluation = EvaluationSets(args, data, classes)
     model = plan.build(base, build_classifier(spec, seeds["init"]), masks,
                        torch.Generator().manual_seed(seeds["mask"])).to(device)
-    if v["trainable"] == "head":  # linear probe: only the classifier learns, the rest stays as it was
-        head = set(head_parameter_names(model))
-        for name, parameter in model.named_parameters():
-            parameter.requires_grad_(name in head)
-        groups = [{"params": [p for p in model.parameters() if p.requires_grad], "lr": t["lr"]}]
-    else:
-        groups = plan.parameter_groups(model, t["lr"])
+    # trainable head (a linear probe): only the classifier learns, the rest stays as it was
+    groups = plan.parameter_groups(model, t["lr"], head=head_parameter_names(model))
     batch = s["eval_batch_size"]
     checkpoint = args.out + ".ckpt"
     point = {**s, "identity": identity}
@@ -83,7 +78,7 @@ def main(argv=None):
         shuffled_batches(train, t["batch_size"], seeds["batches"], device),
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device),
                      "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
-        t["epochs"], train_mode=v["trainable"] != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
+        t["epochs"], train_mode=plan.trainable != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
         checkpoint=checkpoint, checkpoint_interval_s=args.checkpoint_interval_s,
         fingerprint=fingerprint(point, inputs=[args.base, *([args.subnetwork] if masks is not None else []), args.train, args.eval, *(args.pooled_discovery or [])]),
         desc=f"transfer {args.variant} chain={args.chain}", settings=point,
