@@ -27,7 +27,7 @@ from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weigh
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import TransferPlan  # noqa: E402
 from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
-from subtask_induction.training import fit  # noqa: E402
+from subtask_induction.training import Checkpointing, EpochRun, Schedule, fit  # noqa: E402
 from subtask_induction.workflow_config import arithmetic_sweep, upgrade_keys  # noqa: E402
 
 KEPT = {2: 0.0768, 4: 0.0700, 6: 0.0470, 8: 0.0355, 10: 0.0356, 12: 0.0320}  # paper Table 3
@@ -87,8 +87,8 @@ def main():
     batch = torch.randint(0, n_numbers, (len(members), 50, 4))
     with tempfile.TemporaryDirectory() as folder:
         checkpoint = Path(folder) / "pack.ckpt"
-        fit(model, optimizer, lm_loss, lambda epoch: [batch], lambda net: [{} for _ in members], 1, select=None,
-            checkpoint=checkpoint, fingerprint="benchmark", desc="pack checkpoint")
+        fit(model, optimizer, lm_loss, lambda epoch: [batch], lambda net: [{} for _ in members], Schedule(1, select=None),
+            Checkpointing(checkpoint, fingerprint="benchmark"), EpochRun(desc="pack checkpoint"))
         size = checkpoint.stat().st_size
         saved = torch.load(checkpoint, weights_only=True)
     former = (tensor_bytes(dict(model.named_parameters())) + tensor_bytes(dict(model.named_buffers()))

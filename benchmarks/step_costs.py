@@ -21,9 +21,9 @@ from subtask_induction.arithmetic.data import build_dataset, transfer_training_r
 from subtask_induction.arithmetic.model import (accuracy, build_gpt2, lm_loss, masked_weight_names,  # noqa: E402
                                                 shuffled_batches)
 from subtask_induction.method.masks import attach_masks, l0_penalty, mask_parameters, set_beta  # noqa: E402
-from subtask_induction.method.transfer import parameter_groups, prepare_transfer_model  # noqa: E402
+from subtask_induction.method.transfer import TransferPlan  # noqa: E402
 from subtask_induction.runtime import configure, resolve_device  # noqa: E402
-from subtask_induction.training import fit  # noqa: E402
+from subtask_induction.training import EpochRun, Schedule, fit  # noqa: E402
 
 MODEL = {"n_embd": 128, "n_head": 4, "n_inner": 512, "dropout": 0.0}
 N_NUMBERS = 1000
@@ -57,9 +57,9 @@ def step_ratios(device, batch, steps):
                           lambda m, r: lm_loss(m, r) + 1e-7 * l0_penalty(masks), rows, steps)
 
     base = build_gpt2(N_NUMBERS, 2, MODEL, 0)
-    transfer = prepare_transfer_model("subnetwork", base, build_gpt2(N_NUMBERS, 2, MODEL, 1), random_masks(base),
-                                      lr_scale=0.0, inherit_unmasked=True, generator=torch.Generator()).to(device)
-    transfer_s = time_steps(transfer, torch.optim.AdamW(parameter_groups(transfer, 1e-3, 0.0)), lm_loss, rows, steps)
+    plan = TransferPlan("subnetwork", 0.0, True)
+    transfer = plan.build(base, build_gpt2(N_NUMBERS, 2, MODEL, 1), random_masks(base), torch.Generator()).to(device)
+    transfer_s = time_steps(transfer, torch.optim.AdamW(plan.parameter_groups(transfer, 1e-3)), lm_loss, rows, steps)
     return plain_s, masked_s, transfer_s
 
 
@@ -69,12 +69,13 @@ def paper_transfer_run(device):
     train = transfer_training_rows(data, 1000).to(device)
     eval_rows = data["splits"]["eval"].to(device)
     base = build_gpt2(N_NUMBERS, 2, MODEL, 0)
-    model = prepare_transfer_model("subnetwork", base, build_gpt2(N_NUMBERS, 2, MODEL, 1), random_masks(base),
-                                   lr_scale=0.0, inherit_unmasked=True, generator=torch.Generator()).to(device)
-    optimizer = torch.optim.AdamW(parameter_groups(model, 2e-4, 0.0), weight_decay=0.01)
+    plan = TransferPlan("subnetwork", 0.0, True)
+    model = plan.build(base, build_gpt2(N_NUMBERS, 2, MODEL, 1), random_masks(base), torch.Generator()).to(device)
+    optimizer = torch.optim.AdamW(plan.parameter_groups(model, 2e-4), weight_decay=0.01)
     started = time.perf_counter()
     result = fit(model, optimizer, lm_loss, lambda e: shuffled_batches(train, 50, 0, e),
-                 lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}, 100, desc="paper transfer")
+                 lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}, Schedule(100),
+                 run=EpochRun(desc="paper transfer"))
     return time.perf_counter() - started, result
 
 

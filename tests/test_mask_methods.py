@@ -6,7 +6,7 @@ from torch import nn
 
 from harness import REPO
 
-from subtask_induction.method.discovery import discover_subnetwork
+from subtask_induction.method.discovery import MaskSearch, discover_subnetwork
 from subtask_induction.method.masks import (MASK_METHODS, attach_masks, find_masks, hard_masks, hard_masks_on,
                                             kept_fraction, l0_penalty, load_subnetwork, mask_parameters,
                                             masks_to_bits, save_subnetwork, masks_from_bits)
@@ -149,7 +149,7 @@ def test_hard_concrete_discovery_repeats_with_the_seed():
         loss = lambda model, batch: nn.functional.cross_entropy(model(batch[0]), batch[1])  # noqa: E731
         evaluate = lambda model: {"eval_accuracy": float((model(x).argmax(1) == y).float().mean())}  # noqa: E731
         binary, _ = discover_subnetwork(net, ["0.weight", "3.weight"], loss, lambda e: [(x, y)], evaluate,
-                                        epochs=3, lr=0.1, l0_weight=1e-2, mask_method="hard_concrete", mask_init=0.5)
+                                        MaskSearch(3, 0.1, 1e-2, mask_method="hard_concrete", mask_init=0.5))
         return binary
 
     first, second = run(), run()

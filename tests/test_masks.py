@@ -4,7 +4,7 @@ import pytest
 import torch
 from torch import nn
 
-from subtask_induction.method.discovery import discover_subnetwork
+from subtask_induction.method.discovery import MaskSearch, discover_subnetwork
 from subtask_induction.method.masks import (attach_masks, beta_after, find_masks, hard_masks, hard_masks_on,
                                             kept_fraction, l0_penalty, set_beta)
 
@@ -77,7 +77,7 @@ def test_discovery_trains_only_logits_and_ends_at_beta_final():
     loss = lambda model, batch: nn.functional.cross_entropy(model(batch[0]), batch[1])  # noqa: E731
     evaluate = lambda model: {"eval_accuracy": float((model(x).argmax(1) == y).float().mean())}  # noqa: E731
     binary, result = discover_subnetwork(net, ["0.weight", "2.weight"], loss, lambda e: [(x, y)], evaluate,
-                                         epochs=4, lr=0.05, l0_weight=1e-3, beta_final=100)
+                                         MaskSearch(4, 0.05, 1e-3, beta_final=100))
     live = find_masks(net)
     assert all(mask.beta == 100.0 for mask in live.values())
     assert [record["beta"] for record in result.history][-1] == 100.0

@@ -6,7 +6,7 @@ import torch
 from subtask_induction.arithmetic.data import build_dataset, transfer_training_rows
 from subtask_induction.arithmetic.model import accuracy, lm_loss, masked_weight_names, shuffled_batches
 from subtask_induction.method.transfer import TransferPlan
-from subtask_induction.training import fit
+from subtask_induction.training import Checkpointing, EpochRun, Schedule, fit
 
 
 class Interrupt(Exception):
@@ -29,9 +29,8 @@ def transfer_run(tiny_gpt2, checkpoint=None, interrupt_after=None, fingerprint="
 
     torch.manual_seed(0)
     result = fit(model, optimizer, lm_loss, lambda e: shuffled_batches(rows, 16, 0, e),
-                 lambda net: {"eval_accuracy": accuracy(net, data["splits"]["eval"])["accuracy"]}, epochs,
-                 checkpoint=checkpoint, checkpoint_interval_s=0, fingerprint=fingerprint,
-                 on_epoch_start=stop if interrupt_after is not None else None)
+                 lambda net: {"eval_accuracy": accuracy(net, data["splits"]["eval"])["accuracy"]}, Schedule(epochs),
+                 Checkpointing(checkpoint, 0, fingerprint), EpochRun(on_epoch_start=stop if interrupt_after is not None else None))
     return model, result
 
 
@@ -69,7 +68,7 @@ def test_selection_prefers_later_epoch_on_ties_and_stops_early():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     scores = iter([0.5, 0.7, 0.7, 0.6, 0.6, 0.6, 0.9])
     result = fit(model, optimizer, lambda m, b: m(b).sum(), lambda e: [torch.ones(1, 2)],
-                 lambda m: {"eval_accuracy": next(scores)}, 7, patience=3)
+                 lambda m: {"eval_accuracy": next(scores)}, Schedule(7, patience=3))
     # patience counts from the rise at epoch 2, not from the tie at 3 (which is still the one selected)
     assert result.best_epoch == 3 and result.stopped_early and len(result.history) == 5
 
@@ -81,6 +80,6 @@ def test_patience_counts_from_the_last_rise_so_a_saturated_signal_stops():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
     signal = iter([0.5, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
     result = fit(model, optimizer, lambda net, batch: net(batch).sum(), lambda epoch: [torch.ones(1, 2)],
-                 lambda net: {"eval_accuracy": next(signal)}, 10, patience=3)
+                 lambda net: {"eval_accuracy": next(signal)}, Schedule(10, patience=3))
     assert [record["epoch"] for record in result.history] == [1, 2, 3, 4, 5]  # rose at 2, stopped 3 epochs later
     assert result.best_epoch == 5  # the latest of the tied epochs

@@ -182,27 +182,53 @@ def _resume(checkpoint: Path | None, fingerprint: str, model: nn.Module, optimiz
             [f"[{desc}] resuming from {checkpoint} after epoch {state['epoch']}"])
 
 
+@dataclass(frozen=True)
+class Schedule:
+    """How long a run trains and which epoch it keeps: `epochs`, the metric that selects the kept epoch
+    (`select`; None: the last epoch, as a pack, whose models are selected afterwards from their own histories),
+    and when it stops early (`patience` epochs without a rise of `select`, or `select` reaching `stop_at`)."""
+
+    epochs: int
+    select: str | None = "eval_accuracy"
+    patience: int | None = None
+    stop_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """Where a run keeps its resume state (`path`; None: nowhere), how often (`interval_s`, and at the last
+    epoch), and the fingerprint of its settings and inputs that a checkpoint must carry to be resumed."""
+
+    path: str | Path | None = None
+    interval_s: float = 0.0
+    fingerprint: str = ""
+
+
+@dataclass(frozen=True)
+class EpochRun:
+    """How each epoch runs and is reported: the modules' training mode (False: a linear probe keeps BatchNorm
+    statistics as they are), hooks before an epoch and after its steps (e.g. to advance beta), the run's name in
+    progress lines (`desc`) and the settings its error messages show."""
+
+    train_mode: bool = True
+    on_epoch_start: Callable[[int], None] | None = None
+    on_epoch_end: Callable[[int], None] | None = None
+    desc: str = "train"
+    settings: dict | None = None
+
+
 def fit(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     loss_fn: Callable[[nn.Module, object], torch.Tensor],
     batches: Callable[[int], Iterable],
     evaluate: Callable[[nn.Module], dict],
-    epochs: int,
-    *,
-    select: str | None = "eval_accuracy",
-    train_mode: bool = True,
-    on_epoch_start: Callable[[int], None] | None = None,
-    on_epoch_end: Callable[[int], None] | None = None,
-    patience: int | None = None,
-    stop_at: float | None = None,
-    checkpoint: str | Path | None = None,
-    checkpoint_interval_s: float = 0.0,
-    fingerprint: str = "",
-    desc: str = "train",
-    settings: dict | None = None,
+    schedule: Schedule,
+    checkpointing: Checkpointing = Checkpointing(),
+    run: EpochRun = EpochRun(),
 ) -> FitResult:
-    """Train for `epochs` epochs and leave the best epoch's state in `model` (select=None: the last epoch's).
+    """Train for `schedule.epochs` epochs and leave the best epoch's state in `model` (select None: the last
+    epoch's).
 
     batches(epoch) must be a deterministic function of the epoch (seeded shuffling) so a resumed run
     sees the same batches. on_epoch_end(epoch) runs before evaluation (e.g. to advance beta).
@@ -212,6 +238,11 @@ def fit(
     A pack (loss_fn returns a vector) takes select=None, no patience and no stop_at: its models are
     selected afterwards from their own histories (protocols.py).
     """
+    epochs, select, patience, stop_at = schedule.epochs, schedule.select, schedule.patience, schedule.stop_at
+    checkpoint, checkpoint_interval_s, fingerprint = (checkpointing.path, checkpointing.interval_s,
+                                                      checkpointing.fingerprint)
+    train_mode, on_epoch_start, on_epoch_end, desc, settings = (run.train_mode, run.on_epoch_start, run.on_epoch_end,
+                                                                run.desc, run.settings)
     checkpoint = Path(checkpoint) if checkpoint else None
     resumed, messages = _resume(checkpoint, fingerprint, model, optimizer, desc)
     start_epoch, history, best, best_state, stopped, failed = (

@@ -26,7 +26,7 @@ from ..records import fingerprint, provenance
 from ..runtime import code_hash, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
 from ..stacked_training import StackedAdamW
-from ..training import fit
+from ..training import Checkpointing, EpochRun, Schedule, fit
 from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
 from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, predict_answers,
                     redraw_masked_weights, stacked_batches)
@@ -154,11 +154,11 @@ def train_points(todo: list[dict], inputs: Inputs, device: str, checkpoint: str,
     names = [member.name for member in pack]
     result = fit(
         model, optimizer, loss_fn, batches,
-        pack_evaluation(pack, device, inputs.datasets[todo[0]["data"]]["modulus"]), t["epochs"], select=None,
-        checkpoint=checkpoint, checkpoint_interval_s=checkpoint_interval_s,
-        fingerprint=fingerprint({"points": [inputs.fingerprint(q) for q in todo]}, code=False),
-        desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
-        settings={"points": names, **inputs.settings},
+        pack_evaluation(pack, device, inputs.datasets[todo[0]["data"]]["modulus"]), Schedule(t["epochs"], select=None),
+        Checkpointing(checkpoint, checkpoint_interval_s,
+                      fingerprint({"points": [inputs.fingerprint(q) for q in todo]}, code=False)),
+        EpochRun(desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
+                 settings={"points": names, **inputs.settings}),
     )
     for index, member in enumerate(pack):
         if index in result.failed:

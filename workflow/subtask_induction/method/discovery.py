@@ -7,13 +7,31 @@ hard mask and the best epoch (ties -> later, sparser) is kept. `mask_method` pic
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable
 
 import torch
 from torch import nn
 
-from ..training import FitResult, fit
+from ..training import Checkpointing, EpochRun, FitResult, Schedule, fit
 from .masks import attach_masks, hard_masks, hard_masks_on, kept_fraction, l0_penalty, mask_parameters, set_progress
+
+
+@dataclass(frozen=True)
+class MaskSearch:
+    """What a discovery trains: `epochs` of mask scores at learning rate `lr` (AdamW, `weight_decay`) under
+    the L0 weight `l0_weight`, with `mask_method` (masks.py) started at `mask_init` with its `mask_options`
+    (continuous sparsification's final beta: `beta_final`), keeping the epoch that is best by `select`."""
+
+    epochs: int
+    lr: float
+    l0_weight: float
+    beta_final: float = 100.0
+    mask_init: float | None = -0.1
+    mask_method: str = "continuous_sparsification"
+    mask_options: dict = field(default_factory=dict)
+    weight_decay: float = 0.0
+    select: str = "eval_accuracy"
 
 
 def discover_subnetwork(
@@ -22,23 +40,19 @@ def discover_subnetwork(
     task_loss: Callable[[nn.Module, object], torch.Tensor],
     batches: Callable[[int], Iterable],
     evaluate: Callable[[nn.Module], dict],
-    *,
-    epochs: int,
-    lr: float,
-    l0_weight: float,
-    beta_final: float = 100.0,
-    mask_init: float | None = -0.1,
-    mask_method: str = "continuous_sparsification",
-    mask_options: dict | None = None,
-    weight_decay: float = 0.0,
-    select: str = "eval_accuracy",
-    **fit_options,
+    search: MaskSearch,
+    checkpointing: Checkpointing = Checkpointing(),
+    run: EpochRun = EpochRun(desc="discover"),
 ) -> tuple[dict[str, torch.Tensor], FitResult]:
     """Returns the boolean masks of the best epoch and the training record.
 
-    The model runs in eval mode throughout (no dropout in the frozen network); only mask scores train.
+    The model runs in eval mode throughout (no dropout in the frozen network); only mask scores train
+    (`run` gives the name and error-message settings; discovery sets the mode and the beta schedule).
     `beta_final` is continuous sparsification's; other methods take theirs from `mask_options`.
     """
+    epochs, lr, l0_weight = search.epochs, search.lr, search.l0_weight
+    mask_method, mask_init, mask_options = search.mask_method, search.mask_init, search.mask_options
+    beta_final, weight_decay, select = search.beta_final, search.weight_decay, search.select
     options = dict(mask_options or {})
     if mask_method == "continuous_sparsification":
         options.setdefault("beta_final", beta_final)
@@ -59,10 +73,9 @@ def discover_subnetwork(
         return metrics
 
     result = fit(
-        model, optimizer, loss_fn, batches, evaluate_hard, epochs, select=select, train_mode=False,
-        on_epoch_start=lambda epoch: set_progress(masks, epoch, epochs),
-        on_epoch_end=lambda epoch: set_progress(masks, epoch + 1, epochs),
-        **fit_options,
+        model, optimizer, loss_fn, batches, evaluate_hard, Schedule(epochs, select=select), checkpointing,
+        replace(run, train_mode=False, on_epoch_start=lambda epoch: set_progress(masks, epoch, epochs),
+                on_epoch_end=lambda epoch: set_progress(masks, epoch + 1, epochs)),
     )
     return hard_masks(masks), result
 

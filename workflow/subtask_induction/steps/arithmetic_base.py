@@ -5,7 +5,7 @@ import torch
 from ..arithmetic.model import accuracy, build_gpt2, lm_loss, save_gpt2, shuffled_batches
 from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_base_seeds
-from ..training import fit
+from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..records import fingerprint, provenance
 from .common import parser, require
 
@@ -32,10 +32,10 @@ def main(argv=None):
     checkpoint = args.out_model + ".ckpt"
     result = fit(
         model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], seeds["batches"], epoch),
-        lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}, t["epochs"],
-        patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
-        checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, args.layers, inputs=[args.data]),
-        desc=f"base {dataset['computation']} {args.layers}L", settings={**s, "layers": args.layers},
+        lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
+        Schedule(t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at")),
+        Checkpointing(checkpoint, args.checkpoint_interval_s, fingerprint(s, args.layers, inputs=[args.data])),
+        EpochRun(desc=f"base {dataset['computation']} {args.layers}L", settings={**s, "layers": args.layers}),
     )
     test_accuracy = accuracy(model, test)["accuracy"]
     meta = {"n_numbers": dataset["n_numbers"], "layers": args.layers, "model_settings": s["model"],

@@ -4,10 +4,11 @@ import math
 from itertools import islice
 
 from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
-from ..method.discovery import discover_subnetwork, majority_share, mask_settings
+from ..method.discovery import MaskSearch, discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
 from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_discovery_seeds
+from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import parser, require
 
@@ -55,14 +56,14 @@ def main(argv=None):
     checkpoint = args.out_subnetwork + ".ckpt"
     method, options = mask_settings(s)
     masks, result = discover_subnetwork(
-        model, masked_weight_names(model), lm_loss,
-        batches,
+        model, masked_weight_names(model), lm_loss, batches,
         lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
-        epochs=epochs, lr=s["lr"], l0_weight=args.l0_weight, beta_final=s["beta_final"],
-        mask_init=s["mask_init"], mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0), checkpoint=checkpoint,
-        checkpoint_interval_s=args.checkpoint_interval_s,
-        fingerprint=fingerprint(s, args.l0_weight, args.train_rows, args.match_steps, inputs=[args.base, args.data]),
-        desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
+        MaskSearch(epochs, s["lr"], args.l0_weight, beta_final=s["beta_final"], mask_init=s["mask_init"],
+                   mask_method=method, mask_options=options, weight_decay=s.get("weight_decay", 0.0)),
+        Checkpointing(checkpoint, args.checkpoint_interval_s,
+                      fingerprint(s, args.l0_weight, args.train_rows, args.match_steps, inputs=[args.base, args.data])),
+        EpochRun(desc=f"discover {dataset['computation']} lambda={args.l0_weight:g}",
+                 settings={**s, "l0_weight": args.l0_weight}),
     )
     with hard_masks_on(find_masks(model)):  # the best epoch's masks, tested hard
         test_accuracy = accuracy(model, test)["accuracy"]

@@ -23,6 +23,7 @@ from ..submasking.methods import (METHODS, features, linear_probe, train_submask
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
 from ..sweep import read_points, run_pack
+from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import parser, require
 
@@ -65,19 +66,22 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
     batch = t["batch_size"]
     name = f"{method} {fraction:g} replicate {seed}"
     checkpoint = point["mask"] + ".ckpt"
-    common = {"checkpoint_interval_s": checkpoint_interval_s, "settings": s, "fingerprint": point_fingerprint}
+    def saving(path):  # each stage's resume state, for this point's settings and inputs
+        return Checkpointing(path, checkpoint_interval_s, point_fingerprint)
+
     binary, pretext = {}, []
     if method == "lp":
-        history = linear_probe(model, labelled, t, seed, device, checkpoint=checkpoint, desc=f"lp {name}", **common)
+        history = linear_probe(model, labelled, t, seed, device, saving(checkpoint), EpochRun(desc=f"lp {name}", settings=s))
     elif method in ("fs", "fft"):
-        history, binary = train_submask_or_finetune(model, method, labelled, t, seed, device,
-                                                    checkpoint=checkpoint, desc=name, **common)
+        history, binary = train_submask_or_finetune(model, method, labelled, t, seed, device, saving(checkpoint),
+                                                    EpochRun(desc=name, settings=s))
     else:  # ss_fs / ss_fft: label-free pretext on every training image, then a linear probe on the labels
         ss = {**t, **s["self_supervised"]}
-        pretext, binary = train_submask_or_finetune(model, method.removeprefix("ss_"), train, ss, seed, device,
-                                                    objective="rotation", checkpoint=checkpoint + ".pretext",
-                                                    desc=f"pretext {name}", **common)
-        history = linear_probe(model, labelled, t, seed, device, checkpoint=checkpoint, desc=f"probe {name}", **common)
+        pretext, binary = train_submask_or_finetune(model, method, train, ss, seed, device,
+                                                    saving(checkpoint + ".pretext"),
+                                                    EpochRun(desc=f"pretext {name}", settings=s))
+        history = linear_probe(model, labelled, t, seed, device, saving(checkpoint),
+                               EpochRun(desc=f"probe {name}", settings=s))
     # optimiser steps the mask trained for (more steps flip more masks: compare off-fractions at equal steps)
     mask_steps = (t["epochs"] * -(-len(labelled) // batch) if method == "fs" else
                   s["self_supervised"]["epochs"] * -(-len(train) // batch) if method == "ss_fs" else 0)

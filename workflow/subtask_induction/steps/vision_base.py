@@ -3,7 +3,7 @@ on the generated world's pretraining split (texture correlated with class). Eval
 in Table 1 (the cue-conflict images: vision_cue_conflict, from the saved model)."""
 
 from ..runtime import configure, resolve_device, save_json, save_torch
-from ..training import fit
+from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..vision.classes import run_classes
 from ..vision.models import build_classifier, load_pretrained_classifier, save_classifier
 from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, open_split,
@@ -46,9 +46,9 @@ def main(argv=None):
             nll_loss(class_weights(train.labels, t.get("class_weighted", False), len(classes))),
             shuffled_batches(train, t["batch_size"], seeds["batches"], device),
             lambda net: {"eval_accuracy": accuracy(net, eval_set, s["eval_batch_size"], device)},
-            t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at"), checkpoint=checkpoint,
-            checkpoint_interval_s=args.checkpoint_interval_s, fingerprint=fingerprint(s, inputs=[args.train, args.eval]),
-            desc="base", settings=s,
+            Schedule(t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at")),
+            Checkpointing(checkpoint, args.checkpoint_interval_s, fingerprint(s, inputs=[args.train, args.eval])),
+            EpochRun(desc="base", settings=s),
         )
         record.update(best_epoch=result.best_epoch, curve=result.history, eval_accuracy=result.best_metrics["eval_accuracy"])
     metrics = evaluation(model, s["eval_batch_size"], device)

@@ -7,7 +7,7 @@ image (cross-entropy to the base's probabilities), and the epoch is selected by 
 answers on the original eval images (settings `originals`: the discovery and eval folders). Labels are read
 only to report test accuracy, as for every discovery."""
 
-from ..method.discovery import discover_subnetwork, majority_share, mask_settings
+from ..method.discovery import MaskSearch, discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
@@ -15,6 +15,7 @@ from ..vision.models import masked_weight_names
 from ..vision.tasks import (answer_distribution, answers_as_targets, nll_loss, open_split, predict,
                             shuffled_batches, soft_target_loss)
 from ..seeds import vision_seeds
+from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments, discovery_network, same_images
@@ -66,12 +67,12 @@ def main(argv=None):
     masks, result = discover_subnetwork(
         model, masked_weight_names(model), task_loss, shuffled_batches(train, d["batch_size"], seeds["batches"], device),
         lambda net: {"eval_accuracy": (predict(net, eval_set, batch, device) == eval_targets).float().mean().item()},
-        epochs=d["epochs"], lr=d["lr"], l0_weight=args.l0_weight, beta_final=d["beta_final"],
-        mask_init=d["mask_init"], mask_method=method, mask_options=options, weight_decay=d.get("weight_decay", 0.0), checkpoint=checkpoint,
-        checkpoint_interval_s=args.checkpoint_interval_s,
-        fingerprint=fingerprint(s, args.init, args.l0_weight, inputs=[args.base, *args.pooled_train, *args.pooled_eval,
-                                                                      *(s.get("originals") or {}).values()]),
-        desc=f"discover {args.init} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight},
+        MaskSearch(d["epochs"], d["lr"], args.l0_weight, beta_final=d["beta_final"], mask_init=d["mask_init"],
+                   mask_method=method, mask_options=options, weight_decay=d.get("weight_decay", 0.0)),
+        Checkpointing(checkpoint, args.checkpoint_interval_s,
+                      fingerprint(s, args.init, args.l0_weight, inputs=[args.base, *args.pooled_train, *args.pooled_eval,
+                                                                        *(s.get("originals") or {}).values()])),
+        EpochRun(desc=f"discover {args.init} lambda={args.l0_weight:g}", settings={**s, "l0_weight": args.l0_weight}),
     )
     with hard_masks_on(find_masks(model)):
         subnetwork = evaluation(model, batch, device)

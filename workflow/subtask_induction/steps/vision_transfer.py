@@ -13,7 +13,7 @@ from ..method.masks import load_subnetwork
 from ..method.kinds import MASKED_METHODS
 from ..method.transfer import TransferPlan
 from ..runtime import configure, resolve_device, save_json, save_torch
-from ..training import fit
+from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..images import concatenate
 from ..vision.classes import run_classes
 from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier
@@ -78,10 +78,11 @@ def main(argv=None):
         shuffled_batches(train, t["batch_size"], seeds["batches"], device),
         lambda net: {"eval_accuracy": accuracy(net, eval_set, batch, device),
                      "eval_pooled_accuracy": accuracy(net, pooled_eval, batch, device)},
-        t["epochs"], train_mode=plan.trainable != "head", patience=t.get("patience"), stop_at=t.get("stop_at"),
-        checkpoint=checkpoint, checkpoint_interval_s=args.checkpoint_interval_s,
-        fingerprint=fingerprint(point, inputs=[args.base, *([args.subnetwork] if masks is not None else []), args.train, args.eval, *(args.pooled_discovery or [])]),
-        desc=f"transfer {args.variant} chain={args.chain}", settings=point,
+        Schedule(t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at")),
+        Checkpointing(checkpoint, args.checkpoint_interval_s,
+                      fingerprint(point, inputs=[args.base, *([args.subnetwork] if masks is not None else []), args.train,
+                                                 args.eval, *(args.pooled_discovery or [])])),
+        EpochRun(train_mode=plan.trainable != "head", desc=f"transfer {args.variant} chain={args.chain}", settings=point),
     )
     metrics = evaluation(model, batch, device)
     save_torch(save_classifier(model, spec), args.out_model)

@@ -15,11 +15,13 @@ Every run trains a fixed number of epochs and reports its last epoch: no selecti
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 from torch import nn
 
 from ..method.masks import attach_masks, find_masks, hard_masks, hard_masks_on, mask_parameters
-from ..training import epoch_order, eval_mode, fit
+from ..training import Checkpointing, EpochRun, Schedule, epoch_order, eval_mode, fit
 from .model import TaskModel, masked_weight_names
 from .tasks import Split
 
@@ -55,14 +57,15 @@ def rotations(images: torch.Tensor, labels: torch.Tensor):
     return rotated, quarter
 
 
-def linear_probe(model: TaskModel, train: Split, hp: dict, seed: int, device, **fit_options) -> list[dict]:
+def linear_probe(model: TaskModel, train: Split, hp: dict, seed: int, device, checkpointing: Checkpointing,
+                 run: EpochRun) -> list[dict]:
     """Train `model.head` on frozen features (computed once, eval mode); returns the per-epoch history."""
     batch = hp["batch_size"]
     cached = Split(features(model, train.images, batch, device), train.labels, train.classes)
     head = model.head
     optimizer = torch.optim.AdamW(head.parameters(), lr=hp["head_lr"], weight_decay=hp.get("weight_decay", 0.0))
     result = fit(head, optimizer, cross_entropy, batches(cached, batch, seed, device),
-                 lambda net: {}, hp["epochs"], select=None, **fit_options)
+                 lambda net: {}, Schedule(hp["epochs"], select=None), checkpointing, run)
     return result.history
 
 
@@ -75,8 +78,10 @@ def attach_submask(model: TaskModel, hp: dict) -> dict:
 
 
 def train_submask_or_finetune(model: TaskModel, method: str, train: Split, hp: dict, seed: int, device,
-                              *, objective: str = "labels", **fit_options) -> tuple[list[dict], dict]:
-    """FS or FFT on labels, or (objective='rotation') on rotation prediction with a temporary 4-way head."""
+                              checkpointing: Checkpointing, run: EpochRun) -> tuple[list[dict], dict]:
+    """FS or FFT on labels, or (ss_fs, ss_fft) on rotation prediction with a temporary 4-way head."""
+    objective = "rotation" if method.startswith("ss_") else "labels"
+    method = method.removeprefix("ss_")
     task_head = model.head
     if objective == "rotation":
         model.head = nn.Linear(task_head.in_features, 4).to(device)
@@ -92,7 +97,7 @@ def train_submask_or_finetune(model: TaskModel, method: str, train: Split, hp: d
     optimizer = torch.optim.Adam(groups)
     transform = rotations if objective == "rotation" else None
     result = fit(model, optimizer, cross_entropy, batches(train, hp["batch_size"], seed, device, transform),
-                 lambda net: {}, hp["epochs"], select=None, train_mode=train_mode, **fit_options)
+                 lambda net: {}, Schedule(hp["epochs"], select=None), checkpointing, replace(run, train_mode=train_mode))
     binary = hard_masks(masks) if masks else {}
     if objective == "rotation":
         model.head = task_head
