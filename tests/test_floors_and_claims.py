@@ -174,3 +174,18 @@ def test_an_empty_file_and_a_text_file_named_as_an_image_are_told_apart(tmp_path
     bad = dict(unreadable([empty, text]))
     assert bad[empty] == "empty file (0 bytes)"
     assert "cannot identify image file" in bad[text]
+
+
+def test_the_comparisons_chains_md_makes_are_the_configs_pairs_and_no_others():
+    from subtask_induction.arithmetic.tables import chains_markdown
+
+    rows = [{"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": variant, "n": 10,
+             "chain": chain, "replicate": 0, "protocol": "last", "test_accuracy": accuracy + chain / 100,
+             "paper_rows": True, "train_rows": 30}
+            for chain in (0, 1) for variant, accuracy in (("si", 0.9), ("sampled", 0.6), ("random", 0.4))]
+    frame = pd.DataFrame(rows)
+    text = chains_markdown(frame, "last", [["random", "sampled"], ["si", "not_run"]])
+    assert "| 2 | 10 | random vs sampled | 0/0, 1/0 |" in text
+    assert "si vs sampled" not in text and "not_run" not in text  # only the configured pairs, both run
+    assert "si vs sampled" in chains_markdown(frame, "last", [["si", "sampled"]])
+

@@ -194,12 +194,13 @@ rule arithmetic_aggregate:
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
         protocol=ARITH["report"]["protocol"],
+        comparisons=as_json(ARITH["report"]["comparisons"]),
     message:
         JOB_LINE
     shell:
         step("arithmetic_aggregate")
         + " --base {input.base:q} --discovery {input.discovery:q} --transfer {input.transfer:q} "
-        "--protocol {params.protocol} --outdir {params.outdir:q} > {log:q} 2>&1"
+        "--protocol {params.protocol} --comparisons {params.comparisons:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 rule arithmetic_plots:

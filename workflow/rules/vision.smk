@@ -429,12 +429,13 @@ rule vision_aggregate:
     threads: 1
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
+        report=as_json(VIS["report"]),
     message:
         JOB_LINE
     shell:
         step("vision_aggregate") + " --base {input.base:q} --discovery {input.discovery:q} "
         "--selected {input.selected:q} --transfer {input.transfer:q} --cue-conflict {input.cue_conflict:q} "
-        "--outdir {params.outdir:q} > {log:q} 2>&1"
+        "--report {params.report:q} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
 rule vision_plots:

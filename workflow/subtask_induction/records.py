@@ -14,6 +14,12 @@ import torch
 from . import __version__
 from .runtime import code_hash, content_hash
 
+def read_record(path) -> dict:
+    """A step's metrics.json (or any JSON record), as the families' tables read it."""
+    with open(path) as handle:
+        return json.load(handle)
+
+
 # Settings that change when or how a run is saved, not what it computes: leaving them out of the
 # fingerprint keeps a resumable checkpoint when only they change.
 RESULT_NEUTRAL_KEYS = ("checkpoint_interval_s",)

@@ -7,7 +7,6 @@ runs. A transfer point's identity columns come from its record's `identity` bloc
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -16,17 +15,13 @@ from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_pai
                       paired_difference)
 from ..method.discovery import selection_key
 from ..protocols import PROTOCOLS
-
-
-def _read(path) -> dict:
-    with open(path) as handle:
-        return json.load(handle)
+from ..records import read_record
 
 
 def base_table(paths) -> pd.DataFrame:
     rows = []
     for path in paths:
-        record = _read(path)
+        record = read_record(path)
         rows.append({"chain": record["config"].get("chain", 0), "base": record["config"]["computation"],
                      "layers": record["config"]["layers"], **record["metrics"], "best_epoch": record["best_epoch"]})
     return pd.DataFrame(rows).sort_values(["base", "layers", "chain"])
@@ -36,7 +31,7 @@ def discovery_tables(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
     """One row per (base, subtask, layers, lambda), and the long-form training curves."""
     rows, curves = [], []
     for path in paths:
-        record = _read(path)
+        record = read_record(path)
         config = record["config"]
         key = {"chain": config.get("chain", 0), "base": config["base"]["computation"], "subtask": config["subtask"],
                "layers": config["base"]["layers"], "l0_weight": config["l0_weight"]}
@@ -92,7 +87,7 @@ def transfer_table(paths) -> pd.DataFrame:
     """One row per (sweep point, selection protocol): the test metrics at the epoch that protocol picks."""
     rows = []
     for path in paths:
-        record = _read(path)
+        record = read_record(path)
         identity, variant = record["identity"], record["config"]["variant"]
         point = {**{key: identity[key] for key in IDENTITY}, "method": variant["method"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
@@ -199,14 +194,6 @@ def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return rows.groupby(keys)["test_accuracy"].mean().reset_index()
 
 
-# the same labels given as data (config/beyond.yaml, arithmetic/subtask_rows.py): SI against each, each against
-# random init, and what the task marker and SI's start do to the mixture
-SAME_LABELS = ("mixture", "distill", "mixture_inherit", "distill_inherit", "mixture_unmarked")
-CLAIMS = [("si", "sampled"), ("si", "random"), ("si", "full"), ("sampled", "random"), ("si", "si_rewind"),
-          *[("si", name) for name in SAME_LABELS], *[(name, "random") for name in SAME_LABELS],
-          ("mixture", "mixture_unmarked"), ("mixture_inherit", "mixture")]
-
-
 def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tuple]) -> tuple[pd.Series, pd.Series]:
     """Per run (chain, replicate): `first` minus `second` in test accuracy points, and the part of it that counts
     (0 when McNemar's test on the same test items calls it noise; the raw difference where a record keeps no
@@ -231,7 +218,7 @@ def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tupl
     return pd.Series(differences, index=index), pd.Series(counted, index=index)
 
 
-def chains_markdown(transfer: pd.DataFrame, protocol: str) -> str:
+def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) -> str:
     """Every chain's test accuracy (mean over its replicates), per depth (no averaging over depths), and
     the comparisons that hold in every run (chain x replicate): SI against its controls, per depth and n,
     each run's difference counted only when beyond noise on the same test items."""
@@ -254,7 +241,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str) -> str:
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
             runs = sorted({(r.chain, r.replicate) for r in rows.itertuples()})
             variants = set(rows["variant"])
-            for first, second in CLAIMS:
+            for first, second in comparisons:
                 if first in variants and second in variants:
                     difference, counted = run_differences(rows, first, second, runs)
                     lines.append(f"| {layers} | {n} | {first} vs {second} | {', '.join(difference.index)} | "

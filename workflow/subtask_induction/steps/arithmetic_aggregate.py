@@ -30,6 +30,8 @@ def main(argv=None):
                    help="transfer metrics.json files, or pack manifests (packs/*.json) listing them")
     p.add_argument("--protocol", default="last", choices=sorted(PROTOCOLS),
                    help="the protocol listed first in transfer.md (the main figures' protocol)")
+    p.add_argument("--comparisons", type=json.loads, required=True,
+                   help="JSON: config arithmetic.report.comparisons, the (first, second) variant pairs chains.md compares")
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     out = Path(args.outdir)
@@ -45,7 +47,7 @@ def main(argv=None):
     save_text(table3_markdown(kept), out / "table3.md")
     order = [args.protocol] + [name for name in PROTOCOLS if name != args.protocol]
     save_text(transfer_markdown(transfer, order), out / "transfer.md")
-    save_text(chains_markdown(plain_variants(transfer), args.protocol), out / "chains.md")
+    save_text(chains_markdown(plain_variants(transfer), args.protocol, args.comparisons), out / "chains.md")
     save_text(sparsity_dial_markdown(transfer, args.protocol), out / "sparsity_dial.md")
     save_text(same_labels_markdown(transfer, args.protocol), out / "same_labels.md")
     save_text(paper_comparison_markdown(tables["base.csv"], kept, transfer), out / "paper_comparison.md")

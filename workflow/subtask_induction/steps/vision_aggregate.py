@@ -9,7 +9,7 @@ from pathlib import Path
 from ..method.masks import load_subnetwork
 from ..method.overlap import mask_overlap
 from ..runtime import save_text
-from ..vision.tables import (chains_markdown, collect, comparisons_markdown, label_free_markdown, table1_markdown,
+from ..vision.tables import (collect, comparisons_markdown, label_free_markdown, per_chain_markdown, table1_markdown,
                              table2_markdown)
 
 
@@ -21,6 +21,8 @@ def main(argv=None):
     p.add_argument("--transfer", nargs="+", required=True)
     p.add_argument("--cue-conflict", nargs="*", default=[],
                    help="each chain's cue_conflict.json (none: no cue-conflict columns)")
+    p.add_argument("--report", type=json.loads, required=True,
+                   help='JSON: config vision.report, {"order": Table 1\'s rows, "comparisons": [[first, second], ...]}')
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     selected, chosen_files = {}, {}
@@ -37,21 +39,22 @@ def main(argv=None):
     for path in args.cue_conflict:
         record = json.loads(Path(path).read_text())
         cue[record["chain"]] = record["scores"]
-    tables = collect(args.base, args.discovery, selected, args.transfer, overlaps, cue)
+    tables = collect(args.base, args.discovery, selected, args.transfer, overlaps, cue, args.report["order"])
     out = Path(args.outdir)
     for name in ("table1", "table2"):
         save_text(tables[name].to_csv(index=False), out / f"{name}.csv")
     save_text(table1_markdown(tables["table1"]), out / "table1.md")
     save_text(table2_markdown(tables["table2"]) + label_free_markdown(tables["label_free"]), out / "table2.md")
     save_text(tables["runs"].drop(columns=["items"]).to_csv(index=False), out / "chains.csv")  # items: records only
-    save_text(chains_markdown(tables["runs"]), out / "chains.md")
-    save_text(comparisons_markdown(tables["runs"]), out / "comparisons.md")
+    save_text(per_chain_markdown(tables["runs"]), out / "chains.md")
+    comparisons = comparisons_markdown(tables["runs"], args.report["comparisons"])
+    save_text(comparisons, out / "comparisons.md")
     save_text(tables["per_class"].to_csv(index=False), out / "per_class.csv")
     save_text(tables["curves"].to_csv(index=False), out / "curves.csv")
     save_text(tables["discovery_curves"].to_csv(index=False), out / "discovery_curves.csv")
     print(table1_markdown(tables["table1"]))
     print(table2_markdown(tables["table2"]) + label_free_markdown(tables["label_free"]))
-    print(comparisons_markdown(tables["runs"]))
+    print(comparisons)
 
 
 if __name__ == "__main__":

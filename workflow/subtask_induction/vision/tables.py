@@ -7,37 +7,20 @@ the single base and discovery run, which a spread over transfer seeds alone hide
 
 from __future__ import annotations
 
-import json
 import math
 
 import pandas as pd
 
 from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired, paired_difference,
                       shape_bias_difference)
+from ..records import read_record
 
-# Table 1's rows, others after
-MODEL_ORDER = ["base", "subnetwork", "si", "scratch", "mixture", "finetune", "linear", "texture_swap",
-               "texture_swap_finetune", "subnetwork_label_free", "si_label_free"]
 TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
                   "cue_shape_accuracy", "cue_robustness", "shape_bias"]
 TABLE1_HEADERS = ["original", "original (balanced)", "pooled", "pooled (balanced)", "cue-conflict shape acc.",
                   "robustness", "shape bias"]
-# (model, other model) pairs whose differences comparisons.md checks chain by chain
-COMPARISONS = [("si", "scratch"), ("si", "finetune"), ("si", "mixture"), ("si", "linear"), ("si", "base"),
-               ("subnetwork", "base"), ("mixture", "base"),
-               # shape bias by augmentation (beyond the paper): from scratch and fine-tuned from the base
-               ("si", "texture_swap"), ("si", "texture_swap_finetune"), ("texture_swap", "scratch"),
-               ("texture_swap", "mixture"), ("texture_swap", "finetune"), ("texture_swap_finetune", "mixture"),
-               ("texture_swap_finetune", "finetune"),
-               # discovery without labels (beyond the paper)
-               ("subnetwork_label_free", "subnetwork"), ("subnetwork_label_free", "base"),
-               ("si_label_free", "si"), ("si_label_free", "scratch")]
+# the metrics comparisons.md compares chain by chain for each configured pair (vision.report.comparisons)
 COMPARED_METRICS = ["pooled_accuracy", "shape_bias", "cue_shape_accuracy", "cue_robustness"]
-
-
-def _read(path) -> dict:
-    with open(path) as handle:
-        return json.load(handle)
 
 
 def _summary(metrics: dict) -> dict:
@@ -62,17 +45,19 @@ SUBNETWORK_ROWS = {"pretrained": "subnetwork", "label_free": "subnetwork_label_f
 
 
 def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths,
-            overlaps: dict[int, dict] | None = None, cue: dict[int, dict] | None = None) -> dict[str, pd.DataFrame]:
+            overlaps: dict[int, dict] | None = None, cue: dict[int, dict] | None = None,
+            order: list[str] = ()) -> dict[str, pd.DataFrame]:
     """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork. overlaps: chain -> the
     label-free subnetwork's overlap with the labelled one (method.overlap.mask_overlap), where both ran.
-    cue: chain -> its cue-conflict scores by model key (steps/vision_cue_conflict); none: no such columns."""
+    cue: chain -> its cue-conflict scores by model key (steps/vision_cue_conflict); none: no such columns.
+    order: Table 1's rows first in this order (config vision.report.order), the others after, sorted."""
     rows, per_class, discovery, discovery_curves, curves = [], [], [], [], []
 
     def cue_of(chain, key):
         return (cue or {}).get(chain, {}).get(key)
 
     for path in base_paths:
-        record = _read(path)
+        record = read_record(path)
         chain = record["config"]["seed"]
         record["metrics"] = with_cue_conflict(record["metrics"], cue_of(chain, "base"))
         rows.append({"model": "base", "chain": chain, **_summary(record["metrics"]),
@@ -80,7 +65,7 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
         per_class += [{"model": "base", "chain": chain, "category": c, **values}
                       for c, values in record["metrics"]["per_class"].items()]
     for path in discovery_paths:
-        record = _read(path)
+        record = read_record(path)
         chain, init = record["config"]["seed"], record["init"]
         for part in ("whole_model", "subnetwork"):
             key = f"discovery/{init}/{record['l0_weight']:g}/{'whole' if part == 'whole_model' else part}"
@@ -101,7 +86,7 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
             per_class += [{"model": SUBNETWORK_ROWS[init], "chain": chain, "category": c, **values}
                           for c, values in record["subnetwork"]["per_class"].items()]
     for path in transfer_paths:
-        record = _read(path)
+        record = read_record(path)
         chain, variant = record["identity"]["chain"], record["identity"]["variant"]
         metrics = with_cue_conflict({**record["metrics"], "per_class": record["per_class"]},
                                     cue_of(chain, f"transfer/{variant}"))
@@ -112,7 +97,7 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
                     "step": point["epoch"] * record["steps_per_epoch"], "eval_accuracy": point["eval_accuracy"],
                     "eval_pooled_accuracy": point["eval_pooled_accuracy"]} for point in record["curve"]]
     runs = pd.DataFrame(rows)
-    known = [m for m in MODEL_ORDER if m in set(runs["model"])]
+    known = [m for m in order if m in set(runs["model"])]
     order = known + sorted(set(runs["model"]) - set(known))
     present = [metric for metric in TABLE1_METRICS if runs[metric].notna().any()]  # no cue-conflict: no such columns
     table1 = runs.groupby("model", sort=False)[present].agg(["mean", "std", "count"])
@@ -193,7 +178,7 @@ def label_free_markdown(chosen: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def chains_markdown(runs: pd.DataFrame) -> str:
+def per_chain_markdown(runs: pd.DataFrame) -> str:
     """Every model's pooled accuracy and shape bias (where there are cue-conflict images), chain by chain (percent)."""
     chains = sorted(runs["chain"].unique())
     bias = runs["shape_bias"].notna().any()
@@ -230,8 +215,8 @@ def paired_chain_difference(one, other, metric: str) -> tuple[float, float]:
     return difference, counted
 
 
-def comparisons_markdown(runs: pd.DataFrame) -> str:
-    """For each comparison and metric: the per-chain difference, `*` where it is beyond noise on the same test
+def comparisons_markdown(runs: pd.DataFrame, comparisons: list) -> str:
+    """For each comparison (config vision.report.comparisons: (first, second) row pairs) and metric: the per-chain difference, `*` where it is beyond noise on the same test
     items (McNemar; shape bias by a paired bootstrap), and whether it holds in every chain. A difference
     within noise is a tie; only a comparison that holds in every chain is a claim we state."""
     chains = sorted(runs["chain"].unique())
@@ -240,7 +225,7 @@ def comparisons_markdown(runs: pd.DataFrame) -> str:
     lines = [f"Differences in points, chain by chain; `*`: p < {PAIRED_LEVEL:g} on the same items (McNemar's exact "
              "test; shape bias: a paired bootstrap over the conflict images); without `*` a difference is a tie.", "",
              "| comparison | metric | difference per chain (points) | verdict |", "|---|---|---|---|"]
-    for first, second in COMPARISONS:
+    for first, second in comparisons:
         if first not in models or second not in models:
             continue
         for metric in COMPARED_METRICS:
