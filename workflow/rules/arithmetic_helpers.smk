@@ -227,22 +227,10 @@ ARITH_POINTS = ARITH_SWEEP.points
 
 
 def arith_retrain_problems():
-    """retrain_points never does nothing silently: a point that is not a point of the config in force, or whose
-    finished record was trained with other transfer settings (a run made with an overlay, retrained without it),
-    is named with the config files in force and how to repeat the run's --configfile."""
+    """retrain_points (data_checks.retrain_problems), named with the config files in force and how to repeat the
+    run's --configfile."""
     known = {point.metrics for point in ARITH_POINTS}
-    problems = [f"{path} is not a transfer point of the config in force" for path in sorted(ARITH_RETRAIN - known)]
-    wanted = json.loads(json.dumps(arith_transfer_training()["training"]))
-    for path in sorted(ARITH_RETRAIN & known):
-        try:
-            trained = json.loads(Path(path).read_text())["config"]["training"]
-        except (FileNotFoundError, KeyError, ValueError):
-            continue  # no finished record: the point trains anyway
-        if trained != wanted:
-            changed = sorted(key for key in set(trained) | set(wanted) if trained.get(key) != wanted.get(key))
-            problems.append(
-                f"{path} was trained with other transfer settings ({', '.join(changed)}) than the config in force"
-            )
+    problems = retrain_problems(ARITH_RETRAIN, known, arith_transfer_training()["training"])
     if not problems:
         return None
     return (

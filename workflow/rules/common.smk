@@ -16,13 +16,18 @@ PACKAGE_ROOT = Path(workflow.current_basedir).parent
 # Torch-free helpers of the package (pack forming) for building the DAG.
 sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.config_checks import check_config
+from subtask_induction.data_checks import (
+    EMBEDDED_TASKS,
+    retrain_problems,
+    submasking_data_problems,
+    vision_data_problems,
+)
 from subtask_induction.method.kinds import batch_kind, reads_subnetwork
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.points import RESULTS, number_tag
 from subtask_induction.workflow_config import normalise, upgrade_keys
-from subtask_induction.vision.classes import CATEGORIES, class_folders, folder_tree_problems, member_folder_problems
-from subtask_induction.vision.cue_conflict import cue_conflict_problems
+from subtask_induction.vision.classes import class_folders, folder_tree_problems
 
 
 def as_json(settings):

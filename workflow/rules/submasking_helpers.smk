@@ -18,7 +18,7 @@ SUB = config.get("submasking", {})
 SUB_DIR = RESULTS["submasking"]
 SUB_BACKBONES = {entry["name"]: entry for entry in SUB.get("backbones", [])}
 SUB_TASKS = {entry["name"]: entry for entry in SUB.get("tasks", [])}
-SUB_EMBEDDED = ("digits", "textures", "faces")
+SUB_EMBEDDED = EMBEDDED_TASKS
 SUB_TABLES = [
     "points.csv",
     "accuracy.csv",
@@ -34,33 +34,8 @@ SUB_FIGURES = ["sparsity_per_layer", "label_fractions", "mask_similarity"]
 
 
 def sub_check():
-    """Tasks and backbone files named in the config must exist: fail while building the DAG, naming key and path."""
-    problems = []
-    for name, spec in SUB_TASKS.items():
-        key, source = f"config submasking.tasks.{name}", spec["source"]
-        if source in SUB_EMBEDDED or source == "vision_world":
-            continue
-        root = Path(spec.get("root") or "")
-        if not spec.get("root"):
-            problems.append(f"{key}.root: required for source '{source}'")
-        elif not root.is_dir():
-            problems.append(f"{key}.root: {root} does not exist")
-        elif source == "folder":
-            for split in ("train", "test"):
-                folder = root / split
-                if not folder.is_dir() or not any(p.is_dir() for p in folder.iterdir()):
-                    problems.append(
-                        f"{key}.root: {folder} is missing or has no class folders "
-                        f"(expected {split}/<class>/<image>)"
-                    )
-        else:  # cifar10 / cifar100 python-pickle folders as downloaded
-            files = ["data_batch_1", "test_batch", "batches.meta"] if source == "cifar10" else ["train", "test", "meta"]
-            missing = [f for f in files if not (root / f).is_file()]
-            if missing:
-                problems.append(f"{key}.root: {root} lacks {missing} (the python-pickle {source} folder)")
-    for name, spec in SUB_BACKBONES.items():
-        if spec["source"] != "vision_base" and not Path(spec.get("weights") or "").is_file():
-            problems.append(f"config submasking.backbones.{name}.weights: {spec.get('weights')} does not exist")
+    """Tasks and backbone files named in the config must exist (data_checks.submasking_data_problems)."""
+    problems = submasking_data_problems(SUB)
     if problems:
         raise ValueError("\n".join(problems))
 

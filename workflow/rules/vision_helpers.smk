@@ -53,61 +53,8 @@ VIS_FIGURES = ["fig5", "fig11", "per_class"]
 
 
 def vis_check_paths():
-    """Local files named in the config must exist, and a user's folders must hold what the run reads by name
-    (every member WNID folder of ImageNet-16, cue-conflict file names): checked while building the DAG, every
-    problem once, in one message, before any job. Image contents are checked by jobs (they decode)."""
-    problems = []
-
-    def require_path(key, path, what):
-        if not path:
-            problems.append(f"config vision.{key}: {what} is required here and not set")
-        elif not Path(path).exists():
-            problems.append(f"config vision.{key}: {what} {path} does not exist")
-        else:
-            return True
-        return False
-
-    imagenet = VIS["data"]["imagenet"].get("root")
-    cue_conflict = VIS["data"].get("cue_conflict")
-    if VIS_SOURCE == "imagenet":
-        if require_path("data.imagenet.root", imagenet, "ImageNet folder"):
-            problems += [f"config vision.data.imagenet.root: {problem}" for problem in member_folder_problems(imagenet)]
-        if not cue_conflict:
-            require_path(
-                "data.cue_conflict",
-                cue_conflict,
-                "cue-conflict folder (the generated world's is used only with source: world)",
-            )
-        if not VIS["model"].get("weights"):
-            require_path(
-                "model.weights", None, "pretrained weight file (a base is trained only on the generated world)"
-            )
-    if VIS_SOURCE == "folder" and require_path("data.folder.root", VIS_FOLDER.get("root"), "class-per-folder tree"):
-        problems += [
-            f"config vision.data.folder.root: {problem}" for problem in folder_tree_problems(VIS_FOLDER["root"])
-        ]
-        outputs = VIS["model"]["num_outputs"]
-        if VIS_CLASSES and outputs != len(VIS_CLASSES):
-            problems.append(
-                f"config vision.model.num_outputs: {outputs}, but vision.data.folder.root has "
-                f"{len(VIS_CLASSES)} classes {VIS_CLASSES[:10]}; set num_outputs: {len(VIS_CLASSES)}"
-            )
-        if VIS_CLASSES and len(VIS_CLASSES) == 1000:
-            problems.append("config vision.data.folder.root: 1,000 classes would be read as ImageNet-1k's outputs")
-    elif VIS["model"]["num_outputs"] not in (16, 1000):
-        problems.append(
-            f"config vision.model.num_outputs: {VIS['model']['num_outputs']}; the world and ImageNet-16 "
-            "need 16 outputs (or 1000 ImageNet classes, read as the 16 categories)"
-        )
-    if cue_conflict and require_path("data.cue_conflict", cue_conflict, "cue-conflict folder"):
-        problems += [
-            f"config vision.data.cue_conflict: {problem}"
-            for problem in cue_conflict_problems(cue_conflict, tuple(VIS_CLASSES or CATEGORIES))[1][:20]
-        ]
-    if VIS["model"].get("weights"):
-        require_path("model.weights", VIS["model"]["weights"], "pretrained weight file")
-    if VIS["pooling"]["segmenter"] == "sam":
-        require_path("pooling.sam.checkpoint", VIS["pooling"]["sam"].get("checkpoint"), "SAM checkpoint")
+    """The vision config's files and folders (data_checks.vision_data_problems), every problem at once."""
+    problems = vision_data_problems(VIS, VIS_CLASSES)
     if problems:
         raise ValueError("\n".join(problems))
 
