@@ -4,4 +4,4 @@ Method library (`method/`), one training loop (`training.py`), experiment famili
 `vision/`) and one thin command-line step per Snakemake rule (`steps/`).
 """
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
