@@ -32,8 +32,25 @@ def replicate_number(chain: int, replicate: int) -> int:
     return REPLICATE_STRIDE * chain + replicate
 
 
+class _Point:
+    """What every point has: a folder (its subclass says where), its metrics.json in it, and its identity."""
+
+    family = ""
+
+    @property
+    def folder(self) -> str:
+        raise NotImplementedError
+
+    @property
+    def metrics(self) -> str:
+        return f"{self.folder}/metrics.json"
+
+    def identity(self) -> dict:
+        return {"family": self.family, **asdict(self)}
+
+
 @dataclass(frozen=True)
-class ArithmeticPoint:
+class ArithmeticPoint(_Point):
     """One arithmetic transfer point: variant `variant` trained on `target` with `n` disambiguation rows, from
     the `subtask` subnetwork of chain `chain`'s `base` network of `layers` layers, replicate `replicate`."""
 
@@ -53,16 +70,9 @@ class ArithmeticPoint:
         return (f"{RESULTS['arithmetic']}/chain{self.chain}/transfer/{self.base}/{self.subtask}/{self.target}/"
                 f"layers{self.layers}/{self.variant}/n{self.n}/seed{self.replicate}")
 
-    @property
-    def metrics(self) -> str:
-        return f"{self.folder}/metrics.json"
-
-    def identity(self) -> dict:
-        return {"family": self.family, **asdict(self)}
-
 
 @dataclass(frozen=True)
-class SubmaskingPoint:
+class SubmaskingPoint(_Point):
     """One submasking point: `method` over `backbone` on `task` with a label fraction (as paths write it)."""
 
     backbone: str
@@ -78,16 +88,12 @@ class SubmaskingPoint:
         return (f"{RESULTS['submasking']}/points/{self.backbone}/{self.task}/{self.method}/fraction{self.fraction}/"
                 f"seed{self.replicate}")
 
-    @property
-    def metrics(self) -> str:
-        return f"{self.folder}/metrics.json"
-
     def identity(self) -> dict:
-        return {"family": self.family, **asdict(self), "fraction": float(self.fraction)}
+        return {**super().identity(), "fraction": float(self.fraction)}
 
 
 @dataclass(frozen=True)
-class VisionPoint:
+class VisionPoint(_Point):
     """One vision transfer point: variant `variant` of chain `chain` (the chain is its only replicate)."""
 
     chain: int
@@ -98,13 +104,6 @@ class VisionPoint:
     @property
     def folder(self) -> str:
         return f"{RESULTS['vision']}/chain{self.chain}/transfer/{self.variant}"
-
-    @property
-    def metrics(self) -> str:
-        return f"{self.folder}/metrics.json"
-
-    def identity(self) -> dict:
-        return {"family": self.family, **asdict(self)}
 
 
 def number_tag(value) -> str:
