@@ -73,7 +73,7 @@ def test_every_stage_of_the_vision_path_runs_on_a_vit_and_a_groupnorm_resnet(wor
                     "training": {"epochs": 1, "batch_size": 16, "optimizer": optimizer, "lr": lr}}
         vision_transfer.main(["--base", str(out / "base.pt"), "--subnetwork", str(out / "subnetwork.pt"),
                               "--train", str(world / "world/train"), "--eval", str(world / "world/eval"),
-                              "--pooled-eval", str(world / "pooled/eval"), "--variant", name, "--seed", "0",
+                              "--pooled-eval", str(world / "pooled/eval"), "--variant", name, "--chain", "0",
                               "--settings", json.dumps(settings), "--out", str(out / f"{name}.json"),
                               "--out-model", str(out / name / "model.pt"), *evaluation_arguments(world)])
     # the cue-conflict scores, from the saved models (their own rule in the workflow)
