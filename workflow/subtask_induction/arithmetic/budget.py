@@ -14,6 +14,7 @@ import pandas as pd  # noqa: E402
 
 from ..method.masks import load_subnetwork  # noqa: E402
 from ..method.overlap import mask_overlap  # noqa: E402
+from .tables import plain_variants_of  # noqa: E402
 
 _WHERE = re.compile(r"chain(\d+)/discovery(?:_budget)?/([^/]+)/([^/]+)/layers(\d+)/")
 
@@ -41,7 +42,7 @@ def budget_table(budget: list[str], every_row: list[str], transfer: pd.DataFrame
         reference = full[(chain, base, subtask, layers)]
         is_full = path in every_row
         if is_full:
-            names = {"subnetwork": "si", "sampled": "sampled"}
+            names = {method: next(iter(plain_variants_of(transfer, method)), None) for method in ("subnetwork", "sampled")}
         else:
             names = {v["method"]: name for name, v in variants.items() if path.endswith(f"/rows{v['rows']}/subnetwork.pt")}
         budget_rows = record.get("train_rows") or (every_row_rows[subtask] if is_full else variants[names["subnetwork"]]["rows"])

@@ -261,10 +261,28 @@ def plain_variants(transfer: pd.DataFrame) -> pd.DataFrame:
     return transfer[keep]
 
 
+def plain_variants_of(transfer: pd.DataFrame, method: str) -> list[str]:
+    """The variants that run `method` as the paper does, recognised by their settings (their plans), not their
+    names: subnetwork (SI) and sampled frozen (lr_scale 0) with the base's unmasked tensors, random init from a
+    fresh network; none with a size dial, a label budget, subtask rows, a rewind or another init."""
+    rows = transfer[transfer["method"] == method]
+    for column in ("top_k", "discovery_rows", "subtask_rows", "masked_init_std"):
+        if column in rows:
+            rows = rows[rows[column].isna()]
+    if "init" in rows:
+        rows = rows[rows["init"].fillna("fresh") == "fresh"]
+    if method == "random":
+        rows = rows[~rows["inherit_unmasked"].astype(bool)]
+    else:
+        rows = rows[(rows["lr_scale"] == 0) & rows["inherit_unmasked"].astype(bool)]
+    return sorted(rows["variant"].unique())
+
+
 def discovered_fraction(transfer: pd.DataFrame, base: str, subtask: str, target: str, layers: int) -> float:
-    """Mean kept fraction of the subnetworks variant si transfers in one experiment at one depth (over
-    chains; nan when si did not run there)."""
-    plain = transfer[(transfer["variant"] == "si") & (transfer["base"] == base) & (transfer["subtask"] == subtask)
+    """Mean kept fraction of the subnetworks SI transfers in one experiment at one depth (over chains; nan when
+    SI did not run there)."""
+    plain = transfer[transfer["variant"].isin(plain_variants_of(transfer, "subnetwork")) & (transfer["base"] == base)
+                     & (transfer["subtask"] == subtask)
                      & (transfer["target"] == target) & (transfer["layers"] == layers)]
     return plain["mask_fraction"].mean() if len(plain) and "mask_fraction" in plain else float("nan")
 
@@ -294,7 +312,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             runs = sorted({(r.chain, r.replicate) for r in part.itertuples()})
             names = [by[method]["variant"].iloc[0] if len(by[method]) else None for method in ("subnetwork", "sampled")]
             difference, counted = run_differences(at_k, *names, runs)
-            verdict = comparison_verdict(counted, "si", "sampled", unit="run") if difference.notna().any() else "—"
+            verdict = comparison_verdict(counted, *names, unit="run") if difference.notna().any() else "—"
             agreement = [f"{by['subnetwork'][c].mean():.3f}" for c in agree]
             lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + format_paired(difference, counted)
                          + f" | {verdict} | " + " | ".join(agreement) + " |")
@@ -320,7 +338,8 @@ def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
                   f"({len(runs)} runs)", "",
                   f"| variant | rows given | start | {target} test accuracy | {subtask} test accuracy (own) |",
                   "|---|---|---|---|---|"]
-        for name in ["si", "random"] + sorted(part["variant"].unique()):
+        references = plain_variants_of(rows, "subnetwork") + plain_variants_of(rows, "random")  # SI, random init
+        for name in references + sorted(part["variant"].unique()):
             own = same_runs[same_runs["variant"] == name]
             if own.empty:
                 continue
