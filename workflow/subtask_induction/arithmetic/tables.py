@@ -22,7 +22,7 @@ def base_table(paths) -> pd.DataFrame:
     rows = []
     for path in paths:
         record = read_record(path)
-        rows.append({"chain": record["config"].get("chain", 0), "base": record["config"]["computation"],
+        rows.append({"chain": record["config"]["chain"], "base": record["config"]["computation"],
                      "layers": record["config"]["layers"], **record["metrics"], "best_epoch": record["best_epoch"]})
     return pd.DataFrame(rows).sort_values(["base", "layers", "chain"])
 
@@ -33,7 +33,7 @@ def discovery_tables(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
     for path in paths:
         record = read_record(path)
         config = record["config"]
-        key = {"chain": config.get("chain", 0), "base": config["base"]["computation"], "subtask": config["subtask"],
+        key = {"chain": config["chain"], "base": config["base"]["computation"], "subtask": config["subtask"],
                "layers": config["base"]["layers"], "l0_weight": config["l0_weight"]}
         rows.append({**key, **record["metrics"], "best_epoch": record["best_epoch"]})
         curves += [{**key, **{k: point[k] for k in ("epoch", "eval_accuracy", "kept_fraction", "beta", "train_loss")}}
