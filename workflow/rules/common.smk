@@ -22,11 +22,11 @@ from subtask_induction.data_checks import (
     submasking_data_problems,
     vision_data_problems,
 )
-from subtask_induction.method.kinds import batch_kind, reads_subnetwork
+from subtask_induction.method.kinds import batch_kind
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.points import RESULTS, number_tag
-from subtask_induction.workflow_config import normalise, upgrade_keys
+from subtask_induction.workflow_config import normalise, upgrade_keys, variant_discovery
 from subtask_induction.vision.classes import class_folders, folder_tree_problems
 
 

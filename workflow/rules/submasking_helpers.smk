@@ -18,7 +18,6 @@ SUB = config.get("submasking", {})
 SUB_DIR = RESULTS["submasking"]
 SUB_BACKBONES = {entry["name"]: entry for entry in SUB.get("backbones", [])}
 SUB_TASKS = {entry["name"]: entry for entry in SUB.get("tasks", [])}
-SUB_EMBEDDED = EMBEDDED_TASKS
 SUB_TABLES = [
     "points.csv",
     "accuracy.csv",
@@ -52,7 +51,7 @@ elif any(task.get("root") and Path(task["root"]).is_dir() for task in SUB.get("t
 
 def sub_task_root(task):
     spec = SUB_TASKS[task]
-    if spec["source"] in SUB_EMBEDDED:
+    if spec["source"] in EMBEDDED_TASKS:
         return f"{SUB_DIR}/tasks/{task}"
     if spec["source"] == "vision_world":
         return f"{RESULTS['vision']}/data/world"
@@ -127,7 +126,7 @@ def sub_benchmark_files():
         [
             f"{BENCH_DIR}/submasking/tasks/{task}.jsonl"
             for task, spec in SUB_TASKS.items()
-            if spec["source"] in SUB_EMBEDDED
+            if spec["source"] in EMBEDDED_TASKS
         ],
     )
     yield ("submasking_pack", [f"{BENCH_DIR}/submasking/packs/{pack}.jsonl" for pack, _ in SUB_PACKS])

@@ -70,9 +70,8 @@ _vis_swap = VIS_SWEEP.texture_swap
 
 
 def vis_variant_discovery(name):
-    """The discovery whose subnetwork variant `name` reads (kinds.reads_subnetwork); None if it reads none."""
-    variant = VIS["transfer"]["variants"][name]
-    return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
+    """The discovery whose subnetwork variant `name` reads (workflow_config.variant_discovery); None if none."""
+    return variant_discovery(VIS["transfer"]["variants"][name])
 
 
 if "vision" in config["families"]:

@@ -123,13 +123,19 @@ def arithmetic_sweep(arith: dict) -> ArithmeticSweep:
     return ArithmeticSweep(experiments, computations, points, packs, budget, uses_complement)
 
 
+def variant_discovery(variant: dict) -> str | None:
+    """The discovery whose subnetwork a vision variant (its settings) reads: its `discovery`, pretrained unless it
+    says label_free; None if it reads none (kinds.reads_subnetwork)."""
+    return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
+
+
 def vision_sweep(vision: dict) -> VisionSweep:
     definitions = vision["transfer"]["variants"]
     variants = list(vision["transfer"].get("run") or definitions)
     readers: dict[str, list[str]] = {}
     for name in variants:
-        if reads_subnetwork(definitions[name]):
-            readers.setdefault(definitions[name].get("discovery", "pretrained"), []).append(name)
+        if variant_discovery(definitions[name]):
+            readers.setdefault(variant_discovery(definitions[name]), []).append(name)
     inits = sorted(set(vision["discovery"]["inits"]) | set(readers), reverse=True)
     swap = [name for name in variants if definitions[name]["data"] == "texture_swap"]
     return VisionSweep(variants, inits, readers, swap, vision_points(vision))

@@ -196,8 +196,9 @@ class TransferPlan:
         if self.trainable == "head":
             if not head:
                 raise ValueError("trainable head: give the names of the head's parameters")
+            head = set(head)
             for name, parameter in model.named_parameters():
-                parameter.requires_grad_(name in set(head))
+                parameter.requires_grad_(name in head)
         subnetwork, rest = [], []
         for name, parameter in model.named_parameters():
             if not parameter.requires_grad:
