@@ -23,12 +23,13 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow"))
 
+from subtask_induction.arithmetic.jobs import ArithmeticJobs  # noqa: E402
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import TransferPlan  # noqa: E402
 from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
 from subtask_induction.training import Checkpointing, EpochRun, Schedule, fit  # noqa: E402
-from subtask_induction.workflow_config import arithmetic_sweep, upgrade_keys  # noqa: E402
+from subtask_induction.workflow_config import upgrade_keys  # noqa: E402
 
 KEPT = {2: 0.0768, 4: 0.0700, 6: 0.0470, 8: 0.0355, 10: 0.0356, 12: 0.0320}  # paper Table 3
 
@@ -37,7 +38,7 @@ def paper_pack(config: dict, layers: int) -> list:
     """The largest pack of depth `layers` (at the first n) as the workflow forms it from the paper config."""
     n = config["arithmetic"]["transfer"]["disambiguation_rows"][0]
     upgrade_keys(config)
-    packs = arithmetic_sweep(config["arithmetic"]).packs
+    packs = ArithmeticJobs(config["arithmetic"]).packs
     return max((members for _, members in packs if (members[0].layers, members[0].n) == (layers, n)), key=len)
 
 

@@ -6,13 +6,13 @@ include: "arithmetic_helpers.smk"
 
 wildcard_constraints:
     purpose="base|discovery|transfer",
-    computation=one_of(ARITH_COMPUTATIONS),
-    base=one_of(ARITH_COMPUTATIONS),
-    subtask=one_of(ARITH_COMPUTATIONS),
-    target=one_of(ARITH_COMPUTATIONS),
+    computation=one_of(ARITH_JOBS.computations),
+    base=one_of(ARITH_JOBS.computations),
+    subtask=one_of(ARITH_JOBS.computations),
+    target=one_of(ARITH_JOBS.computations),
     layers=r"\d+",
-    l0=one_of(number_tag(x) for x in ARITH["discovery"]["l0_weights"]),
-    variant=one_of(ARITH["transfer"]["variants"]),
+    l0=one_of(ARITH_JOBS.l0_tags),
+    variant=one_of(ARITH_JOBS.variants),
     n=r"\d+",
     seed=r"\d+",
     chain=r"\d+",
@@ -27,7 +27,7 @@ rule arithmetic_data:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        settings=arith_data_settings,
+        settings=lambda wildcards: ARITH_JOBS.data_settings(wildcards.purpose),
     message:
         JOB_LINE
     shell:
@@ -51,7 +51,7 @@ rule arithmetic_base:
     resources:
         **training_resources("arithmetic_base"),
     params:
-        settings=lambda wildcards: arith_stage_settings("base", wildcards.chain, model=ARITH["model"]),
+        settings=lambda wildcards: ARITH_JOBS.base_settings(wildcards.chain),
         device=config["device"],
     message:
         JOB_LINE
@@ -82,7 +82,7 @@ rule arithmetic_discover:
     resources:
         **training_resources("arithmetic_discover"),
     params:
-        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
+        settings=lambda wildcards: ARITH_JOBS.discovery_settings(wildcards.chain),
         device=config["device"],
     message:
         JOB_LINE
@@ -102,7 +102,7 @@ checkpoint arithmetic_select_subnetwork:
     input:
         expand(
             f"{ARITH_DIR}/chain{{{{chain}}}}/discovery/{{{{base}}}}/{{{{subtask}}}}/layers{{{{layers}}}}/lambda{{l0}}/subnetwork.pt",
-            l0=[number_tag(x) for x in ARITH["discovery"]["l0_weights"]],
+            l0=ARITH_JOBS.l0_tags,
         ),
     output:
         f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.json",
@@ -112,8 +112,7 @@ checkpoint arithmetic_select_subnetwork:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        check=("--check-complement " if ARITH_USES_COMPLEMENT else "")
-        + ("--floor" if ARITH["discovery"].get("floor", True) else ""),
+        check=ARITH_JOBS.select_check(),
     message:
         JOB_LINE
     shell:
@@ -127,11 +126,11 @@ rule arithmetic_pack_points:
     input:
         arith_pack_points_inputs,
     output:
-        ARITH_PACK_POINTS,
+        arith_jobs.PACK_POINTS,
     log:
         f"logs/arithmetic/transfer/packs/{{pack}}.points.log",
     wildcard_constraints:
-        pack=one_of(ARITH_PACK_MEMBERS) or "-",
+        pack=one_of(ARITH_JOBS.members) or "-",
     params:
         points=arith_pack_points,
     message:
@@ -140,23 +139,23 @@ rule arithmetic_pack_points:
         write_points(output[0], params.points, log[0])
 
 
-# The transfer sweep, one pack of points per job (common.smk ARITH_PACKS; docs/running.md, "Packs"). Each point's
+# The transfer sweep, one pack of points per job (arithmetic/jobs.py; docs/running.md, "Packs"). Each point's
 # metrics.json is an output of its pack; a pack restores finished points from their records, and trains
 # again only the points in config `retrain_points` (a single-point rerun).
-for _pack, _members in ARITH_PACKS:
+for _pack, _members in ARITH_JOBS.packs:
 
     rule:
         name:
             f"arithmetic_transfer_pack_{_pack}"
         input:
-            partial(arith_pack_inputs, _members),
-            points=ARITH_PACK_POINTS.format(pack=_pack),
+            partial(arith_pack_inputs, _pack),
+            points=arith_jobs.PACK_POINTS.format(pack=_pack),
             # Every selection the pack reads, so that the DAG holds all of them from the start; ancient():
             # a selection rerun that keeps its choice (a λ added that loses) must not rerun the pack.
-            selections=[ancient(path) for path in arith_pack_selections(_members)],
+            selections=[ancient(path) for path in ARITH_JOBS.pack_selections(_pack)],
         output:
             # The manifest first: a DAG lookup of it matches here and never compiles the points' patterns.
-            manifest=arith_pack_manifest(_pack),
+            manifest=ARITH_JOBS.pack_manifest(_pack),
             points=[point.metrics for point in _members],
         log:
             f"logs/arithmetic/transfer/packs/{_pack}.log",
@@ -168,24 +167,26 @@ for _pack, _members in ARITH_PACKS:
         resources:
             **pack_resources("transfer_pack", _members),
         params:
-            settings=as_json(arith_transfer_training()),
+            settings=ARITH_JOBS.transfer_settings(),
             checkpoint=f"{ARITH_DIR}/transfer/packs/{_pack}.ckpt",
             device=config["device"],
         message:
             JOB_LINE
         shell:
-            arith_transfer_shell()
+            # the checkpoint goes once the step has returned
+            train_step("arithmetic_transfer") + " --points {input.points:q} --settings {params.settings:q} "
+            "--manifest {output.manifest:q} "
+            "--checkpoint {params.checkpoint:q} --threads {threads} --device {params.device} "
+            "> {log:q} 2>&1 && rm -f {params.checkpoint:q}"
 
 
 rule arithmetic_aggregate:
     input:
-        base=arith_base_metrics(),
-        discovery=arith_discovery_metrics(),
-        transfer=[arith_pack_manifest(pack) for pack, _ in ARITH_PACKS],  # each lists its points
+        base=ARITH_JOBS.base_metrics(),
+        discovery=ARITH_JOBS.discovery_metrics(),
+        transfer=[ARITH_JOBS.pack_manifest(pack) for pack, _ in ARITH_JOBS.packs],  # each lists its points
     output:
-        with_report(
-            expand(f"{ARITH_DIR}/summary/{{table}}", table=ARITH_TABLES), ARITH_CAPTIONS, "Arithmetic", "Tables"
-        ),
+        with_report(ARITH_JOBS.tables(), arith_jobs.CAPTIONS, "Arithmetic", "Tables"),
     log:
         "logs/arithmetic/aggregate.log",
     conda:
@@ -208,12 +209,7 @@ rule arithmetic_plots:
         transfer=f"{ARITH_DIR}/summary/transfer.csv",
         curves=f"{ARITH_DIR}/summary/discovery_curves.csv",
     output:
-        with_report(
-            expand(f"{ARITH_DIR}/figures/{{figure}}.{{ext}}", figure=ARITH_FIGURES, ext=["png", "pdf"]),
-            ARITH_CAPTIONS,
-            "Arithmetic",
-            "Figures",
-        ),
+        with_report(ARITH_JOBS.figures(), arith_jobs.CAPTIONS, "Arithmetic", "Figures"),
     log:
         "logs/arithmetic/plots.log",
     conda:
@@ -242,8 +238,8 @@ rule arithmetic_discover_budget:
             arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers)
         ),
     output:
-        subnetwork=f"{ARITH_BUDGET_PATH}/subnetwork.pt",
-        metrics=f"{ARITH_BUDGET_PATH}/metrics.json",
+        subnetwork=f"{arith_jobs.BUDGET_PATH}/subnetwork.pt",
+        metrics=f"{arith_jobs.BUDGET_PATH}/metrics.json",
     log:
         f"logs/arithmetic/chain{{chain}}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}.log",
     benchmark:
@@ -256,10 +252,8 @@ rule arithmetic_discover_budget:
     resources:
         **training_resources("arithmetic_discover_budget"),
     params:
-        settings=lambda wildcards: arith_stage_settings("discovery", wildcards.chain),
-        l0=lambda wildcards: Path(
-            arith_selected_subnetwork(wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers)
-        ).parent.name.removeprefix("lambda"),
+        settings=lambda wildcards: ARITH_JOBS.discovery_settings(wildcards.chain),
+        l0=lambda wildcards: arith_chosen_l0(wildcards.chain, wildcards),
         device=config["device"],
     message:
         JOB_LINE
@@ -274,14 +268,14 @@ rule arithmetic_discover_budget:
 
 rule arithmetic_budget:
     input:
-        budget=arith_budget_files()["budget"],
-        data=arith_budget_files()["data"],
+        budget=ARITH_JOBS.budget_subnetworks(),
+        data=ARITH_JOBS.budget_data(),
         full=lambda wildcards: arith_budget_full(),  # the selections' choices: known once they have run
         transfer=f"{ARITH_DIR}/summary/transfer.csv",
     output:
-        table=with_report([f"{ARITH_DIR}/summary/budget.csv"], ARITH_CAPTIONS, "Arithmetic", "Label budget")[0],
+        table=with_report([f"{ARITH_DIR}/summary/budget.csv"], arith_jobs.CAPTIONS, "Arithmetic", "Label budget")[0],
         markdown=f"{ARITH_DIR}/summary/budget.md",
-        png=with_report([f"{ARITH_DIR}/figures/budget.png"], ARITH_CAPTIONS, "Arithmetic", "Label budget")[0],
+        png=with_report([f"{ARITH_DIR}/figures/budget.png"], arith_jobs.CAPTIONS, "Arithmetic", "Label budget")[0],
         pdf=f"{ARITH_DIR}/figures/budget.pdf",
     log:
         "logs/arithmetic/budget.log",
@@ -289,8 +283,8 @@ rule arithmetic_budget:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        variants=as_json(ARITH_BUDGET_VARIANTS),
-        n=ARITH["report"].get("budget_n", max(ARITH["transfer"]["disambiguation_rows"])),
+        variants=ARITH_JOBS.budget_variants(),
+        n=ARITH_JOBS.budget_n(),
         protocol=ARITH["report"]["protocol"],
         figures=lambda wildcards, output: Path(output.png).parent,
     message:
@@ -306,11 +300,11 @@ rule arithmetic_budget:
 # method), and the overlap of the kept sets against chance (arithmetic.overlap).
 rule arithmetic_overlap_discover:
     input:
-        base=f"{ARITH_DIR}/chain{ARITH_OVERLAP_CHAIN}/base/{{base}}/layers{{layers}}/model.pt",
+        base=f"{ARITH_DIR}/chain{ARITH_JOBS.overlap_chain}/base/{{base}}/layers{{layers}}/model.pt",
         data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
         # the selection's choice pins the run's λ (unless the run sets its own); ancient: only which file
         reference=lambda wildcards: ancient(
-            arith_selected_subnetwork(ARITH_OVERLAP_CHAIN, wildcards.base, wildcards.subtask, wildcards.layers)
+            arith_selected_subnetwork(ARITH_JOBS.overlap_chain, wildcards.base, wildcards.subtask, wildcards.layers)
         ),
     output:
         subnetwork=f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
@@ -320,14 +314,14 @@ rule arithmetic_overlap_discover:
     benchmark:
         f"{BENCH_DIR}/arithmetic/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl"
     wildcard_constraints:
-        run=one_of(ARITH_OVERLAP_RUNS) or "-",
+        run=one_of(ARITH_JOBS.overlap_runs) or "-",
     conda:
         "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
     resources:
         **training_resources("arithmetic_overlap_discover"),
     params:
-        settings=arith_overlap_settings,
+        settings=lambda wildcards: ARITH_JOBS.overlap_settings(wildcards.run),
         l0=arith_overlap_l0,
         device=config["device"],
     message:
@@ -344,15 +338,15 @@ rule arithmetic_overlap_discover:
 rule arithmetic_overlap:
     input:
         default=arith_overlap_selected,  # each run is compared with the subnetwork the selection chose
-        runs=arith_experiment_paths(
-            f"{ARITH_DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
-            run=list(ARITH_OVERLAP_RUNS),
-            only_layers=ARITH_OVERLAP["layers"],
-        ),
+        runs=ARITH_JOBS.overlap_subnetworks(),
     output:
-        table=with_report([f"{ARITH_DIR}/summary/overlap.csv"], ARITH_CAPTIONS, "Arithmetic", "Subnetwork overlap")[0],
+        table=with_report(
+            [f"{ARITH_DIR}/summary/overlap.csv"], arith_jobs.CAPTIONS, "Arithmetic", "Subnetwork overlap"
+        )[0],
         markdown=f"{ARITH_DIR}/summary/overlap.md",
-        png=with_report([f"{ARITH_DIR}/figures/overlap.png"], ARITH_CAPTIONS, "Arithmetic", "Subnetwork overlap")[0],
+        png=with_report([f"{ARITH_DIR}/figures/overlap.png"], arith_jobs.CAPTIONS, "Arithmetic", "Subnetwork overlap")[
+            0
+        ],
         pdf=f"{ARITH_DIR}/figures/overlap.pdf",
     log:
         "logs/arithmetic/overlap.log",

@@ -1,7 +1,8 @@
 # What every family's rules share: the step command, resources, report flags, the final targets. Each family's
-# own helpers (settings, target lists, constants, data checks) stand beside its rules, in <family>_helpers.smk.
+# jobs (settings, points, paths, targets) are the package's <family>/jobs.py, built once by the Snakefile
+# (SWEEP); what a family's rules need of Snakemake itself (checkpoints, listings, data checks) stands beside
+# its rules, in <family>_helpers.smk.
 import json
-import math
 import os
 import re
 import shlex
@@ -16,23 +17,11 @@ PACKAGE_ROOT = Path(workflow.current_basedir).parent
 # Torch-free helpers of the package (pack forming) for building the DAG.
 sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.config_checks import check_config
-from subtask_induction.data_checks import (
-    EMBEDDED_TASKS,
-    retrain_problems,
-    submasking_data_problems,
-    vision_data_problems,
-)
-from subtask_induction.method.kinds import batch_kind
+from subtask_induction.data_checks import retrain_problems, submasking_data_problems, vision_data_problems
+from subtask_induction.jobs import BENCH_DIR, as_json
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
-from subtask_induction.points import RESULTS, number_tag
-from subtask_induction.workflow_config import normalise, upgrade_keys, variant_discovery
-from subtask_induction.vision.classes import class_folders, folder_tree_problems
-
-
-def as_json(settings):
-    """Settings for a step, as a deterministic JSON string (params changes trigger reruns)."""
-    return json.dumps(settings, sort_keys=True)
+from subtask_induction.workflow_config import normalise, upgrade_keys
 
 
 def write_points(path, points, log):
@@ -165,34 +154,23 @@ def with_report(paths, captions, category, subcategory=None):
     return flagged
 
 
-# Benchmark records (JSON lines) of the jobs a cluster would run (every rule that is not local), which
-# results/resources.md compares with what the jobs asked for (workflow/rules/resources.smk).
-BENCH_DIR = "results/benchmarks"
 RESOURCES_REPORT = ["results/resources.md", "results/resources.csv"]
 
 
-# What each family's helpers register (<family>_helpers.smk, once its functions exist): its final targets and
-# the benchmark records of its jobs, as functions. common.smk calls none of a family's functions by name, so it
-# depends neither on which family files are included nor on their order.
-FAMILY_OUTPUTS = {}
-
-
-def register_family(family, final_targets, benchmark_files):
-    FAMILY_OUTPUTS[family] = {"final_targets": final_targets, "benchmark_files": benchmark_files}
-
-
+# Each family's jobs (SWEEP, made by the Snakefile) say its final targets and the benchmark records of its jobs;
+# common.smk names no family, so it depends neither on which family files are included nor on their order.
 def final_targets():
     """The final targets: summary tables and figures of each configured family, and the resources report."""
-    return [path for family in config["families"] for path in FAMILY_OUTPUTS[family]["final_targets"]()] + (
+    return [path for family in config["families"] for path in getattr(SWEEP, family).final_targets()] + (
         RESOURCES_REPORT
     )
 
 
 def benchmark_files():
     """The benchmark record of every job of the configured families (the rules' `benchmark` paths), each
-    with the name of its rule (the packs of a family under one name), from each family's registered list."""
+    with the name of its rule (the packs of a family under one name)."""
     files = {}
     for family in config["families"]:
-        for rule, paths in FAMILY_OUTPUTS[family]["benchmark_files"]():
+        for rule, paths in getattr(SWEEP, family).benchmark_files():
             files.update({path: rule for path in paths})
     return dict(sorted(files.items()))

@@ -7,7 +7,7 @@ include: "submasking_helpers.smk"
 
 
 wildcard_constraints:
-    task=one_of(SUB_TASKS or ["-"]),
+    task=one_of(SUB_JOBS.tasks or ["-"]),
 
 
 rule submasking_task:
@@ -23,10 +23,8 @@ rule submasking_task:
     resources:
         **rule_requests("submasking_task"),
     params:
-        source=lambda wildcards: SUB_TASKS[wildcards.task]["source"],
-        settings=lambda wildcards: as_json(
-            {"seed": SUB["seed"], "image_size": SUB["task_image_size"], **SUB.get("embedded", {})}
-        ),
+        source=lambda wildcards: SUB_JOBS.tasks[wildcards.task]["source"],
+        settings=lambda wildcards: SUB_JOBS.task_settings(),
     message:
         JOB_LINE
     shell:
@@ -36,8 +34,8 @@ rule submasking_task:
 
 rule submasking_check_task:
     input:
-        root=lambda wildcards: SUB_TASKS[wildcards.task]["root"],
-        listing=lambda wildcards: tracked(SUB_TASKS[wildcards.task]["root"], f"submasking_{wildcards.task}"),
+        root=lambda wildcards: SUB_JOBS.tasks[wildcards.task]["root"],
+        listing=lambda wildcards: tracked(SUB_JOBS.tasks[wildcards.task]["root"], f"submasking_{wildcards.task}"),
     output:
         f"{SUB_DIR}/checks/{{task}}.json",
     log:
@@ -60,35 +58,35 @@ rule submasking_check_task:
 # are the points, so a change to them reruns the pack through the new file (as arithmetic_pack_points).
 rule submasking_pack_points:
     output:
-        SUB_PACK_POINTS,
+        sub_jobs.PACK_POINTS,
     log:
         "logs/submasking/packs/{pack}.points.log",
     wildcard_constraints:
-        pack=one_of(SUB_PACK_MEMBERS) or "-",
+        pack=one_of(SUB_JOBS.members) or "-",
     params:
-        points=sub_pack_points,
+        points=lambda wildcards: SUB_JOBS.pack_points(wildcards.pack),
     message:
         JOB_LINE
     run:
         write_points(output[0], params.points, log[0])
 
 
-# The points, one pack of points per job (common.smk SUB_PACKS): points of one backbone and one task train
-# one after another in one process; finished points come back from their records (sweep.py).
-for _pack, _members in SUB_PACKS:
+# The points, one pack of points per job (submasking/jobs.py): points of one backbone and one task train one
+# after another in one process; finished points come back from their records (sweep.py).
+for _pack, _members in SUB_JOBS.packs:
 
     rule:
         name:
             f"submasking_pack_{_pack}"
         input:
-            points=SUB_PACK_POINTS.format(pack=_pack),
-            task=sub_task_root(_members[0].task),
-            task_check=sub_task_check(_members[0].task),
-            backbone=sub_backbone_file(_members[0].backbone),
+            points=sub_jobs.PACK_POINTS.format(pack=_pack),
+            task=SUB_JOBS.task_root(_members[0].task),
+            task_check=SUB_JOBS.task_check(_members[0].task),
+            backbone=SUB_JOBS.backbone_file(_members[0].backbone),
         output:
             manifest=f"{SUB_DIR}/packs/{_pack}.json",  # first: a DAG lookup of it never compiles the points' patterns
             metrics=[point.metrics for point in _members],
-            masks=[f"{point.folder}/mask.pt" for point in _members],
+            masks=[point.mask for point in _members],
         log:
             f"logs/submasking/packs/{_pack}.log",
         benchmark:
@@ -99,12 +97,8 @@ for _pack, _members in SUB_PACKS:
         resources:
             **pack_resources("submasking_pack", _members),
         params:
-            settings=sub_train_settings(_members[0].backbone, _members[0].task),
-            backbone_arg=(
-                f"--backbone {sub_backbone_file(_members[0].backbone)}"
-                if SUB_BACKBONES[_members[0].backbone]["source"] == "vision_base"
-                else ""
-            ),
+            settings=SUB_JOBS.train_settings(_members[0].backbone, _members[0].task),
+            backbone_arg=SUB_JOBS.backbone_arg(_members[0].backbone),
             device=config["device"],
         message:
             JOB_LINE
@@ -117,23 +111,18 @@ for _pack, _members in SUB_PACKS:
 
 rule submasking_aggregate:
     input:
-        metrics=[point.metrics for point in SUB_POINTS],
-        masks=[f"{point.folder}/mask.pt" for point in SUB_POINTS],
+        metrics=[point.metrics for point in SUB_JOBS.points],
+        masks=[point.mask for point in SUB_JOBS.points],
     output:
-        with_report(expand(f"{SUB_DIR}/summary/{{table}}", table=SUB_TABLES), SUB_CAPTIONS, "Submasking", "Tables"),
-        with_report(
-            expand(f"{SUB_DIR}/figures/{{figure}}.{{ext}}", figure=SUB_FIGURES, ext=["png", "pdf"]),
-            SUB_CAPTIONS,
-            "Submasking",
-            "Figures",
-        ),
+        with_report(SUB_JOBS.tables(), sub_jobs.CAPTIONS, "Submasking", "Tables"),
+        with_report(SUB_JOBS.figures(), sub_jobs.CAPTIONS, "Submasking", "Figures"),
     log:
         "logs/submasking/aggregate.log",
     conda:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        grid=as_json(sub_grid()),
+        grid=SUB_JOBS.grid(),
         out=lambda wildcards, output: str(Path(output[0]).parents[1]),
     message:
         JOB_LINE

@@ -6,12 +6,12 @@ include: "vision_helpers.smk"
 
 
 wildcard_constraints:
-    split=one_of(VIS_POOLED_SPLITS),
+    split=one_of(vis_jobs.POOLED_SPLITS),
     shard=r"\d+",
-    init=one_of(VIS_INITS),
-    penalty=one_of(number_tag(x) for x in VIS["discovery"]["l0_weights"]),
-    model=one_of(VIS["transfer"]["variants"]),
-    chain=one_of(VIS_CHAINS),
+    init=one_of(VIS_JOBS.inits),
+    penalty=one_of(VIS_JOBS.penalty_tags),
+    model=one_of(VIS_JOBS.definitions),
+    chain=one_of(VIS_JOBS.chains),
 
 
 rule vision_world:
@@ -27,7 +27,7 @@ rule vision_world:
     resources:
         **rule_requests("vision_world"),
     params:
-        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"]}),
+        settings=VIS_JOBS.world_settings(),
     message:
         JOB_LINE
     shell:
@@ -40,7 +40,7 @@ rule vision_texture_swap:
     input:
         world=f"{VIS_DIR}/data/world",
     output:
-        directory(VIS_TEXTURE_SWAP),
+        directory(vis_jobs.TEXTURE_SWAP),
     log:
         "logs/vision/data/texture_swap.log",
     benchmark:
@@ -51,7 +51,7 @@ rule vision_texture_swap:
     resources:
         **rule_requests("vision_world"),
     params:
-        settings=as_json({"seed": VIS["seed"], **VIS["data"]["world"], "split": "train"}),
+        settings=VIS_JOBS.world_settings(split="train"),
     message:
         JOB_LINE
     shell:
@@ -67,13 +67,13 @@ rule vision_texture_swap:
 rule vision_check_user_tree:
     input:
         # ancient: the record's name holds the tree's content; a copied tree's new folder times say nothing
-        root=lambda wildcards: ancient(VIS_USER_TREES[wildcards.tree]["root"]),
+        root=lambda wildcards: ancient(VIS_JOBS.tree_root(wildcards.tree)),
     output:
         f"{VIS_DIR}/data/checks/{{tree}}/{{digest}}.json",
     log:
         "logs/vision/data/checks/{tree}/{digest}.log",
     wildcard_constraints:
-        tree="|".join(VIS_USER_TREES),
+        tree=one_of(vis_jobs.TREE_SECTIONS),
         digest="[0-9a-f]{64}",
     conda:
         "../../envs/subtask-induction.yaml"
@@ -81,8 +81,8 @@ rule vision_check_user_tree:
     resources:
         **rule_requests("vision_check_user_tree"),
     params:
-        settings=lambda wildcards: vis_tree_settings(wildcards.tree),
-        gates=lambda wildcards: vis_tree_gates(wildcards.tree),
+        settings=lambda wildcards: VIS_JOBS.tree_settings(wildcards.tree),
+        gates=lambda wildcards: VIS_JOBS.tree_gates(wildcards.tree),
     message:
         JOB_LINE
     shell:
@@ -92,7 +92,7 @@ rule vision_check_user_tree:
 
 rule vision_imagenet16:
     input:
-        root=ancient(VIS_USER_TREES["imagenet16"]["root"]),
+        root=ancient(VIS_JOBS.tree_root("imagenet16")),
         check=ancient(vis_tree_check("imagenet16")),
     output:
         directory(f"{VIS_DIR}/data/imagenet16"),
@@ -106,8 +106,8 @@ rule vision_imagenet16:
     resources:
         **rule_requests("vision_imagenet16"),
     params:
-        settings=vis_tree_settings("imagenet16"),
-        gates=vis_tree_gates("imagenet16"),
+        settings=VIS_JOBS.tree_settings("imagenet16"),
+        gates=VIS_JOBS.tree_gates("imagenet16"),
     message:
         JOB_LINE
     shell:
@@ -118,7 +118,7 @@ rule vision_imagenet16:
 # Source folder: any class-per-folder tree, split and checked as ImageNet-16 is (each class its own member).
 rule vision_folder:
     input:
-        root=ancient(VIS_USER_TREES["folder"]["root"]),
+        root=ancient(VIS_JOBS.tree_root("folder")),
         check=ancient(vis_tree_check("folder")),
     output:
         directory(f"{VIS_DIR}/data/folder"),
@@ -132,8 +132,8 @@ rule vision_folder:
     resources:
         **rule_requests("vision_folder"),
     params:
-        settings=vis_tree_settings("folder"),
-        gates=vis_tree_gates("folder"),
+        settings=VIS_JOBS.tree_settings("folder"),
+        gates=VIS_JOBS.tree_gates("folder"),
     message:
         JOB_LINE
     shell:
@@ -147,7 +147,7 @@ rule vision_check_cue_conflict:
     input:
         unpack(lambda wildcards: vis_cue_conflict_inputs()),
     output:
-        f"{VIS_DIR}/data/cue_conflict_check.json",
+        vis_jobs.CUE_CONFLICT_CHECK,
     log:
         "logs/vision/data/cue_conflict_check.log",
     conda:
@@ -156,7 +156,7 @@ rule vision_check_cue_conflict:
     resources:
         **rule_requests("vision_check_cue_conflict"),
     params:
-        root=vis_cue_conflict(),
+        root=VIS_JOBS.cue_conflict(),
     message:
         JOB_LINE
     shell:
@@ -166,7 +166,7 @@ rule vision_check_cue_conflict:
 
 rule vision_mean_pool:
     input:
-        data=vis_data_dir(),
+        data=VIS_JOBS.data_dir(),
     output:
         directory(f"{VIS_DIR}/pooled/{{split}}/shard{{shard}}"),
     log:
@@ -179,9 +179,9 @@ rule vision_mean_pool:
     resources:
         **training_resources("vision_mean_pool"),
     params:
-        images=lambda wildcards: vis_split(wildcards.split),
+        images=lambda wildcards: VIS_JOBS.split(wildcards.split),
         shards=lambda wildcards: VIS["pooling"]["shards"][wildcards.split],
-        settings=vis_pooling_settings(),
+        settings=VIS_JOBS.pooling_settings(),
         device=config["device"],
     message:
         JOB_LINE
@@ -208,13 +208,10 @@ rule vision_base:
     resources:
         **training_resources("vision_base"),
     params:
-        settings=lambda wildcards: vis_settings(
-            wildcards.chain, model={"spec": vis_model_spec(), "weights": VIS["model"]["weights"]}, training=VIS["base"]
-        ),
-        # the world has its own pretraining split; ImageNet mode trains a base without weights on ImageNet-16 train
-        train=vis_split("pretrain" if VIS_SOURCE == "world" else "train"),
-        eval=vis_split("eval"),
-        test=vis_split("test"),
+        settings=lambda wildcards: VIS_JOBS.base_settings(wildcards.chain),
+        train=VIS_JOBS.base_train(),
+        eval=VIS_JOBS.split("eval"),
+        test=VIS_JOBS.split("test"),
         device=config["device"],
     message:
         JOB_LINE
@@ -245,17 +242,8 @@ rule vision_discover:
     resources:
         **training_resources("vision_discover"),
     params:
-        settings=lambda wildcards: vis_settings(
-            wildcards.chain,
-            discovery={k: v for k, v in VIS["discovery"].items() if k not in ("l0_weights", "inits", "floor")},
-            # label-free targets: the base's answers on the original images of the pooled splits
-            **(
-                {"originals": {"discovery": vis_split("discovery"), "eval": vis_split("eval")}}
-                if wildcards.init == "label_free"
-                else {}
-            ),
-        ),
-        test=vis_split("test"),
+        settings=lambda wildcards: VIS_JOBS.discovery_settings(wildcards.chain, wildcards.init),
+        test=VIS_JOBS.split("test"),
         device=config["device"],
     message:
         JOB_LINE
@@ -275,7 +263,7 @@ checkpoint vision_select_subnetwork:
     input:
         expand(
             f"{VIS_DIR}/chain{{{{chain}}}}/discovery/{{{{init}}}}/lambda{{penalty}}/subnetwork.pt",
-            penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]],
+            penalty=VIS_JOBS.penalty_tags,
         ),
     output:
         f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json",
@@ -285,8 +273,7 @@ checkpoint vision_select_subnetwork:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        # the pretrained subnetworks are transferred; the random-init one (Fig 11's control) is expected at chance
-        floor=lambda wildcards: "--floor" if wildcards.init != "random" and VIS["discovery"].get("floor", True) else "",
+        floor=lambda wildcards: VIS_JOBS.select_floor(wildcards.init),
     message:
         JOB_LINE
     shell:
@@ -298,7 +285,7 @@ rule vision_transfer:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
         subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
-        texture_swap=vis_transfer_swap_input,
+        texture_swap=lambda wildcards: vis_jobs.TEXTURE_SWAP if wildcards.model in VIS_JOBS.texture_swap else [],
     output:
         metrics=f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
         model=f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt",
@@ -312,10 +299,10 @@ rule vision_transfer:
     resources:
         **training_resources("vision_transfer"),
     params:
-        settings=vis_transfer_settings,
-        train=vis_transfer_train,
-        eval=vis_split("eval"),
-        test=vis_split("test"),
+        settings=lambda wildcards: VIS_JOBS.transfer_settings(wildcards.chain, wildcards.model),
+        train=lambda wildcards: VIS_JOBS.transfer_train(wildcards.model),
+        eval=VIS_JOBS.split("eval"),
+        test=VIS_JOBS.split("test"),
         subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
         device=config["device"],
     message:
@@ -337,15 +324,15 @@ rule vision_transfer:
 rule vision_cue_conflict:
     input:
         unpack(lambda wildcards: vis_cue_conflict_inputs()),
-        check=VIS_CUE_CONFLICT_CHECK,
+        check=vis_jobs.CUE_CONFLICT_CHECK,
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
         subnetworks=expand(
             f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
-            init=VIS_INITS,
-            penalty=[number_tag(x) for x in VIS["discovery"]["l0_weights"]],
+            init=VIS_JOBS.inits,
+            penalty=VIS_JOBS.penalty_tags,
             allow_missing=True,
         ),
-        transfers=expand(f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt", model=VIS_VARIANTS, allow_missing=True),
+        transfers=expand(f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt", model=VIS_JOBS.variants, allow_missing=True),
     output:
         f"{VIS_CHAIN_DIR}/cue_conflict.json",
     log:
@@ -358,8 +345,8 @@ rule vision_cue_conflict:
     resources:
         **training_resources("vision_cue_conflict"),
     params:
-        settings=lambda wildcards: vis_settings(wildcards.chain),
-        cue_conflict=vis_cue_conflict(),
+        settings=lambda wildcards: VIS_JOBS.settings(wildcards.chain),
+        cue_conflict=VIS_JOBS.cue_conflict(),
         device=config["device"],
     message:
         JOB_LINE
@@ -372,10 +359,10 @@ rule vision_cue_conflict:
 rule vision_diagnostics:
     input:
         unpack(lambda wildcards: vis_inputs("discovery")),
-        base=f"{VIS_DIR}/chain{VIS_CHAINS[0]}/base/model.pt",
-        subnetwork=lambda wildcards: vis_selected_subnetwork(VIS_CHAINS[0], "pretrained"),
+        base=f"{VIS_DIR}/chain{VIS_JOBS.chains[0]}/base/model.pt",
+        subnetwork=lambda wildcards: vis_selected_subnetwork(VIS_JOBS.chains[0], "pretrained"),
     output:
-        csv=with_report([f"{VIS_DIR}/summary/diagnostics.csv"], VIS_CAPTIONS, "Vision", "Tables")[0],
+        csv=with_report([f"{VIS_DIR}/summary/diagnostics.csv"], vis_jobs.CAPTIONS, "Vision", "Tables")[0],
         md=f"{VIS_DIR}/summary/diagnostics.md",
     log:
         "logs/vision/diagnostics.log",
@@ -387,19 +374,9 @@ rule vision_diagnostics:
     resources:
         **training_resources("vision_diagnostics"),
     params:
-        settings=vis_settings(
-            VIS_CHAINS[0],
-            max_images=VIS["diagnostics"]["bn_images"],
-            # the SI variants of the labelled subnetwork the diagnostics read (not the label-free one's)
-            variants={
-                name: VIS["transfer"]["variants"][name]
-                for name in VIS_VARIANTS
-                if VIS["transfer"]["variants"][name]["method"] == "subnetwork"
-                and vis_variant_discovery(name) == "pretrained"
-            },
-        ),
-        train=vis_split("train"),
-        test=vis_split("test"),
+        settings=VIS_JOBS.diagnostics_settings(),
+        train=VIS_JOBS.split("train"),
+        test=VIS_JOBS.split("test"),
         outdir=lambda wildcards, output: Path(output.csv).parent,
         device=config["device"],
     message:
@@ -413,15 +390,17 @@ rule vision_diagnostics:
 
 rule vision_aggregate:
     input:
-        base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_CHAINS),
-        discovery=vis_discovery_metrics(),
-        selected=expand(f"{VIS_DIR}/chain{{chain}}/discovery/{{init}}/selected.json", chain=VIS_CHAINS, init=VIS_INITS),
-        transfer=vis_transfer_metrics(),
+        base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_JOBS.chains),
+        discovery=VIS_JOBS.discovery_metrics(),
+        selected=expand(f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json", chain=VIS_JOBS.chains, init=VIS_JOBS.inits),
+        transfer=VIS_JOBS.transfer_metrics(),
         cue_conflict=(
-            expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=VIS_CHAINS) if vis_cue_conflict() else []
+            expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=VIS_JOBS.chains)
+            if VIS_JOBS.cue_conflict()
+            else []
         ),
     output:
-        with_report(expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES), VIS_CAPTIONS, "Vision", "Tables"),
+        with_report(VIS_JOBS.tables(), vis_jobs.CAPTIONS, "Vision", "Tables"),
     log:
         "logs/vision/aggregate.log",
     conda:
@@ -440,14 +419,9 @@ rule vision_aggregate:
 
 rule vision_plots:
     input:
-        expand(f"{VIS_DIR}/summary/{{table}}", table=VIS_TABLES),
+        VIS_JOBS.tables(),
     output:
-        with_report(
-            expand(f"{VIS_DIR}/figures/{{figure}}.{{ext}}", figure=VIS_FIGURES, ext=["png", "pdf"]),
-            VIS_CAPTIONS,
-            "Vision",
-            "Figures",
-        ),
+        with_report(VIS_JOBS.figures(), vis_jobs.CAPTIONS, "Vision", "Figures"),
     log:
         "logs/vision/plots.log",
     conda:
@@ -464,20 +438,21 @@ rule vision_plots:
 
 rule vision_samples:
     input:
-        data=vis_data_dir(),
-        pooled_test=vis_pooled("test"),
-        cue_conflict_check=VIS_CUE_CONFLICT_CHECK if vis_cue_conflict() else [],  # not ancient: a new folder, new figure
+        data=VIS_JOBS.data_dir(),
+        pooled_test=VIS_JOBS.pooled("test"),
+        # not ancient: a new folder, a new figure
+        cue_conflict_check=vis_jobs.CUE_CONFLICT_CHECK if VIS_JOBS.cue_conflict() else [],
     output:
-        with_report([f"{VIS_DIR}/figures/samples.png"], VIS_CAPTIONS, "Vision", "Figures")[0],
+        with_report([f"{VIS_DIR}/figures/samples.png"], vis_jobs.CAPTIONS, "Vision", "Figures")[0],
     log:
         "logs/vision/samples.log",
     conda:
         "../../envs/subtask-induction.yaml"
     threads: 1
     params:
-        test=vis_split("test"),
-        cue_conflict=vis_cue_conflict(),
-        settings=as_json({"seed": VIS["seed"], "data": VIS["data"]["reading"], **vis_classes_setting()}),
+        test=VIS_JOBS.split("test"),
+        cue_conflict=VIS_JOBS.cue_conflict(),
+        settings=VIS_JOBS.samples_settings(),
     message:
         JOB_LINE
     shell:

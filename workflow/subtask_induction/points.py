@@ -88,6 +88,10 @@ class SubmaskingPoint(_Point):
         return (f"{RESULTS['submasking']}/points/{self.backbone}/{self.task}/{self.method}/fraction{self.fraction}/"
                 f"seed{self.replicate}")
 
+    @property
+    def mask(self) -> str:
+        return f"{self.folder}/mask.pt"
+
     def identity(self) -> dict:
         return {**super().identity(), "fraction": float(self.fraction)}
 

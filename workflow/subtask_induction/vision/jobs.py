@@ -1,0 +1,230 @@
+"""The vision family's jobs as workflow/rules/vision.smk wires them: the Table 1 variants that run and the
+discoveries they read, the source's folders, the settings string each step gets, its final targets and
+benchmark records. Built once from the checked config (workflow_config.normalise); torch-free.
+
+What needs Snakemake itself stays in the rule files: a selection's choice (a checkpoint), `ancient`, and the
+listings of a user's folders (written while the DAG is built).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..jobs import BENCH_DIR, as_json, expand
+from ..method.kinds import reads_subnetwork
+from ..points import RESULTS, number_tag, vision_points
+from .classes import class_folders, folder_tree_problems
+
+DIR = RESULTS["vision"]
+CHAIN_DIR = f"{DIR}/chain{{chain}}"
+TEXTURE_SWAP = f"{DIR}/data/texture_swap"
+CUE_CONFLICT_CHECK = f"{DIR}/data/cue_conflict_check.json"
+POOLED_SPLITS = ["discovery", "eval", "test"]
+TABLES = ["table1.csv", "table1.md", "table2.csv", "table2.md", "chains.csv", "chains.md", "comparisons.md",
+          "per_class.csv", "curves.csv", "discovery_curves.csv"]
+FIGURES = ["fig5", "fig11", "per_class"]
+# Report captions by file name (workflow/report/<caption>.rst): every figure (its PNG) and summary table.
+CAPTIONS = {
+    "table1.csv": "vision/table1",
+    "table2.csv": "vision/table2",
+    "chains.csv": "vision/chains",
+    "comparisons.md": "vision/comparisons",
+    "per_class.csv": "vision/per_class_table",
+    "curves.csv": "vision/curves",
+    "discovery_curves.csv": "vision/discovery_curves",
+    "diagnostics.csv": "vision/diagnostics",
+    "samples.png": "vision/samples",
+    **{f"{figure}.png": f"vision/{figure}" for figure in FIGURES},
+}
+# The rule that builds each source's image folders; its output is results/vision/data/<its name without vision_>.
+BUILDERS = {"world": "vision_world", "imagenet": "vision_imagenet16", "folder": "vision_folder"}
+# The config section of each user tree a builder splits (source imagenet or folder).
+TREE_SECTIONS = {"imagenet16": "imagenet", "folder": "folder"}
+
+
+def variant_discovery(variant: dict) -> str | None:
+    """The discovery whose subnetwork a vision variant (its settings) reads: its `discovery`, pretrained unless it
+    says label_free; None if it reads none (kinds.reads_subnetwork)."""
+    return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
+
+
+class VisionJobs:
+    """The vision section of a checked config as its rules read it."""
+
+    def __init__(self, vision: dict):
+        self.config = vision
+        self.definitions = vision["transfer"]["variants"]
+        self.chains = vision["chains"]
+        # the Table 1 variants that run: vision.transfer.run, else every defined one
+        self.variants = list(vision["transfer"].get("run") or self.definitions)
+        # discovery init -> the variants that read its subnetwork
+        self.readers: dict[str, list[str]] = {}
+        for name in self.variants:
+            if self.discovery_of(name):
+                self.readers.setdefault(self.discovery_of(name), []).append(name)
+        # the discoveries that run per chain: the configured inits plus the one each masked transfer variant
+        # reads, so every schema-valid `inits` builds a DAG
+        self.inits = sorted(set(vision["discovery"]["inits"]) | set(self.readers), reverse=True)
+        self.texture_swap = [name for name in self.variants if self.definitions[name]["data"] == "texture_swap"]
+        self.points = vision_points(vision)
+        self.source = vision["data"]["source"]
+        self.builder = BUILDERS[self.source]
+        self.folder = vision["data"].get("folder") or {}
+        # A folder source's classes are its sorted class folders (read while the DAG is built); the world and
+        # ImageNet have Geirhos' 16. Steps get them in their settings only for a folder, so no other run's
+        # settings change.
+        root = self.folder.get("root")
+        self.classes = (class_folders(Path(root) / "train")
+                        if self.source == "folder" and root and not folder_tree_problems(root) else None)
+        self.penalty_tags = [number_tag(x) for x in vision["discovery"]["l0_weights"]]
+
+    def discovery_of(self, name: str) -> str | None:
+        """The discovery whose subnetwork variant `name` reads; None if none."""
+        return variant_discovery(self.definitions[name])
+
+    def discoveries_line(self) -> str:
+        """What the console says of the discoveries that run, and why each."""
+        return f"vision: discoveries {self.inits} per chain (" + ", ".join(
+            f"{init}: " + ("read by " + ", ".join(sorted(self.readers[init])) if init in self.readers
+                           else "vision.discovery.inits")
+            for init in self.inits) + ")"
+
+    # --- the source's folders ----------------------------------------------------------------------------------
+
+    def source_root(self) -> str | None:
+        """The user's tree the source's builder splits (None for the generated world)."""
+        return {"imagenet": self.config["data"]["imagenet"].get("root"), "folder": self.folder.get("root")}.get(
+            self.source)
+
+    def tree_section(self, tree: str) -> dict:
+        return self.config["data"].get(TREE_SECTIONS[tree]) or {}
+
+    def tree_root(self, tree: str):
+        return self.tree_section(tree).get("root") or []
+
+    def data_dir(self) -> str:
+        return f"{DIR}/data/{self.builder.removeprefix('vision_')}"
+
+    def split(self, split: str) -> str:
+        return f"{self.data_dir()}/{split}"
+
+    def base_train(self) -> str:
+        """The world has its own pretraining split; ImageNet mode trains a base without weights on ImageNet-16
+        train."""
+        return self.split("pretrain" if self.source == "world" else "train")
+
+    def cue_conflict(self) -> str:
+        """The cue-conflict folder: the user's, else the generated world's; "" for a folder source without one
+        (the steps then compute no cue-conflict metric: the shape-bias columns are absent, not zero)."""
+        if self.config["data"].get("cue_conflict"):
+            return self.config["data"]["cue_conflict"]
+        return f"{self.data_dir()}/cue_conflict" if self.source == "world" else ""
+
+    def pooled(self, split: str) -> list[str]:
+        return expand(f"{DIR}/pooled/{split}/shard{{shard}}", shard=range(self.config["pooling"]["shards"][split]))
+
+    def transfer_train(self, variant: str) -> str:
+        """The folder variant `variant` trains on: the original training images, or their texture swap."""
+        return f"{TEXTURE_SWAP}/train" if variant in self.texture_swap else self.split("train")
+
+    # --- the settings each step gets -----------------------------------------------------------------------------
+
+    def classes_setting(self) -> dict:
+        return {"classes": self.classes} if self.source == "folder" else {}
+
+    def world_settings(self, **extra) -> str:
+        return as_json({"seed": self.config["seed"], **self.config["data"]["world"], **extra})
+
+    def tree_settings(self, tree: str) -> str:
+        """What a builder's splits depend on (the gates apart: they decide only whether a build may stand)."""
+        section = self.tree_section(tree)
+        return as_json({"seed": self.config["seed"],
+                        **{k: v for k, v in section.items() if k not in ("root", "skip_unreadable", "min_fill")}})
+
+    def tree_gates(self, tree: str) -> str:
+        section = self.tree_section(tree)
+        return ("--skip-unreadable " if section.get("skip_unreadable") else "") + \
+            f"--min-fill {section.get('min_fill', 0.5)}"
+
+    def pooling_settings(self) -> str:
+        """Only the chosen segmenter's settings: changing the other one's must not rerun the pooling."""
+        pooling = self.config["pooling"]
+        kind = pooling["segmenter"]
+        return as_json({"seed": self.config["seed"], "min_area": pooling["min_area"],
+                        "segmenter": {"kind": kind, **pooling[kind]}, **self.classes_setting()})
+
+    def settings(self, chain, **sections) -> str:
+        """What every vision training step gets: its chain's seed, data reading, model, eval batch size, plus its
+        own sections."""
+        return as_json({"seed": int(chain), "data": self.config["data"]["reading"],
+                        "eval_batch_size": self.config["eval_batch_size"], **self.classes_setting(), **sections})
+
+    def base_settings(self, chain) -> str:
+        model = self.config["model"]
+        spec = {"arch": model["arch"], "num_outputs": model["num_outputs"],
+                "model_kwargs": model.get("model_kwargs") or {}}
+        return self.settings(chain, model={"spec": spec, "weights": model["weights"]}, training=self.config["base"])
+
+    def discovery_settings(self, chain, init: str) -> str:
+        """A discovery's; a label-free one's targets are the base's answers on the pooled splits' originals."""
+        discovery = {k: v for k, v in self.config["discovery"].items() if k not in ("l0_weights", "inits", "floor")}
+        originals = ({"originals": {"discovery": self.split("discovery"), "eval": self.split("eval")}}
+                     if init == "label_free" else {})
+        return self.settings(chain, discovery=discovery, **originals)
+
+    def transfer_settings(self, chain, variant: str) -> str:
+        training = {k: v for k, v in self.config["transfer"].items() if k != "variants"}
+        return self.settings(chain, training=training, variant=self.definitions[variant])
+
+    def select_floor(self, init: str) -> str:
+        """The pretrained subnetworks are transferred; the random-init one (Fig 11's control) is expected at
+        chance."""
+        return "--floor" if init != "random" and self.config["discovery"].get("floor", True) else ""
+
+    def diagnostics_settings(self) -> str:
+        """The first chain's, with the SI variants of the labelled subnetwork (not the label-free one's)."""
+        variants = {name: self.definitions[name] for name in self.variants
+                    if self.definitions[name]["method"] == "subnetwork" and self.discovery_of(name) == "pretrained"}
+        return self.settings(self.chains[0], max_images=self.config["diagnostics"]["bn_images"], variants=variants)
+
+    def samples_settings(self) -> str:
+        return as_json({"seed": self.config["seed"], "data": self.config["data"]["reading"],
+                        **self.classes_setting()})
+
+    # --- what the run makes ------------------------------------------------------------------------------------
+
+    def discovery_paths(self, pattern: str) -> list[str]:
+        return expand(pattern, chain=self.chains, init=self.inits, penalty=self.penalty_tags)
+
+    def discovery_metrics(self) -> list[str]:
+        return self.discovery_paths(f"{CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json")
+
+    def transfer_metrics(self) -> list[str]:
+        return [point.metrics for point in self.points]
+
+    @staticmethod
+    def tables() -> list[str]:
+        return expand(f"{DIR}/summary/{{table}}", table=TABLES)
+
+    @staticmethod
+    def figures() -> list[str]:
+        return expand(f"{DIR}/figures/{{figure}}.{{ext}}", figure=FIGURES, ext=["png", "pdf"])
+
+    def final_targets(self) -> list[str]:
+        return (self.tables() + self.figures() + [f"{DIR}/figures/samples.png"]
+                + (expand(f"{DIR}/summary/diagnostics.{{ext}}", ext=["csv", "md"]) if "pretrained" in self.inits
+                   else []))
+
+    def benchmark_files(self):
+        """(rule, benchmark records) of every vision job."""
+        bench = f"{BENCH_DIR}/vision"
+        yield self.builder, [f"{bench}/data/{Path(self.data_dir()).name}.jsonl"]
+        yield "vision_mean_pool", [f"{bench}/pooled/{split}/shard{shard}.jsonl" for split in POOLED_SPLITS
+                                   for shard in range(self.config["pooling"]["shards"][split])]
+        yield "vision_base", expand(f"{bench}/chain{{chain}}/base.jsonl", chain=self.chains)
+        yield "vision_discover", self.discovery_paths(f"{bench}/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl")
+        yield "vision_transfer", [f"{bench}/chain{point.chain}/transfer/{point.variant}.jsonl" for point in self.points]
+        if "pretrained" in self.inits:
+            yield "vision_diagnostics", [f"{bench}/diagnostics.jsonl"]
+        if self.texture_swap:
+            yield "vision_texture_swap", [f"{bench}/data/texture_swap.jsonl"]
