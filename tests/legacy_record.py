@@ -1,8 +1,9 @@
 """The smoke record in 0.4.0's words: what a record (tests/record.py) says once the names issue 40 changed are
 put back, so that the redesign can be shown to change no number (tests/test_smoke_record.py).
 
-0.5.0 adds each point's `identity` block, drops the top-level `seed` / `variant` and the `config` keys that
-repeated the identity, calls a transfer seed a replicate (columns `replicate`, `replicates`, `other_replicate`,
+0.5.0 adds an `identity` block to every metrics.json (each point's, each base's and discovery's), drops a
+point's top-level `seed` / `variant` and the `config` keys that repeated its identity, calls the vision settings'
+chain `chain` (0.4.0: `seed`), calls a transfer seed a replicate (columns `replicate`, `replicates`, `other_replicate`,
 `si_replicates`; arithmetic's replicate is the configured seed, no longer 100 chain + seed) and rewords the
 Markdown tables. In the old words, the Markdown tables are compared by the numbers they print, in order.
 
@@ -25,8 +26,12 @@ RENAMED_COLUMNS = {"seed": "replicate", "seeds": "replicates", "other_seed": "ot
 
 def in_old_words(name: str, value, side: str):
     """One record entry with the names that changed between 0.4.0 (side "old") and today (side "new") aligned."""
+    if name.endswith("metrics.json"):
+        value = {key: item for key, item in value.items() if key != "identity"}
+        if side == "new" and name.startswith("vision/") and isinstance(value.get("config"), dict):
+            value["config"] = {("seed" if key == "chain" else key): item for key, item in value["config"].items()}
     if name.endswith("metrics.json") and ("/transfer/" in name or name.startswith("submasking/points")):
-        value = {key: item for key, item in value.items() if key not in GONE_TOP | {"identity"}}
+        value = {key: item for key, item in value.items() if key not in GONE_TOP}
         if isinstance(value.get("config"), dict):
             value["config"] = {key: item for key, item in value["config"].items() if key not in GONE_CONFIG}
     if isinstance(value, list) and value and isinstance(value[0], dict):  # a CSV

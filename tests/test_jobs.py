@@ -101,3 +101,37 @@ def test_submasking_trains_a_vision_base_through_the_dag_and_records_it_only_wit
     without = dict(normalise({**config, "families": ["submasking"]}).submasking.benchmark_files())
     assert "vision_base" not in with_vision and without["vision_base"]
     assert len(json.loads(sub.pack_points(sub.packs[0][0]))) == len(sub.packs[0][1])
+
+
+def test_every_base_and_discovery_is_named_by_its_identity_and_the_tables_read_it_and_nothing_else(tmp_path):
+    from subtask_induction.arithmetic.tables import base_table, discovery_tables
+
+    arith, vision = normalise(merged()).arithmetic, normalise(merged()).vision
+    base = json.loads(arith.base_identity("1", "a+ab", "2"))
+    assert base == {"family": "arithmetic", "stage": "base", "chain": 1, "base": "a+ab", "layers": 2}
+    found = json.loads(arith.discovery_identity(1, "a+ab", "ab", 2, "1e-06"))
+    assert found["stage"] == "discovery" and found["l0_weight"] == 1e-06 and found["subtask"] == "ab"
+    assert json.loads(arith.budget_identity(0, "a+ab", "ab", 2, "64"))["rows"] == 64
+    assert json.loads(arith.overlap_identity("a+ab", "ab", 2, "seed1"))["chain"] == arith.overlap_chain
+    assert json.loads(vision.base_identity(2)) == {"family": "vision", "stage": "base", "chain": 2}
+    assert json.loads(vision.transfer_identity(2, "si")) == {"family": "vision", "chain": 2, "variant": "si"}
+    # a record whose settings say otherwise is tabled by its identity
+    curve = [{"epoch": 0, "eval_accuracy": 0.5, "kept_fraction": 0.1, "beta": 1, "train_loss": 1.0}]
+    (tmp_path / "base.json").write_text(json.dumps({
+        "identity": base, "metrics": {"eval_accuracy": 1.0, "test_accuracy": 1.0}, "best_epoch": 3,
+        "config": {"chain": 7, "computation": "other", "layers": 9}}))
+    (tmp_path / "discovery.json").write_text(json.dumps({
+        "identity": found, "metrics": {"eval_accuracy": 0.9, "test_accuracy": 0.9, "kept_fraction": 0.1},
+        "best_epoch": 1, "curve": curve, "config": {"chain": 7, "subtask": "other", "l0_weight": 5.0}}))
+    row = base_table([tmp_path / "base.json"]).iloc[0]
+    assert (row["chain"], row["base"], row["layers"]) == (1, "a+ab", 2)
+    table, curves = discovery_tables([tmp_path / "discovery.json"])
+    assert table.iloc[0][["chain", "subtask", "l0_weight"]].tolist() == [1, "ab", 1e-06] and len(curves) == 1
+
+
+def test_the_vision_steps_settings_name_the_chain_as_chain():
+    vision = normalise(merged()).vision
+    for settings in (vision.base_settings(1), vision.discovery_settings(1, "pretrained"),
+                     vision.transfer_settings(1, "si"), vision.settings(1)):
+        assert json.loads(settings)["chain"] == 1 and "seed" not in json.loads(settings)
+    assert json.loads(vision.diagnostics_settings())["chain"] == DEFAULT["vision"]["chains"][0]

@@ -218,7 +218,7 @@ def test_a_discovery_from_a_row_subset_reads_only_those_rows(tmp_path, monkeypat
 
     monkeypatch.setattr(arithmetic_discover, "shuffled_batches", recording)
     arithmetic_discover.main(["--base", str(tmp_path / "base.pt"), "--data", str(tmp_path / "data.pt"),
-                              "--l0-weight", "1e-4", "--train-rows", "30", "--device", "cpu",
+                              "--l0-weight", "1e-4", "--train-rows", "30", "--device", "cpu", "--identity", '{"family": "arithmetic", "stage": "discovery_budget"}',
                               "--checkpoint-interval-s", "0",
                               "--settings", json.dumps({"seed": 0, "epochs": 2, "batch_size": 8, "lr": 1e-2,
                                                         "beta_final": 100, "mask_init": 0.1}),
@@ -229,7 +229,7 @@ def test_a_discovery_from_a_row_subset_reads_only_those_rows(tmp_path, monkeypat
     assert record["train_rows"] == 30 and set(record["scores"]) == set(record["masks"])
     with pytest.raises(SystemExit, match="--train-rows 500"):
         arithmetic_discover.main(["--base", str(tmp_path / "base.pt"), "--data", str(tmp_path / "data.pt"),
-                                  "--l0-weight", "1e-4", "--train-rows", "500", "--device", "cpu",
+                                  "--l0-weight", "1e-4", "--train-rows", "500", "--device", "cpu", "--identity", '{"family": "arithmetic", "stage": "discovery_budget"}',
                                   "--settings", json.dumps({"seed": 0, "epochs": 1, "batch_size": 8, "lr": 1e-2,
                                                             "beta_final": 100, "mask_init": 0.1}),
                                   "--out-subnetwork", str(tmp_path / "t.pt"), "--out-metrics", str(tmp_path / "n.json")])

@@ -96,13 +96,14 @@ def _discover(world, out, init, scramble_labels, monkeypatch):
         return images
 
     monkeypatch.setattr(step, "open_split", open_split)
-    settings = {"seed": 0, "data": DATA, "eval_batch_size": 64,
+    settings = {"chain": 0, "data": DATA, "eval_batch_size": 64,
                 "discovery": {"epochs": 3, "batch_size": 16, "lr": 0.05, "beta_final": 100, "mask_init": 0.05},
                 "originals": {"discovery": str(world / "world/discovery"), "eval": str(world / "world/eval")}}
     vision_discover.main(["--base", str(world / "base.pt"), "--init", init,
                           "--pooled-train", str(world / "pooled/discovery"), "--pooled-eval", str(world / "pooled/eval"),
                           "--test", str(world / "world/test"), "--pooled-test", str(world / "pooled/test"),
                           "--device", "cpu", "--checkpoint-interval-s", "0", "--l0-weight", "1e-4", "--settings", json.dumps(settings),
+                          "--identity", json.dumps({"family": "vision", "stage": "discovery", "init": init}),
                           "--out-subnetwork", str(out / "subnetwork.pt"), "--out-metrics", str(out / "metrics.json")])
     return load_subnetwork(out / "subnetwork.pt"), json.loads((out / "metrics.json").read_text())
 
@@ -120,8 +121,8 @@ def test_label_free_discovery_reads_no_label(world, tmp_path, monkeypatch):
     vision_base.main(["--train", str(world / "world/pretrain"), "--eval", str(world / "world/eval"),
                       "--test", str(world / "world/test"), "--pooled-test", str(world / "pooled/test"),
                       "--device", "cpu", "--checkpoint-interval-s", "0", "--out-model", str(world / "base.pt"),
-                      "--out-metrics", str(world / "base.json"),
-                      "--settings", json.dumps({"seed": 0, "data": DATA, "eval_batch_size": 64,
+                      "--out-metrics", str(world / "base.json"), "--identity", '{"family": "vision", "stage": "base"}',
+                      "--settings", json.dumps({"chain": 0, "data": DATA, "eval_batch_size": 64,
                                                 "model": {"spec": {"arch": "resnet18", "num_outputs": 16,
                                                                    "model_kwargs": {"channels": [4, 8, 8, 8]}},
                                                           "weights": None},

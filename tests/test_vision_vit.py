@@ -45,19 +45,20 @@ def test_every_stage_of_the_vision_path_runs_on_a_vit_and_a_groupnorm_resnet(wor
 
     spec, optimizer, lr, masked = ARCHITECTURES[architecture]
     out = tmp_path
-    base = {"seed": 0, "data": DATA, "eval_batch_size": 64, "model": {"spec": spec, "weights": None},
+    base = {"chain": 0, "data": DATA, "eval_batch_size": 64, "model": {"spec": spec, "weights": None},
             "training": {"epochs": 1, "batch_size": 16, "optimizer": optimizer, "lr": lr}}
     vision_base.main(["--train", str(world / "world/pretrain"), "--eval", str(world / "world/eval"),
                       "--settings", json.dumps(base), "--out-model", str(out / "base.pt"),
-                      "--out-metrics", str(out / "base.json"), *evaluation_arguments(world)])
+                      "--out-metrics", str(out / "base.json"), "--identity", '{"stage": "base"}',
+                      *evaluation_arguments(world)])
     model, _ = load_classifier(out / "base.pt")
     has_batchnorm = any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in model.modules())
     assert not has_batchnorm  # neither keeps running statistics
-    discovery = {"seed": 0, "data": DATA, "eval_batch_size": 64,
+    discovery = {"chain": 0, "data": DATA, "eval_batch_size": 64,
                  "discovery": {"epochs": 1, "batch_size": 16, "lr": 0.05, "beta_final": 100, "mask_init": 1.0}}
     vision_discover.main(["--base", str(out / "base.pt"), "--init", "pretrained",
                           "--pooled-train", str(world / "pooled/discovery"), "--pooled-eval", str(world / "pooled/eval"),
-                          "--l0-weight", "1e-8", "--settings", json.dumps(discovery),
+                          "--l0-weight", "1e-8", "--settings", json.dumps(discovery), "--identity", '{"stage": "discovery"}',
                           "--out-subnetwork", str(out / "subnetwork.pt"), "--out-metrics", str(out / "discovery.json"),
                           *evaluation_arguments(world)])
     found = json.loads((out / "discovery.json").read_text())
@@ -69,18 +70,19 @@ def test_every_stage_of_the_vision_path_runs_on_a_vit_and_a_groupnorm_resnet(wor
                     {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                      "trainable": "all"}):
         name = "si" if variant["method"] == "subnetwork" else "scratch"
-        settings = {"seed": 0, "data": DATA, "eval_batch_size": 64, "variant": variant,
+        settings = {"chain": 0, "data": DATA, "eval_batch_size": 64, "variant": variant,
                     "training": {"epochs": 1, "batch_size": 16, "optimizer": optimizer, "lr": lr}}
         vision_transfer.main(["--base", str(out / "base.pt"), "--subnetwork", str(out / "subnetwork.pt"),
                               "--train", str(world / "world/train"), "--eval", str(world / "world/eval"),
-                              "--pooled-eval", str(world / "pooled/eval"), "--variant", name, "--chain", "0",
+                              "--pooled-eval", str(world / "pooled/eval"),
+                              "--identity", json.dumps({"family": "vision", "chain": 0, "variant": name}),
                               "--settings", json.dumps(settings), "--out", str(out / f"{name}.json"),
                               "--out-model", str(out / name / "model.pt"), *evaluation_arguments(world)])
     # the cue-conflict scores, from the saved models (their own rule in the workflow)
     vision_cue_conflict.main(["--cue-conflict", str(world / "world/cue_conflict"), "--base", str(out / "base.pt"),
                               "--subnetworks", str(out / "subnetwork.pt"),
                               "--transfers", str(out / "si/model.pt"), str(out / "scratch/model.pt"),
-                              "--settings", json.dumps({"seed": 0, "data": DATA, "eval_batch_size": 64}),
+                              "--settings", json.dumps({"chain": 0, "data": DATA, "eval_batch_size": 64}),
                               "--device", "cpu", "--out", str(out / "cue_conflict.json")])
     scores = json.loads((out / "cue_conflict.json").read_text())["scores"]
     assert sorted(scores) == ["base", "discovery/pretrained/1e-08/subnetwork", "discovery/pretrained/1e-08/whole",

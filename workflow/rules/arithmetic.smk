@@ -52,6 +52,7 @@ rule arithmetic_base:
         **training_resources("arithmetic_base"),
     params:
         settings=lambda wildcards: ARITH_JOBS.base_settings(wildcards.chain),
+        identity=lambda wildcards: ARITH_JOBS.base_identity(wildcards.chain, wildcards.base, wildcards.layers),
         device=config["device"],
     message:
         JOB_LINE
@@ -59,6 +60,7 @@ rule arithmetic_base:
         then_remove_checkpoints(
             train_step("arithmetic_base")
             + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
+            "--identity {params.identity:q} "
             "--threads {threads} --device {params.device} --out-model {output.model:q} "
             "--out-metrics {output.metrics:q} > {log:q} 2>&1",
             "model",
@@ -83,6 +85,9 @@ rule arithmetic_discover:
         **training_resources("arithmetic_discover"),
     params:
         settings=lambda wildcards: ARITH_JOBS.discovery_settings(wildcards.chain),
+        identity=lambda wildcards: ARITH_JOBS.discovery_identity(
+            wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers, wildcards.l0
+        ),
         device=config["device"],
     message:
         JOB_LINE
@@ -90,7 +95,7 @@ rule arithmetic_discover:
         then_remove_checkpoints(
             train_step("arithmetic_discover")
             + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
-            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
         )
@@ -254,13 +259,16 @@ rule arithmetic_discover_budget:
     params:
         settings=lambda wildcards: ARITH_JOBS.discovery_settings(wildcards.chain),
         l0=lambda wildcards: arith_chosen_l0(wildcards.chain, wildcards),
+        identity=lambda wildcards: ARITH_JOBS.budget_identity(
+            wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers, wildcards.rows
+        ),
         device=config["device"],
     message:
         JOB_LINE
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
-            "--train-rows {wildcards.rows} --match-steps --settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--train-rows {wildcards.rows} --match-steps --settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
         )
@@ -322,6 +330,9 @@ rule arithmetic_overlap_discover:
         **training_resources("arithmetic_overlap_discover"),
     params:
         settings=lambda wildcards: ARITH_JOBS.overlap_settings(wildcards.run),
+        identity=lambda wildcards: ARITH_JOBS.overlap_identity(
+            wildcards.base, wildcards.subtask, wildcards.layers, wildcards.run
+        ),
         l0=arith_overlap_l0,
         device=config["device"],
     message:
@@ -329,7 +340,7 @@ rule arithmetic_overlap_discover:
     shell:
         then_remove_checkpoints(
             train_step("arithmetic_discover") + " --base {input.base:q} --data {input.data:q} --l0-weight {params.l0} "
-            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
         )

@@ -10,7 +10,7 @@ wildcard_constraints:
     shard=r"\d+",
     init=one_of(VIS_JOBS.inits),
     penalty=one_of(VIS_JOBS.penalty_tags),
-    model=one_of(VIS_JOBS.definitions),
+    variant=one_of(VIS_JOBS.definitions),
     chain=one_of(VIS_JOBS.chains),
 
 
@@ -209,6 +209,7 @@ rule vision_base:
         **training_resources("vision_base"),
     params:
         settings=lambda wildcards: VIS_JOBS.base_settings(wildcards.chain),
+        identity=lambda wildcards: VIS_JOBS.base_identity(wildcards.chain),
         train=VIS_JOBS.base_train(),
         eval=VIS_JOBS.split("eval"),
         test=VIS_JOBS.split("test"),
@@ -219,7 +220,7 @@ rule vision_base:
         then_remove_checkpoints(
             train_step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
             "--test {params.test:q} --pooled-test {input.pooled_test:q} "
-            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
             "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "model",
         )
@@ -243,6 +244,7 @@ rule vision_discover:
         **training_resources("vision_discover"),
     params:
         settings=lambda wildcards: VIS_JOBS.discovery_settings(wildcards.chain, wildcards.init),
+        identity=lambda wildcards: VIS_JOBS.discovery_identity(wildcards.chain, wildcards.init, wildcards.penalty),
         test=VIS_JOBS.split("test"),
         device=config["device"],
     message:
@@ -252,7 +254,7 @@ rule vision_discover:
             train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
             "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
             "--pooled-test {input.pooled_test:q} --l0-weight {wildcards.penalty} "
-            "--settings {params.settings:q} --threads {threads} --device {params.device} "
+            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
         )
@@ -285,22 +287,23 @@ rule vision_transfer:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
         subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
-        texture_swap=lambda wildcards: vis_jobs.TEXTURE_SWAP if wildcards.model in VIS_JOBS.texture_swap else [],
+        texture_swap=lambda wildcards: vis_jobs.TEXTURE_SWAP if wildcards.variant in VIS_JOBS.texture_swap else [],
     output:
-        metrics=f"{VIS_CHAIN_DIR}/transfer/{{model}}/metrics.json",
-        model=f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt",
+        metrics=f"{VIS_CHAIN_DIR}/transfer/{{variant}}/metrics.json",
+        model=f"{VIS_CHAIN_DIR}/transfer/{{variant}}/model.pt",
     log:
-        f"logs/vision/chain{{chain}}/transfer/{{model}}.log",
+        f"logs/vision/chain{{chain}}/transfer/{{variant}}.log",
     benchmark:
-        f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{model}}.jsonl"
+        f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{variant}}.jsonl"
     conda:
         "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
     resources:
         **training_resources("vision_transfer"),
     params:
-        settings=lambda wildcards: VIS_JOBS.transfer_settings(wildcards.chain, wildcards.model),
-        train=lambda wildcards: VIS_JOBS.transfer_train(wildcards.model),
+        settings=lambda wildcards: VIS_JOBS.transfer_settings(wildcards.chain, wildcards.variant),
+        identity=lambda wildcards: VIS_JOBS.transfer_identity(wildcards.chain, wildcards.variant),
+        train=lambda wildcards: VIS_JOBS.transfer_train(wildcards.variant),
         eval=VIS_JOBS.split("eval"),
         test=VIS_JOBS.split("test"),
         subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
@@ -312,8 +315,7 @@ rule vision_transfer:
             train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
             "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
             "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
-            "--variant {wildcards.model} --chain {wildcards.chain} "
-            "--settings {params.settings:q} --threads {threads} --device {params.device} --out {output.metrics:q} "
+            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} --out {output.metrics:q} "
             "--out-model {output.model:q} > {log:q} 2>&1",
             "metrics",
         )
@@ -332,7 +334,9 @@ rule vision_cue_conflict:
             penalty=VIS_JOBS.penalty_tags,
             allow_missing=True,
         ),
-        transfers=expand(f"{VIS_CHAIN_DIR}/transfer/{{model}}/model.pt", model=VIS_JOBS.variants, allow_missing=True),
+        transfers=expand(
+            f"{VIS_CHAIN_DIR}/transfer/{{variant}}/model.pt", variant=VIS_JOBS.variants, allow_missing=True
+        ),
     output:
         f"{VIS_CHAIN_DIR}/cue_conflict.json",
     log:

@@ -4,7 +4,7 @@ and the test accuracy of Subtask Induction from each, as a table, its Markdown a
 
 from __future__ import annotations
 
-import re
+from pathlib import Path
 
 import matplotlib
 
@@ -14,17 +14,18 @@ import pandas as pd  # noqa: E402
 
 from ..method.masks import load_subnetwork  # noqa: E402
 from ..method.overlap import mask_overlap  # noqa: E402
+from ..records import read_record  # noqa: E402
 from .tables import plain_variants_of  # noqa: E402
 
-_WHERE = re.compile(r"chain(\d+)/discovery(?:_budget)?/([^/]+)/([^/]+)/layers(\d+)/")
+
+def identity_of(subnetwork: str) -> dict:
+    """A discovery's identity, from the record its job wrote beside its subnetwork file."""
+    return read_record(Path(subnetwork).with_name("metrics.json"))["identity"]
 
 
-def location(path: str) -> tuple[int, str, str, int]:
-    """(chain, base, subtask, layers) of a discovery file's path."""
-    found = _WHERE.search(path)
-    if found is None:
-        raise SystemExit(f"error: {path} is not a discovery's file (.../chain<c>/discovery/<base>/<subtask>/layers<l>/...)")
-    return int(found.group(1)), found.group(2), found.group(3), int(found.group(4))
+def location(identity: dict) -> tuple[int, str, str, int]:
+    """(chain, base, subtask, layers): the network and subtask a discovery (every-row or label-budget) is of."""
+    return identity["chain"], identity["base"], identity["subtask"], identity["layers"]
 
 
 def budget_table(budget: list[str], every_row: list[str], transfer: pd.DataFrame, variants: dict,
@@ -32,10 +33,11 @@ def budget_table(budget: list[str], every_row: list[str], transfer: pd.DataFrame
     """One row per discovery (the budget ones and the every-row ones they are compared with): its rows, kept
     fraction, test accuracy, overlap with the every-row subnetwork, and SI's and sampled's test accuracy from it
     (`transfer`: transfer.csv's rows of one protocol and n)."""
-    full = {location(path): load_subnetwork(path, ("kept",)) for path in every_row}
+    full = {location(identity_of(path)): load_subnetwork(path, ("kept",)) for path in every_row}
     rows = []
     for path in sorted(budget) + sorted(every_row):
-        chain, base, subtask, layers = location(path)
+        identity = identity_of(path)
+        chain, base, subtask, layers = location(identity)
         record = load_subnetwork(path, ("kept",))
         if (chain, base, subtask, layers) not in full:
             raise SystemExit(f"error: {path} has no every-row subnetwork among --full")
@@ -44,7 +46,7 @@ def budget_table(budget: list[str], every_row: list[str], transfer: pd.DataFrame
         if is_full:
             names = {method: next(iter(plain_variants_of(transfer, method)), None) for method in ("subnetwork", "sampled")}
         else:
-            names = {v["method"]: name for name, v in variants.items() if path.endswith(f"/rows{v['rows']}/subnetwork.pt")}
+            names = {v["method"]: name for name, v in variants.items() if v["rows"] == identity["rows"]}
         budget_rows = record.get("train_rows") or (every_row_rows[subtask] if is_full else variants[names["subnetwork"]]["rows"])
         here = transfer[(transfer["chain"] == chain) & (transfer["base"] == base) & (transfer["subtask"] == subtask)
                         & (transfer["layers"] == layers)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..jobs import BENCH_DIR, as_json, expand
+from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
 from ..method.kinds import batch_kind
 from ..packs import form_packs
 from ..points import RESULTS, ArithmeticPoint, arithmetic_experiments, arithmetic_points, number_tag
@@ -56,8 +56,10 @@ def batches_label(variant: dict) -> str:
     return f"{kind}_marked" if kind and marked else kind or ""
 
 
-class ArithmeticJobs:
+class ArithmeticJobs(FamilyJobs):
     """The arithmetic section of a checked config (the schema and check_config passed) as its rules read it."""
+
+    DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
     def __init__(self, arith: dict, retrain: list[str] = ()):
         self.config = arith
@@ -119,6 +121,29 @@ class ArithmeticJobs:
         section = self._discovery_section()
         section.update({key: value for key, value in spec.items() if key in ("mask", "mask_init", "lr", "epochs")})
         return as_json({"seed": spec.get("seed", self.overlap_chain), "chain": self.overlap_chain, **section})
+
+    # --- what each base and discovery is (its metrics.json's identity, as points.py gives a point's) -----------
+
+    @staticmethod
+    def base_identity(chain, base: str, layers) -> str:
+        return as_json({"family": "arithmetic", "stage": "base", "chain": int(chain), "base": base,
+                        "layers": int(layers)})
+
+    @staticmethod
+    def discovery_identity(chain, base: str, subtask: str, layers, l0: str) -> str:
+        return as_json({"family": "arithmetic", "stage": "discovery", "chain": int(chain), "base": base,
+                        "subtask": subtask, "layers": int(layers), "l0_weight": float(l0)})
+
+    @staticmethod
+    def budget_identity(chain, base: str, subtask: str, layers, rows) -> str:
+        """A label-budget discovery (at the λ the every-row selection chose): its rows name it."""
+        return as_json({"family": "arithmetic", "stage": "discovery_budget", "chain": int(chain), "base": base,
+                        "subtask": subtask, "layers": int(layers), "rows": int(rows)})
+
+    def overlap_identity(self, base: str, subtask: str, layers, run: str) -> str:
+        """An overlap run: the overlap chain's default discovery with one change, named by the run."""
+        return as_json({"family": "arithmetic", "stage": "overlap", "chain": self.overlap_chain, "base": base,
+                        "subtask": subtask, "layers": int(layers), "run": run})
 
     def transfer_training(self) -> dict:
         """The transfer settings every point shares."""
@@ -239,14 +264,6 @@ class ArithmeticJobs:
             return []
         return [f"{DIR}/summary/budget.csv", f"{DIR}/summary/budget.md", f"{DIR}/figures/budget.png",
                 f"{DIR}/figures/budget.pdf"]
-
-    @staticmethod
-    def tables() -> list[str]:
-        return expand(f"{DIR}/summary/{{table}}", table=TABLES)
-
-    @staticmethod
-    def figures() -> list[str]:
-        return expand(f"{DIR}/figures/{{figure}}.{{ext}}", figure=FIGURES, ext=["png", "pdf"])
 
     def final_targets(self) -> list[str]:
         return self.tables() + self.figures() + self.overlap_targets() + self.budget_targets()

@@ -2,7 +2,7 @@
 
 A chain is one seed for base, discovery and transfer; a transfer point's `replicate` is its configured transfer
 seed within its chain (points.py), so a run is a (chain, replicate) and the spread over rows of one cell is over
-runs. A transfer point's identity columns come from its record's `identity` block.
+runs. A record's identity columns (a base's, a discovery's, a transfer point's) come from its `identity` block.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ def base_table(paths) -> pd.DataFrame:
     rows = []
     for path in paths:
         record = read_record(path)
-        rows.append({"chain": record["config"]["chain"], "base": record["config"]["computation"],
-                     "layers": record["config"]["layers"], **record["metrics"], "best_epoch": record["best_epoch"]})
+        identity = record["identity"]
+        rows.append({"chain": identity["chain"], "base": identity["base"], "layers": identity["layers"],
+                     **record["metrics"], "best_epoch": record["best_epoch"]})
     return pd.DataFrame(rows).sort_values(["base", "layers", "chain"])
 
 
@@ -32,9 +33,7 @@ def discovery_tables(paths) -> tuple[pd.DataFrame, pd.DataFrame]:
     rows, curves = [], []
     for path in paths:
         record = read_record(path)
-        config = record["config"]
-        key = {"chain": config["chain"], "base": config["base"]["computation"], "subtask": config["subtask"],
-               "layers": config["base"]["layers"], "l0_weight": config["l0_weight"]}
+        key = {name: record["identity"][name] for name in ("chain", "base", "subtask", "layers", "l0_weight")}
         rows.append({**key, **record["metrics"], "best_epoch": record["best_epoch"]})
         curves += [{**key, **{k: point[k] for k in ("epoch", "eval_accuracy", "kept_fraction", "beta", "train_loss")}}
                    for point in record["curve"]]

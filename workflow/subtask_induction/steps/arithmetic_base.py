@@ -7,7 +7,7 @@ from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_base_seeds
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..records import fingerprint, provenance
-from .common import parser, require
+from .common import add_identity, parser, require
 
 
 def main(argv=None):
@@ -16,6 +16,7 @@ def main(argv=None):
     p.add_argument("--layers", type=int, required=True)
     p.add_argument("--out-model", required=True)
     p.add_argument("--out-metrics", required=True)
+    add_identity(p)
     args = p.parse_args(argv)
     s = args.settings
     require(s, "seed", "model", "training")
@@ -41,7 +42,8 @@ def main(argv=None):
     meta = {"n_numbers": dataset["n_numbers"], "layers": args.layers, "model_settings": s["model"],
             "computation": dataset["computation"], "modulus": dataset["modulus"], "seeds": seeds}
     save_gpt2(model, meta, args.out_model)
-    save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy},
+    save_json({"identity": args.identity,
+               "metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy},
                "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"], "seeds": seeds,
                "config": {**s, "layers": args.layers, "computation": dataset["computation"]},
                "provenance": provenance()}, args.out_metrics)

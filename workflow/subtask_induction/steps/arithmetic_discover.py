@@ -10,7 +10,7 @@ from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_discovery_seeds
 from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
-from .common import parser, require
+from .common import add_identity, parser, require
 
 
 def parse_arguments(argv=None):
@@ -25,6 +25,7 @@ def parse_arguments(argv=None):
                         "epochs over fewer rows, the last one cut short), so a label budget is not also a step budget")
     p.add_argument("--out-subnetwork", required=True)
     p.add_argument("--out-metrics", required=True)
+    add_identity(p)
     return p.parse_args(argv)
 
 
@@ -74,7 +75,8 @@ def main(argv=None):
                     chance_accuracy=chance, subtask=dataset["computation"], train_rows=len(train),
                     selection_rows=len(eval_rows), steps=steps,
                     scores=mask_scores(find_masks(model)))
-    save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
+    save_json({"identity": args.identity,
+               "metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
                            "kept_fraction": kept["overall"], "chance_accuracy": chance}, "mask_method": method,
                "kept_per_tensor": kept["per_tensor"], "best_epoch": result.best_epoch, "curve": result.history,
                "seed": s["seed"], "seeds": seeds, "train_rows": len(train),

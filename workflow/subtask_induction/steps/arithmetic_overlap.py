@@ -15,14 +15,16 @@ import pandas as pd  # noqa: E402
 from ..method.masks import load_subnetwork  # noqa: E402
 from ..method.overlap import mask_overlap  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
+from ..records import read_record  # noqa: E402
 from ..runtime import save_text  # noqa: E402
 
 
 def describe(path: Path) -> dict:
-    """.../discovery|overlap/<base>/<subtask>/layers<L>/<lambdaX | run>/subnetwork.pt -> its labels."""
-    run, layers, subtask, base = (p.name for p in list(path.parents)[:4])
-    name = f"default ({run.replace('lambda', 'λ=')})" if path.parents[4].name == "discovery" else run
-    return {"base": base, "subtask": subtask, "layers": int(layers.removeprefix("layers")), "run": name}
+    """A subnetwork's labels, from the identity of the record beside it: the selection's choice (a discovery) is
+    the default, named by its λ; an overlap run by its name."""
+    identity = read_record(path.with_name("metrics.json"))["identity"]
+    name = f"default (λ={identity['l0_weight']:g})" if identity["stage"] == "discovery" else identity["run"]
+    return {"base": identity["base"], "subtask": identity["subtask"], "layers": identity["layers"], "run": name}
 
 
 def main(argv=None):

@@ -18,6 +18,13 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def add_identity(p: argparse.ArgumentParser) -> None:
+    """--identity: what the step's record is (family, stage, chain, ...: the rule's words for its job), written
+    first in its metrics.json and read by the tables."""
+    p.add_argument("--identity", type=json.loads, required=True,
+                   help="JSON object naming this record (the rule passes the jobs module's identity)")
+
+
 def require(settings: dict, *keys: str, where: str = "settings") -> None:
     missing = [key for key in keys if key not in settings]
     if missing:

@@ -10,7 +10,7 @@ from ..vision.tasks import (accuracy, class_weights, make_optimizer, nll_loss, o
                             shuffled_batches)
 from ..seeds import vision_seeds
 from ..records import fingerprint, provenance
-from .common import parser, require
+from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
 
@@ -21,10 +21,11 @@ def main(argv=None):
     add_evaluation_arguments(p)
     p.add_argument("--out-model", required=True)
     p.add_argument("--out-metrics", required=True)
+    add_identity(p)
     args = p.parse_args(argv)
     s = args.settings
-    require(s, "seed", "model", "data", "training", "eval_batch_size")
-    seeds = vision_seeds("base", s["seed"])
+    require(s, "chain", "model", "data", "training", "eval_batch_size")
+    seeds = vision_seeds("base", s["chain"])
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     spec, data, t = s["model"]["spec"], s["data"], s["training"]
@@ -53,7 +54,7 @@ def main(argv=None):
         record.update(best_epoch=result.best_epoch, curve=result.history, eval_accuracy=result.best_metrics["eval_accuracy"])
     metrics = evaluation(model, s["eval_batch_size"], device)
     save_torch(save_classifier(model, spec), args.out_model)
-    save_json({"metrics": metrics, **record, "seeds": seeds, "config": s, "provenance": provenance()}, args.out_metrics)
+    save_json({"identity": args.identity, "metrics": metrics, **record, "seeds": seeds, "config": s, "provenance": provenance()}, args.out_metrics)
     print(f"base: original {metrics['original_accuracy']:.3f} pooled {metrics['pooled_accuracy']:.3f}")
 
 

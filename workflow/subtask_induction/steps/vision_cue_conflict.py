@@ -27,8 +27,8 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="cue_conflict.json")
     args = p.parse_args(argv)
     s = args.settings
-    require(s, "seed", "data", "eval_batch_size")
-    configure(args.threads, s["seed"])
+    require(s, "chain", "data", "eval_batch_size")
+    configure(args.threads, s["chain"])
     device = resolve_device(args.device)
     classes = run_classes(s)
     conflict = open_cue_conflict(args.cue_conflict, s["data"], classes)
@@ -40,16 +40,16 @@ def main(argv=None):
     scores = {"base": score(load_classifier(args.base)[0])}
     for path in args.subnetworks:
         found = load_subnetwork(path, ("init", "l0_weight"))
-        model, _ = discovery_network(args.base, found["init"], s["seed"])
+        model, _ = discovery_network(args.base, found["init"], s["chain"])
         key = f"discovery/{found['init']}/{found['l0_weight']:g}"
         # the whole network a pretrained or label-free discovery masks is the base, scored above
         scores[f"{key}/whole"] = score(model) if found["init"] == "random" else scores["base"]
         scores[f"{key}/subnetwork"] = score(apply_binary_masks(model, found["masks"]))  # the hard-mask subnetwork
     for path in args.transfers:
         scores[f"transfer/{Path(path).parent.name}"] = score(load_classifier(path)[0])
-    save_json({"chain": s["seed"], "scores": scores, "cue_conflict": args.cue_conflict, "config": s,
+    save_json({"chain": s["chain"], "scores": scores, "cue_conflict": args.cue_conflict, "config": s,
                "provenance": provenance()}, args.out)
-    print(f"chain {s['seed']}: shape bias " + ", ".join(f"{name} {value['shape_bias']:.3f}"
+    print(f"chain {s['chain']}: shape bias " + ", ".join(f"{name} {value['shape_bias']:.3f}"
                                                        for name, value in scores.items()))
 
 

@@ -29,9 +29,9 @@ def main(argv=None):
     p.add_argument("--outdir", required=True)
     args = p.parse_args(argv)
     s = args.settings
-    require(s, "seed", "data", "eval_batch_size", "variants", "max_images")
-    seeds = vision_seeds("transfer", s["seed"])  # SI's start as its transfer run builds it
-    configure(args.threads, s["seed"])
+    require(s, "chain", "data", "eval_batch_size", "variants", "max_images")
+    seeds = vision_seeds("transfer", s["chain"])  # SI's start as its transfer run builds it
+    configure(args.threads, s["chain"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
     masks = load_subnetwork(args.subnetwork)["masks"]
@@ -47,7 +47,7 @@ def main(argv=None):
             base, build_classifier(spec, seeds["init"]), masks, torch.Generator().manual_seed(seeds["mask"]),
         ).to(device)
     rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, seeds["init"]).to(device), **sets,
-                    max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["seed"], device=device,
+                    max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["chain"], device=device,
                     classes=len(classes))
     out = Path(args.outdir)
     save_text(pd.DataFrame(rows).to_csv(index=False), out / "diagnostics.csv")

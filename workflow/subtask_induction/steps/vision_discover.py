@@ -17,7 +17,7 @@ from ..vision.tasks import (answer_distribution, answers_as_targets, nll_loss, o
 from ..seeds import vision_seeds
 from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
-from .common import parser, require
+from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments, discovery_network, same_images
 
 
@@ -31,19 +31,20 @@ def parse_arguments(argv=None):
     p.add_argument("--l0-weight", type=float, required=True, help="lambda")
     p.add_argument("--out-subnetwork", required=True)
     p.add_argument("--out-metrics", required=True)
+    add_identity(p)
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_arguments(argv)
     s = args.settings
-    require(s, "seed", "data", "discovery", "eval_batch_size")
+    require(s, "chain", "data", "discovery", "eval_batch_size")
     d = s["discovery"]
     require(d, "epochs", "batch_size", "lr", "beta_final", "mask_init", where="discovery settings")
-    seeds = vision_seeds("discovery", s["seed"])
+    seeds = vision_seeds("discovery", s["chain"])
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
-    model, _ = discovery_network(args.base, args.init, s["seed"])
+    model, _ = discovery_network(args.base, args.init, s["chain"])
     model.to(device)
     classes = run_classes(s)
     train = open_split(args.pooled_train, s["data"], "pooled discovery", classes)
@@ -80,10 +81,11 @@ def main(argv=None):
     chance = majority_share(eval_targets)
     # eval accuracy: against the eval targets, the labels or (label_free) the base's answers on the originals
     targets = "base answers on the originals" if args.init == "label_free" else "labels"
-    save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, init=args.init, chain=s["seed"],
+    save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, init=args.init, chain=s["chain"],
                     mask_method=method, eval_accuracy=result.best_metrics["eval_accuracy"], chance_accuracy=chance,
                     subtask="mean-pooled", eval_targets=targets)
-    save_json({"metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
+    save_json({"identity": args.identity,
+               "metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
                            "chance_accuracy": chance, "eval_targets": targets,
                            **{k: v for k, v in subnetwork.items() if k != "per_class"}},
                "whole_model": whole_model, "subnetwork": subnetwork, "kept_per_tensor": kept["per_tensor"],

@@ -18,10 +18,9 @@ from ..images import concatenate
 from ..vision.classes import run_classes
 from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
-from ..points import VisionPoint
 from ..seeds import vision_seeds
 from ..records import fingerprint, provenance
-from .common import parser, require
+from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
 
 
@@ -34,25 +33,25 @@ def parse_arguments(argv=None):
     p.add_argument("--pooled-eval", nargs="+", required=True, help="pooled eval folders (recorded per epoch)")
     p.add_argument("--pooled-discovery", nargs="+", help="pooled discovery folders (the data-mixture baseline)")
     add_evaluation_arguments(p)
-    p.add_argument("--variant", required=True, help="the variant's name (its settings: --settings variant)")
-    p.add_argument("--chain", type=int, required=True, help="the chain (its seeds; a vision point's only replicate)")
     p.add_argument("--out", required=True, help="metrics.json")
     p.add_argument("--out-model", required=True, help="model.pt: the trained model, for the cue-conflict evaluation")
+    add_identity(p)  # points.VisionPoint: the chain and the variant's name
     return p.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_arguments(argv)
     s = args.settings
-    require(s, "data", "training", "variant", "eval_batch_size")
+    require(s, "chain", "data", "training", "variant", "eval_batch_size")
+    identity = args.identity
+    name = identity["variant"]
     t, v, data = s["training"], s["variant"], s["data"]
     require(t, "epochs", "batch_size", "lr", where="transfer training settings")
-    require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{args.variant}'")
+    require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{name}'")
     plan = TransferPlan.from_settings(v)
     if plan.reads_subnetwork and not args.subnetwork:
-        raise SystemExit(f"error: variant '{args.variant}' (method {v['method']}) needs --subnetwork")
-    identity = VisionPoint(args.chain, args.variant).identity()
-    seeds = vision_seeds("transfer", args.chain)
+        raise SystemExit(f"error: variant '{name}' (method {v['method']}) needs --subnetwork")
+    seeds = vision_seeds("transfer", s["chain"])
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
@@ -61,7 +60,7 @@ def main(argv=None):
     train = open_split(args.train, data, "train", classes)
     if v["data"] == "mixture":
         if not args.pooled_discovery:
-            raise SystemExit(f"error: variant '{args.variant}' trains on the mixture: give --pooled-discovery")
+            raise SystemExit(f"error: variant '{name}' trains on the mixture: give --pooled-discovery")
         train = concatenate(train, open_split(args.pooled_discovery, data, "pooled discovery", classes), "mixture")
     eval_set = open_split(args.eval, data, "eval", classes)
     pooled_eval = open_split(args.pooled_eval, data, "pooled eval", classes)
@@ -82,7 +81,7 @@ def main(argv=None):
         Checkpointing(checkpoint, args.checkpoint_interval_s,
                       fingerprint(point, inputs=[args.base, *([args.subnetwork] if masks is not None else []), args.train,
                                                  args.eval, *(args.pooled_discovery or [])])),
-        EpochRun(train_mode=plan.trainable != "head", desc=f"transfer {args.variant} chain={args.chain}", settings=point),
+        EpochRun(train_mode=plan.trainable != "head", desc=f"transfer {name} chain={s['chain']}", settings=point),
     )
     metrics = evaluation(model, batch, device)
     save_torch(save_classifier(model, spec), args.out_model)
@@ -90,7 +89,7 @@ def main(argv=None):
                "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
                "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "identity": identity,
                "seeds": seeds, "config": s, "provenance": provenance()}, args.out)
-    print(f"{args.variant} chain={args.chain}: original {metrics['original_accuracy']:.3f} pooled "
+    print(f"{name} chain={s['chain']}: original {metrics['original_accuracy']:.3f} pooled "
           f"{metrics['pooled_accuracy']:.3f} (epoch {result.best_epoch})")
 
 

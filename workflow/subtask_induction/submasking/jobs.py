@@ -5,7 +5,7 @@ Built once from the checked config (workflow_config.normalise); torch-free."""
 from __future__ import annotations
 
 from ..data_checks import EMBEDDED_TASKS
-from ..jobs import BENCH_DIR, as_json, expand
+from ..jobs import BENCH_DIR, FamilyJobs, as_json
 from ..packs import form_packs
 from ..points import RESULTS, SubmaskingPoint, submasking_points
 
@@ -27,8 +27,10 @@ CAPTIONS = {
 }
 
 
-class SubmaskingJobs:
+class SubmaskingJobs(FamilyJobs):
     """The submasking section of a checked config as its rules read it ({} when the config has none)."""
+
+    DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
     def __init__(self, sub: dict, families: list[str] = ()):
         self.config = sub
@@ -99,14 +101,6 @@ class SubmaskingJobs:
                         **{key: self.config[key] for key in ("methods", "label_fractions", "replicates")}})
 
     # --- what the run makes ------------------------------------------------------------------------------------
-
-    @staticmethod
-    def tables() -> list[str]:
-        return expand(f"{DIR}/summary/{{table}}", table=TABLES)
-
-    @staticmethod
-    def figures() -> list[str]:
-        return expand(f"{DIR}/figures/{{figure}}.{{ext}}", figure=FIGURES, ext=["png", "pdf"])
 
     def final_targets(self) -> list[str]:
         return self.tables() + self.figures()

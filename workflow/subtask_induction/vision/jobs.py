@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..jobs import BENCH_DIR, as_json, expand
+from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
 from ..method.kinds import reads_subnetwork
-from ..points import RESULTS, number_tag, vision_points
+from ..points import RESULTS, VisionPoint, number_tag, vision_points
 from .classes import class_folders, folder_tree_problems
 
 DIR = RESULTS["vision"]
@@ -48,8 +48,10 @@ def variant_discovery(variant: dict) -> str | None:
     return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
 
 
-class VisionJobs:
+class VisionJobs(FamilyJobs):
     """The vision section of a checked config as its rules read it."""
+
+    DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
     def __init__(self, vision: dict):
         self.config = vision
@@ -154,9 +156,9 @@ class VisionJobs:
                         "segmenter": {"kind": kind, **pooling[kind]}, **self.classes_setting()})
 
     def settings(self, chain, **sections) -> str:
-        """What every vision training step gets: its chain's seed, data reading, model, eval batch size, plus its
-        own sections."""
-        return as_json({"seed": int(chain), "data": self.config["data"]["reading"],
+        """What every vision training step gets: its chain (its seeds: seeds.vision_seeds), data reading, model,
+        eval batch size, plus its own sections."""
+        return as_json({"chain": int(chain), "data": self.config["data"]["reading"],
                         "eval_batch_size": self.config["eval_batch_size"], **self.classes_setting(), **sections})
 
     def base_settings(self, chain) -> str:
@@ -164,6 +166,20 @@ class VisionJobs:
         spec = {"arch": model["arch"], "num_outputs": model["num_outputs"],
                 "model_kwargs": model.get("model_kwargs") or {}}
         return self.settings(chain, model={"spec": spec, "weights": model["weights"]}, training=self.config["base"])
+
+    @staticmethod
+    def base_identity(chain) -> str:
+        """What a base's metrics.json is (as points.py gives a transfer point's identity)."""
+        return as_json({"family": "vision", "stage": "base", "chain": int(chain)})
+
+    @staticmethod
+    def discovery_identity(chain, init: str, penalty: str) -> str:
+        return as_json({"family": "vision", "stage": "discovery", "chain": int(chain), "init": init,
+                        "l0_weight": float(penalty)})
+
+    @staticmethod
+    def transfer_identity(chain, variant: str) -> str:
+        return as_json(VisionPoint(int(chain), variant).identity())
 
     def discovery_settings(self, chain, init: str) -> str:
         """A discovery's; a label-free one's targets are the base's answers on the pooled splits' originals."""
@@ -201,14 +217,6 @@ class VisionJobs:
 
     def transfer_metrics(self) -> list[str]:
         return [point.metrics for point in self.points]
-
-    @staticmethod
-    def tables() -> list[str]:
-        return expand(f"{DIR}/summary/{{table}}", table=TABLES)
-
-    @staticmethod
-    def figures() -> list[str]:
-        return expand(f"{DIR}/figures/{{figure}}.{{ext}}", figure=FIGURES, ext=["png", "pdf"])
 
     def final_targets(self) -> list[str]:
         return (self.tables() + self.figures() + [f"{DIR}/figures/samples.png"]

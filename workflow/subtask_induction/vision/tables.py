@@ -44,13 +44,8 @@ def with_cue_conflict(metrics: dict, cue: dict | None) -> dict:
 SUBNETWORK_ROWS = {"pretrained": "subnetwork", "label_free": "subnetwork_label_free"}
 
 
-def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths,
-            overlaps: dict[int, dict] | None = None, cue: dict[int, dict] | None = None,
-            order: list[str] = ()) -> dict[str, pd.DataFrame]:
-    """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork. overlaps: chain -> the
-    label-free subnetwork's overlap with the labelled one (method.overlap.mask_overlap), where both ran.
-    cue: chain -> its cue-conflict scores by model key (steps/vision_cue_conflict); none: no such columns.
-    order: Table 1's rows first in this order (config vision.report.order), the others after, sorted."""
+def _read_records(base_paths, discovery_paths, selected, transfer_paths, cue):
+    """The records as rows: Table 1's runs, per class, the discoveries, their curves, the transfer curves."""
     rows, per_class, discovery, discovery_curves, curves = [], [], [], [], []
 
     def cue_of(chain, key):
@@ -58,7 +53,7 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
 
     for path in base_paths:
         record = read_record(path)
-        chain = record["config"]["seed"]
+        chain = record["identity"]["chain"]
         record["metrics"] = with_cue_conflict(record["metrics"], cue_of(chain, "base"))
         rows.append({"model": "base", "chain": chain, **_summary(record["metrics"]),
                      "items": record["metrics"].get("items")})
@@ -66,18 +61,18 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
                       for c, values in record["metrics"]["per_class"].items()]
     for path in discovery_paths:
         record = read_record(path)
-        chain, init = record["config"]["seed"], record["init"]
+        chain, init, l0 = (record["identity"][key] for key in ("chain", "init", "l0_weight"))
         for part in ("whole_model", "subnetwork"):
-            key = f"discovery/{init}/{record['l0_weight']:g}/{'whole' if part == 'whole_model' else part}"
+            key = f"discovery/{init}/{l0:g}/{'whole' if part == 'whole_model' else part}"
             record[part] = with_cue_conflict(record[part], cue_of(chain, key))
-        chosen = selected.get((chain, init)) == record["l0_weight"]
-        discovery.append({"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
+        chosen = selected.get((chain, init)) == l0
+        discovery.append({"chain": chain, "init": init, "l0_weight": l0, "selected": chosen,
                           "kept_percent": 100 * record["metrics"]["kept_fraction"],
                           "eval_pooled_accuracy": record["metrics"]["eval_accuracy"],
                           "eval_targets": record["metrics"].get("eval_targets", "labels"),
                           **{f"whole_{k}": v for k, v in _summary(record["whole_model"]).items()},
                           **{f"subnetwork_{k}": v for k, v in _summary(record["subnetwork"]).items()}})
-        discovery_curves += [{"chain": chain, "init": init, "l0_weight": record["l0_weight"], "selected": chosen,
+        discovery_curves += [{"chain": chain, "init": init, "l0_weight": l0, "selected": chosen,
                               "epoch": point["epoch"], "eval_pooled_accuracy": point["eval_accuracy"],
                               "kept_fraction": point["kept_fraction"]} for point in record["curve"]]
         if chosen and init in SUBNETWORK_ROWS:
@@ -96,6 +91,19 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
         curves += [{"model": variant, "chain": chain, "epoch": point["epoch"],
                     "step": point["epoch"] * record["steps_per_epoch"], "eval_accuracy": point["eval_accuracy"],
                     "eval_pooled_accuracy": point["eval_pooled_accuracy"]} for point in record["curve"]]
+    return rows, per_class, discovery, discovery_curves, curves
+
+
+def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float], transfer_paths,
+            overlaps: dict[int, dict] | None = None, cue: dict[int, dict] | None = None,
+            order: list[str] = ()) -> dict[str, pd.DataFrame]:
+    """selected: (chain, init) -> the L0 weight of that chain's selected subnetwork. overlaps: chain -> the
+    label-free subnetwork's overlap with the labelled one (method.overlap.mask_overlap), where both ran.
+    cue: chain -> its cue-conflict scores by model key (steps/vision_cue_conflict); none: no such columns.
+    order: Table 1's rows first in this order (config vision.report.order), the others after, sorted."""
+    rows, per_class, discovery, discovery_curves, curves = _read_records(base_paths, discovery_paths, selected,
+                                                                         transfer_paths, cue)
+
     runs = pd.DataFrame(rows)
     known = [m for m in order if m in set(runs["model"])]
     order = known + sorted(set(runs["model"]) - set(known))
