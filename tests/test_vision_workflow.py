@@ -76,7 +76,7 @@ def test_vision_runs_use_their_inputs(smoke_run):
     assert cue["transfer/si"]["n_conflict"] == 16 * 15
     bases = [json.loads((smoke_run / f"results/vision/chain{c}/base/metrics.json").read_text()) for c in (0, 1)]
     assert all(len(base["curve"]) == 2 and "weights" not in base for base in bases)
-    assert [base["config"]["seed"] for base in bases] == [0, 1]
+    assert [base["identity"]["chain"] for base in bases] == [base["config"]["chain"] for base in bases] == [0, 1]
     assert bases[0]["curve"][0]["train_loss"] != bases[1]["curve"][0]["train_loss"]  # the seed varies the base
     identity = json.loads((smoke_run / "results/vision/chain1/transfer/si/metrics.json").read_text())["identity"]
     assert identity == {"family": "vision", "chain": 1, "variant": "si"}
