@@ -96,9 +96,12 @@ def test_the_paper_vision_path_on_a_users_data(tmp_path):
     paths = tmp_path / "my_paths.yaml"
     paths.write_text(yaml.safe_dump(overlay))
 
-    # 1. The corrupt JPEG stops the run while the splits are built, named by its own path; nothing trains.
+    # 1. The corrupt JPEG stops the run at the tree's check, before the splits are built, named by its own path
+    #    (the check's log, one per content of the tree); nothing is built and nothing trains.
     result = run(workdir, paths)
-    assert result.returncode != 0 and str(corrupt) in (workdir / "logs/vision/data/imagenet16.log").read_text()
+    checks = list((workdir / "logs/vision/data/checks/imagenet16").glob("*.log"))
+    assert result.returncode != 0 and len(checks) == 1 and str(corrupt) in checks[0].read_text()
+    assert not (workdir / "results/vision/data/imagenet16").exists(), "the builder did not start"
     assert not (workdir / "results/vision/chain0").exists(), "no training job ran"
     corrupt.unlink()
 
