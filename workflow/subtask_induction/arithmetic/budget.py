@@ -33,10 +33,11 @@ def budget_table(budget: list[str], every_row: list[str], transfer: pd.DataFrame
     """One row per discovery (the budget ones and the every-row ones they are compared with): its rows, kept
     fraction, test accuracy, overlap with the every-row subnetwork, and SI's and sampled's test accuracy from it
     (`transfer`: transfer.csv's rows of one protocol and n)."""
-    full = {location(identity_of(path)): load_subnetwork(path, ("kept",)) for path in every_row}
+    identities = {path: identity_of(path) for path in [*budget, *every_row]}
+    full = {location(identities[path]): load_subnetwork(path, ("kept",)) for path in every_row}
     rows = []
     for path in sorted(budget) + sorted(every_row):
-        identity = identity_of(path)
+        identity = identities[path]
         chain, base, subtask, layers = location(identity)
         record = load_subnetwork(path, ("kept",))
         if (chain, base, subtask, layers) not in full:

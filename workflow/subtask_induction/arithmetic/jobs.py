@@ -107,8 +107,8 @@ class ArithmeticJobs(FamilyJobs):
     def base_settings(self, chain) -> str:
         """A base's: its optimiser settings under "training", its model; the chain seeds its initialisation and
         batch order."""
-        section = {key: value for key, value in self.config["base"].items() if key not in NOT_A_DISCOVERY_SETTING}
-        return as_json({"seed": int(chain), "chain": int(chain), "model": self.config["model"], "training": section})
+        return as_json({"seed": int(chain), "chain": int(chain), "model": self.config["model"],
+                        "training": self.config["base"]})
 
     def discovery_settings(self, chain) -> str:
         """A discovery's (the every-row ones and the label budget's): its optimiser settings flat."""
