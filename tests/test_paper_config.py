@@ -87,7 +87,10 @@ def test_the_paper_slice_overlays_change_only_the_grid_keys_they_name(slice_file
 # Each hypothesis of docs/results.md ("At the paper's own scale") changes the one setting it tests, and the grid.
 HYPOTHESES = {"fresh_unmasked.yaml": set(), "lambda5e-7.yaml": {("arithmetic", "discovery", "l0_weights")},
               "transfer_epochs200.yaml": {("arithmetic", "transfer", "epochs")},
-              "discovery_epochs100.yaml": {("arithmetic", "discovery", "epochs")}}
+              "discovery_epochs100.yaml": {("arithmetic", "discovery", "epochs")},
+              "discovery_weight_decay.yaml": {("arithmetic", "discovery", "weight_decay")},
+              "complement_authors.yaml": {("arithmetic", "transfer", "variants", "complement_authors", key)
+                                          for key in ("method", "lr_scale", "inherit_unmasked")}}
 
 
 def test_each_paper_hypothesis_overlay_changes_only_the_setting_it_tests():

@@ -75,6 +75,16 @@ def test_the_authors_sampled_control_freezes_all_but_k_per_tensor_and_ours_exact
         assert torch.equal(theirs[name], ~ours[name])  # the same draw, the other side frozen
 
 
+def test_the_authors_complement_control_unfreezes_k_outside_the_subnetwork_and_freezes_the_rest():
+    masks = {"a": torch.rand(30, 40, generator=torch.Generator().manual_seed(1)) < 0.2}
+    ours = control_masks("complement", masks, torch.Generator().manual_seed(5))
+    theirs = control_masks("complement_authors", masks, torch.Generator().manual_seed(5))
+    mask = masks["a"]
+    assert int(theirs["a"].sum()) == mask.numel() - int(mask.sum())
+    assert torch.equal(theirs["a"], ~ours["a"])          # the same draw from the complement, the other side frozen
+    assert bool(theirs["a"][mask].all())                 # the subnetwork itself is frozen (an all-ones start)
+
+
 def test_complement_too_large_is_an_error_naming_the_tensor():
     with pytest.raises(ValueError, match="layer.weight"):
         sample_complement_mask(torch.tensor([True, True, True, False]), torch.Generator(), "layer.weight")

@@ -35,7 +35,8 @@ AUTHORS_CURVES = {"subnetwork": "Subtask Induction", "full": "Full Model Transfe
 # Options that train as the authors' code does where the paper's text is silent or our code differs, each
 # compared with the figure's curve it would reproduce (item by item: docs/results.md). A method:
 # (method -> the figure's curve it is compared with, and what it does)
-AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen")}
+AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen"),
+                        "complement_authors": ("complement", "N−k frozen, the k drawn outside the subnetwork")}
 # and settings of a variant (transfer.csv column -> what it does, given its value)
 AUTHORS_CODE_SETTINGS = {"masked_init_std": lambda std: f"fresh masked weights N(0, {std:g})"}
 

@@ -83,6 +83,8 @@ def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.
         return {name: sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
     if method == "sampled_authors":  # their code zeroes k random positions of an all-ones mask
         return {name: ~sample_matched_mask(mask, generator) for name, mask in masks.items()}
+    if method == "complement_authors":  # ... and for the complement, k random positions outside the subnetwork
+        return {name: ~sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
     raise ValueError(f"method '{method}' uses no mask")
 
 
@@ -174,7 +176,7 @@ class TransferPlan:
               generator: torch.Generator) -> nn.Module:
         """The model a transfer run trains: `fresh` (random), with the base's unmasked tensors (random with
         inherit_unmasked), the base itself (full), or `fresh` with the base's weights under this plan's masks
-        (`masks`, or a count-matched random draw: sampled, complement, sampled_authors) put in frozen or
+        (`masks`, or a count-matched random draw: sampled, complement, sampled_authors, complement_authors) put in frozen or
         trainable. `generator` draws the control masks."""
         if self.method == "random":
             if not self.inherit_unmasked:
