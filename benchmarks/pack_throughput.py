@@ -34,7 +34,9 @@ from subtask_induction.arithmetic.data import trained_rows  # noqa: E402
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names  # noqa: E402
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups  # noqa: E402
 from subtask_induction.method.transfer import TransferPlan  # noqa: E402
+from subtask_induction.points import arithmetic_points  # noqa: E402
 from subtask_induction.stacked_training import StackedAdamW  # noqa: E402
+from subtask_induction.workflow_config import upgrade_keys  # noqa: E402
 
 MODEL = {"n_embd": 128, "n_head": 4, "n_inner": 512, "dropout": 0.0}
 VOCAB = 1000  # numbers; the model adds SEP
@@ -109,18 +111,17 @@ def single_processes(count: int, layers: int, device: str, threads: int, steps: 
 
 
 def paper_points(path: Path) -> list[tuple[int, int]]:
-    """(layers, optimizer steps) of every transfer point of the paper config."""
-    config = yaml.safe_load(path.read_text())["arithmetic"]
-    transfer = config["transfer"]
-    variants = transfer["variants"]
-    points = []
-    for experiment in config["experiments"]:
-        count = len(experiment["targets"]) * len(experiment.get("variants", variants)) * len(transfer["seeds"])
-        for layers in experiment.get("layers", config["layers"]):
-            for n in transfer["disambiguation_rows"]:
-                train = trained_rows(config["n_numbers"], n, transfer["holdout_fraction"])["train"]
-                points += [(layers, transfer["epochs"] * math.ceil(train / transfer["batch_size"]))] * count
-    return points
+    """(layers, optimizer steps) of every transfer point of the paper config, as the workflow enumerates them
+    (points.arithmetic_points: chains, replicates, each experiment's own lists)."""
+    config = yaml.safe_load(path.read_text())
+    upgrade_keys(config)  # a config of before 0.5.0 names the replicates `seeds`
+    arithmetic = config["arithmetic"]
+    transfer = arithmetic["transfer"]
+    steps = {}
+    for n in {point.n for point in arithmetic_points(arithmetic)}:
+        train = trained_rows(arithmetic["n_numbers"], n, transfer["holdout_fraction"])["train"]
+        steps[n] = transfer["epochs"] * math.ceil(train / transfer["batch_size"])
+    return [(point.layers, steps[point.n]) for point in arithmetic_points(arithmetic)]
 
 
 def main():

@@ -67,6 +67,9 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=60)
     args = p.parse_args(argv)
     config = yaml.safe_load(Path(args.configfile).read_text())
+    from subtask_induction.workflow_config import upgrade_keys
+
+    upgrade_keys(config)  # a config of before 0.5.0 names the replicates `seeds`
     arithmetic = config["arithmetic"]
 
     # the run: transfer seconds per step, a base, a discovery
@@ -91,7 +94,7 @@ def main(argv=None):
     reference = step_seconds(measured_depth, args.steps)
     ratio = {depth: step_seconds(depth, args.steps) / reference for depth in layers}
     print("plain step ratio to the measured depth: " + ", ".join(f"{d} layers {r:.2f}x" for d, r in ratio.items()))
-    sizes, seeds = arithmetic["transfer"]["disambiguation_rows"], arithmetic["transfer"]["seeds"]
+    sizes, seeds = arithmetic["transfer"]["disambiguation_rows"], arithmetic["transfer"]["replicates"]
     combos = sum(len(e["targets"]) * len(e.get("variants", arithmetic["transfer"]["variants"])) for e in arithmetic["experiments"])
     grid_steps = combos * len(seeds) * sum(point_steps(config, n) for n in sizes)
     bases = len({e["base"] for e in arithmetic["experiments"]})

@@ -11,6 +11,12 @@ sys.path.insert(0, str(REPO / "workflow"))
 sys.path.insert(0, str(REPO / "tests"))
 
 
+def pytest_configure(config):
+    # Registered here, not in pyproject.toml: the marker belongs to tests/test_cuda.py alone.
+    config.addinivalue_line("markers", "cuda: needs a CUDA device (tests/test_cuda.py; benchmarks/gpu_check.sh "
+                                       "runs them); skipped where torch.cuda.is_available() is False")
+
+
 @pytest.fixture(autouse=True)
 def _one_thread():
     torch.set_num_threads(1)
