@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce beyond test test-paper test-slurm dry-run lint benchmark lock config-doc clean
+.PHONY: reproduce beyond test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -67,6 +67,12 @@ lock: $(STAMP)
 	$(UV_COMPILE) -o envs/requirements.txt
 	$(UV_COMPILE) --extra test -o envs/requirements-test.txt
 	$(BIN)/python envs/conda_env.py
+
+# After storing a run record (docs/data/) or changing a config file: render docs/results.md, its figures and the
+# README's generated blocks (a test renders them again and compares).
+docs: $(STAMP)
+	PYTHONPATH=workflow $(BIN)/python -m subtask_induction.pages
+results-doc: docs
 
 # After changing the config schema or a config file: regenerate config/README.md (a test checks it).
 config-doc: $(STAMP)

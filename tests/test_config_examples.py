@@ -65,8 +65,9 @@ def planned_jobs(result) -> dict[str, int]:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[path.stem for path in EXAMPLES])
 def test_an_example_overlay_and_its_trial_dry_run_on_stand_in_data(example, tmp_path):
-    """Each example plans its own family's jobs only; config/examples/trial.yaml after it plans the same path,
-    smaller (one chain, one shard per split: fewer or equal jobs)."""
+    """Each example plans its own family's jobs only, with no warning (a renamed key, a family left out);
+    config/examples/trial.yaml after it plans the same path, smaller (one chain, one shard per split: fewer or
+    equal jobs), with no warning either."""
     overlay = tmp_path / example.name
     overlay.write_text(filled_in(example, stand_in_data(tmp_path / "data")))
     plans = {}
@@ -74,6 +75,8 @@ def test_an_example_overlay_and_its_trial_dry_run_on_stand_in_data(example, tmp_
         result = snakemake(REPO, "-n", "--quiet", "rules", "--directory", str(tmp_path / name),
                            "--configfile", "config/config.yaml", "config/paper.yaml", *files)
         assert result.returncode == 0, (result.stdout + result.stderr)[-3000:]
+        warnings = [line for line in result.stderr.splitlines() if line.lower().startswith(("warning", "note"))]
+        assert warnings == [], f"{example.name} ({name}) greets a user with: {warnings}"
         plans[name] = planned_jobs(result)
     family = yaml.safe_load(example.read_text())["families"][0]
     for plan in plans.values():

@@ -70,7 +70,7 @@ class ArithmeticJobs(FamilyJobs):
         # Points of one depth, one n and one kind of batch train as one stacked model (docs/running.md, "Packs");
         # the packs depend on the config alone, so a compute node re-reading the Snakefile forms the same ones.
         self.packs = form_packs(
-            self.points, arith["transfer"].get("pack_size", 1),
+            self.points, arith["transfer"]["pack_size"],
             shape=lambda p: {"layers": p.layers, "n": p.n, "with": batches_label(self.variants[p.variant])},
             order=lambda p: (p.chain, p.replicate, p.base, p.subtask, p.target, p.variant),
         )

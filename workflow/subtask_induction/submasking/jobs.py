@@ -40,7 +40,7 @@ class SubmaskingJobs(FamilyJobs):
         self.points = submasking_points(sub) if sub else []
         # Points of one backbone and one task train in one process, a pack of at most submasking.pack_size
         # (records restore finished points when a pack is re-formed); packs follow from the config alone.
-        self.packs = form_packs(self.points, sub.get("pack_size", 10),
+        self.packs = form_packs(self.points, sub["pack_size"],
                                 shape=lambda p: {"backbone": p.backbone, "task": p.task},
                                 order=lambda p: (p.method, p.fraction, p.replicate))
         self.members = dict(self.packs)

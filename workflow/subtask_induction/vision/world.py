@@ -131,8 +131,8 @@ def texture_colours(index: int, contrast: float = 0.45) -> tuple[np.ndarray, np.
     return rgb, 1.0 - rgb
 
 
-def draw(shape: int, texture: int, size: int, rng: np.random.Generator, max_rotation_deg: float = 15.0,
-         min_scale: float = 0.75, texture_scale: int = 1, texture_contrast: float = 0.45) -> np.ndarray:
+def draw(shape: int, texture: int, size: int, rng: np.random.Generator, max_rotation_deg: float = 45.0,
+         min_scale: float = 0.6, texture_scale: int = 1, texture_contrast: float = 0.45) -> np.ndarray:
     """One uint8 HxWx3 image: `shape` filled with `texture` on a plain background of a random colour."""
     x, y = _rotated_grid(size, rng, max_rotation_deg, min_scale)
     inside = _silhouette(shape, x, y)
@@ -172,7 +172,7 @@ def _natural_draws(split: str, n: int, texture_match: dict, seed: int):
 
 
 def generate_world(out, *, image_size: int, per_class: dict, texture_match: float | dict, conflict_per_texture: int,
-                   seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75,
+                   seed: int, max_rotation_deg: float = 45.0, min_scale: float = 0.6,
                    texture_scale: int = 1, texture_contrast: float = 0.45) -> dict:
     """Write every split and the cue-conflict folder under `out`; returns the counts.
 
@@ -210,7 +210,7 @@ def generate_world(out, *, image_size: int, per_class: dict, texture_match: floa
 
 
 def generate_texture_swap(out, world, *, split: str, image_size: int, per_class: dict, texture_match: float | dict,
-                          seed: int, max_rotation_deg: float = 15.0, min_scale: float = 0.75, texture_scale: int = 1,
+                          seed: int, max_rotation_deg: float = 45.0, min_scale: float = 0.6, texture_scale: int = 1,
                           texture_contrast: float = 0.45, **_other_world_settings) -> dict:
     """Re-render every image of the world's `split` with a pool texture in place of its own: the same shape,
     pose, background and pixel noise (the draw replays the world's generator; each replayed original is checked

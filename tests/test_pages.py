@@ -1,0 +1,122 @@
+"""The pages a reader trusts cannot drift: docs/results.md and the README's generated blocks are what `make docs`
+renders from the run records and the configs today; every relative link resolves; the citation's version is the
+package's; the README stays short; code defaults that stand for a config value equal it."""
+
+import inspect
+import re
+import shutil
+
+import pytest
+import yaml
+
+from harness import REPO
+from subtask_induction import __version__
+from subtask_induction.pages import __main__ as pages_main
+from subtask_induction.pages import claims, run_records, settings
+
+DOCUMENTS = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+
+
+def test_the_committed_pages_are_their_render():
+    rendered = pages_main.pages()
+    stale = [str(path.relative_to(REPO)) for path, text in rendered.items() if path.read_text() != text]
+    assert stale == [], f"{stale} differ from what the records and configs render: run `make docs`"
+
+
+def test_a_changed_record_changes_the_page(tmp_path):
+    """The page is read from the records, not kept: a number changed in a stored transfer.csv shows on it."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    before = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
+    transfer = data / "paper_depth12" / "arithmetic" / "transfer.csv"
+    rows = transfer.read_text().splitlines()
+    at = next(i for i, row in enumerate(rows) if ",si,subnetwork," in row and ",1000," in row and ",eval," in row)
+    head = rows[0].split(",")
+    cells = rows[at].split(",")
+    cells[head.index("test_accuracy")] = "0.123"
+    rows[at] = ",".join(cells)
+    transfer.write_text("\n".join(rows) + "\n")
+    after = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
+    assert before != after and "0.561" in after   # SI at n = 1,000 over its two runs: (0.123 + 0.998...) / 2
+
+
+def test_a_settings_cell_follows_the_config(tmp_path):
+    config = tmp_path / "config"
+    shutil.copytree(REPO / "config", config)
+    default = yaml.safe_load((config / "config.yaml").read_text())
+    default["arithmetic"]["transfer"]["lr"] = 7.0e-4
+    (config / "config.yaml").write_text(yaml.safe_dump(default))
+    row = next(line for line in settings.settings_table(config).splitlines() if "transfer: epochs, lr" in line)
+    assert "7e-4" in row.split("|")[4], row
+
+
+def test_a_generated_block_without_markers_is_refused():
+    with pytest.raises(KeyError, match="no BEGIN/END markers"):
+        pages_main.fill("# README\n", {"claims": "table"}, "README.md")
+
+
+def test_every_run_record_says_what_made_it(tmp_path):
+    records = run_records.load_all()
+    assert {"default", "paper_depth2", "paper_depth12"} <= set(records)
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "run.yaml").write_text("title: no commit\n")
+    with pytest.raises(ValueError, match="run.yaml lacks"):
+        run_records.load("broken", tmp_path)
+
+
+def test_verdicts_read_from_the_pipeline_s_tables():
+    text = ("### x, protocol `last`\n\n| layers | n | comparison | verdict |\n|---|---|---|---|\n"
+            "| 2 | 250 | si vs sampled | si higher in every run (6) |\n"
+            "| 2 | 0 | si vs full | mixed: si higher in 1, full higher in 3, tied in 2 of 6 |\n")
+    (heading, table), = run_records.markdown_tables(text)
+    assert heading == "x, protocol `last`" and list(table["n"]) == ["250", "0"]
+    words = {n: claims.verdict_word(v, *c.split(" vs ")) for n, c, v in zip(table["n"], table["comparison"],
+                                                                            table["verdict"])}
+    assert words == {"250": "yes", "0": "1 of 6"}
+    assert claims.verdict_word("sampled higher in every run (6)", "si", "sampled") == "reversed"
+    assert claims.holds_text({"n = 0": "1 of 6", "n = 250": "yes"}).startswith("**at n = 250**")
+
+
+def _links(path):
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.S)
+    return re.findall(r"\]\(([^)\s]+)\)", text)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS, ids=[str(p.relative_to(REPO)) for p in DOCUMENTS])
+def test_every_relative_link_resolves(document):
+    broken = []
+    for link in _links(document):
+        if re.match(r"^[a-z]+:", link) or link.startswith("#"):
+            continue
+        target = (document.parent / link.split("#")[0]).resolve()
+        if not target.exists():
+            broken.append(link)
+    assert broken == [], f"{document.relative_to(REPO)} links to missing files: {broken}"
+
+
+def test_the_citation_names_the_package_version():
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert str(citation["version"]) == __version__
+
+
+def test_the_readme_is_short_and_answers_first():
+    lines = (REPO / "README.md").read_text().splitlines()
+    assert len(lines) <= 150, f"README.md has {len(lines)} lines"
+    first_screen = "\n".join(lines[:40])
+    for answer in ("make reproduce", "<!-- BEGIN generated: timings -->", "docs/results.md", "docs/own-data.md",
+                   "SLURM", "GPU", "arxiv.org"):
+        assert answer in first_screen, f"{answer!r} is not on the README's first screen"
+
+
+def test_code_defaults_equal_the_config_values_they_stand_for():
+    from subtask_induction.vision import world
+
+    default = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    section = default["vision"]["data"]["world"]
+    for function in (world.draw, world.generate_world, world.generate_texture_swap):
+        parameters = inspect.signature(function).parameters
+        for key in ("max_rotation_deg", "min_scale", "texture_scale", "texture_contrast"):
+            assert parameters[key].default == section[key], f"world.{function.__name__}({key}=...)"
+    for module in ("arithmetic/jobs.py", "submasking/jobs.py"):
+        source = (REPO / "workflow" / "subtask_induction" / module).read_text()
+        assert '.get("pack_size"' not in source, f"{module} falls back to a pack size the config does not state"

@@ -1,0 +1,79 @@
+"""`python -m subtask_induction.pages [--check]` (`make docs`): render docs/results.md, its figures, and the README's
+generated blocks (the claims table, the settings table, the timings) from the run records and the configs.
+With --check it writes nothing and exits 1 naming every page that differs from its render."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from . import results, run_records, settings
+
+REPO = Path(__file__).resolve().parents[3]
+BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)",
+                   re.DOTALL)
+
+
+def timings(records: dict) -> str:
+    """The quick start's times: the default's `make reproduce` and `make test`, each with its plain step."""
+    lines = []
+    for name, what in (("default", "`make reproduce`"), ("make_test", "`make test`")):
+        if name in records:
+            p = records[name].provenance
+            lines.append(f"- {what}: {p['wall']} on {p['machine']}, at a {p['plain_step_ms']} ms plain step "
+                         f"([record](docs/results.md#run-{name.lower()})).")
+    return "\n".join(lines)
+
+
+def readme_blocks(records: dict) -> dict[str, str]:
+    return {"claims": results.readme_claims(records), "settings": settings.settings_table(),
+            "timings": timings(records)}
+
+
+def fill(text: str, blocks: dict[str, str], where: str) -> str:
+    found = set()
+
+    def replace(match):
+        name = match["name"]
+        if name not in blocks:
+            raise KeyError(f"{where}: no generator for the block {name!r}")
+        found.add(name)
+        return match.group(1) + blocks[name].rstrip("\n") + "\n" + match.group(4)
+
+    out = BLOCK.sub(replace, text)
+    missing = set(blocks) - found
+    if missing:
+        raise KeyError(f"{where}: the blocks {sorted(missing)} have no BEGIN/END markers")
+    return out
+
+
+def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
+    """{path: its rendered text} of every generated page."""
+    records = run_records.load_all(data or repo / "docs" / "data")
+    readme = repo / "README.md"
+    return {repo / "docs" / "results.md": results.render(records),
+            readme: fill(readme.read_text(), readme_blocks(records), "README.md")}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--check", action="store_true", help="compare, write nothing; exit 1 on a difference")
+    args = parser.parse_args(argv)
+    rendered = pages()
+    stale = [path for path, text in rendered.items() if not path.exists() or path.read_text() != text]
+    if args.check:
+        for path in stale:
+            print(f"{path.relative_to(REPO)} differs from its render: run `make docs`", file=sys.stderr)
+        return 1 if stale else 0
+    for path in stale:
+        path.write_text(rendered[path])
+        print(f"wrote {path.relative_to(REPO)}")
+    for path in results.figures(run_records.load_all(REPO / "docs" / "data"), REPO / "docs"):
+        print(f"drew {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

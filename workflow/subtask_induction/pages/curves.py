@@ -1,0 +1,99 @@
+"""Our arithmetic curves from a run record beside the authors' Fig 6: the numbers the paper-scale sections, the
+claims table and the Fig 6 small multiples share.
+
+A curve of ours is one of the figure's five (matched by transfer plan: arithmetic/paper.py's paper_form), or one
+of the authors'-code options beside it (arithmetic/paper.py's authors_code_option). "On the authors' curve" means
+less than CURVE_BAND from their plotted value (both to 3 decimals) at that n: their figure is one run, so no seed spread of theirs exists to
+judge by, and ours at one replicate has none either; 0.05 is about twice the largest spread of our five replicates
+at n = 1,000 at depth 2 (0.023-0.054), so a difference beyond it is more than seed noise of ours."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..arithmetic.paper import (AUTHORS_CURVES, MAIN_EXPERIMENT, NEAR_PERFECT, PAPER_TEXT, authors_code_option,
+                                authors_curves, paper_form, smallest_n)
+
+CURVE_BAND = 0.05
+PROTOCOLS = ("eval", "last")
+
+
+def main_rows(transfer: pd.DataFrame) -> pd.DataFrame:
+    base, subtask, target = MAIN_EXPERIMENT
+    return transfer[(transfer["base"] == base) & (transfer["subtask"] == subtask) & (transfer["target"] == target)]
+
+
+def curve_stats(rows: pd.DataFrame) -> pd.DataFrame:
+    """n -> mean, std, runs of one curve under one protocol (each run: a chain and replicate)."""
+    per_run = rows.groupby(["n", "chain", "replicate"])["test_accuracy"].mean().reset_index()
+    return per_run.groupby("n")["test_accuracy"].agg(["mean", "std", "count"])
+
+
+def our_curves(transfer: pd.DataFrame) -> pd.DataFrame:
+    """Every curve of ours in the record: layers, curve (the figure's curve it stands beside), label (the plain
+    curve, or the authors'-code option), protocol, n, mean, std, runs."""
+    rows = main_rows(transfer)
+    plain = paper_form(rows).assign(curve=lambda f: f["method"], label="")
+    options = rows.apply(authors_code_option, axis=1) if len(rows) else pd.Series(dtype=object)
+    chosen = rows[options.notna()]
+    optional = chosen.assign(curve=options.dropna().map(lambda o: o[0]),
+                             label=[f"{variant}: {o[1]}" for variant, o in zip(chosen["variant"], options.dropna())])
+    frames = []
+    for (layers, curve, label, protocol), group in pd.concat([plain, optional]).groupby(
+            ["layers", "curve", "label", "protocol"]):
+        stats = curve_stats(group).reset_index()
+        frames.append(stats.assign(layers=layers, curve=curve, label=label, protocol=protocol))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def beside_authors(curves: pd.DataFrame) -> pd.DataFrame:
+    """our_curves with the authors' value at the same depth, curve and n, where their figure has it."""
+    theirs = authors_curves().rename(columns={"depth": "layers", "method": "curve", "test_accuracy": "theirs"})
+    out = curves.merge(theirs, on=["layers", "curve", "n"], how="left")
+    difference = (out["mean"] - out["theirs"]).round(3)
+    return out.assign(difference=difference, within=difference.abs() < CURVE_BAND)
+
+
+def cell(mean, std, runs) -> str:
+    return f"{mean:.3f}" + (f" ± {std:.3f}" if runs > 1 else "") + f" ({int(runs)})"
+
+
+def on_their_curve(compared: pd.DataFrame, layers: int, curve: str, protocol: str, label: str = "") -> dict:
+    """Where one curve of ours sits against the authors': the shared n within CURVE_BAND and those outside."""
+    rows = compared[(compared["layers"] == layers) & (compared["curve"] == curve) & (compared["protocol"] == protocol)
+                    & (compared["label"] == label) & compared["theirs"].notna()].sort_values("n")
+    return {"within": rows[rows["within"]], "outside": rows[~rows["within"]]}
+
+
+def text_claims(compared: pd.DataFrame, layers: int, protocol: str) -> dict:
+    """The paper's text at this depth, read from our curves and from the authors' figure."""
+    theirs = authors_curves()
+    theirs = theirs[theirs["depth"] == layers]
+
+    def ours(curve, n):
+        row = compared[(compared["layers"] == layers) & (compared["curve"] == curve) & (compared["label"] == "")
+                       & (compared["protocol"] == protocol) & (compared["n"] == n)]
+        return row.iloc[0] if len(row) else None
+
+    def figure(curve, n):
+        row = theirs[(theirs["method"] == curve) & (theirs["n"] == n)]
+        return float(row["test_accuracy"].iloc[0]) if len(row) else None
+
+    def first(curve, source):
+        if source == "authors":
+            series = theirs[theirs["method"] == curve].set_index("n")["test_accuracy"]
+        else:
+            series = compared[(compared["layers"] == layers) & (compared["curve"] == curve)
+                              & (compared["label"] == "") & (compared["protocol"] == protocol)].set_index("n")["mean"]
+        return (smallest_n(series), int(series.index.max())) if len(series) else (None, None)
+
+    return {"si": ours("subnetwork", PAPER_TEXT["si_near_perfect_n"]),
+            "si_figure": figure("subnetwork", PAPER_TEXT["si_near_perfect_n"]),
+            "random": ours("random", PAPER_TEXT["random_at_n"]),
+            "random_figure": figure("random", PAPER_TEXT["random_at_n"]),
+            "first": {(curve, source): first(curve, source) for curve in ("subnetwork", "sampled")
+                      for source in ("ours", "authors")}}
+
+
+__all__ = ["AUTHORS_CURVES", "CURVE_BAND", "NEAR_PERFECT", "PAPER_TEXT", "PROTOCOLS", "beside_authors", "cell",
+           "curve_stats", "main_rows", "on_their_curve", "our_curves", "text_claims"]

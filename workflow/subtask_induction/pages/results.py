@@ -1,0 +1,263 @@
+"""docs/results.md: the current answer, rendered from the run records in docs/data/ (summary first, one section
+per family and scale, provenance last). Tables the pipeline wrote are shown as the record holds them; tables
+that set our curves beside the authors' figure are computed here from the record's transfer.csv."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from . import claims as claims_module
+from .curves import (AUTHORS_CURVES, CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, our_curves,
+                     text_claims)
+from .run_records import RunRecord, markdown_tables
+
+PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
+FIGURES = "figures"   # relative to docs/
+
+
+def embed(text: str, level: int) -> list[str]:
+    """A page the pipeline wrote, its headings moved down to sit under a heading of `level`."""
+    lines = []
+    for line in text.strip().splitlines():
+        if line.startswith("#"):
+            depth = len(line) - len(line.lstrip("#"))
+            line = "#" * min(6, level + depth - 1) + line[depth:]
+        lines.append(line)
+    return lines + [""]
+
+
+def provenance_line(record: RunRecord) -> str:
+    p = record.provenance
+    return (f"*Record [`{record.name}`](#run-{record.name.lower()}): commit {p['commit']} (version {p['version']}), "
+            f"{p['date']}, plain step {p['plain_step_ms']} ms.*")
+
+
+def all_claims(records: dict[str, RunRecord]) -> list:
+    found = []
+    if "default" in records:
+        found += claims_module.arithmetic_default(records["default"])
+    for name, layers in PAPER_DEPTHS.items():
+        if name in records:
+            found += claims_module.paper_scale(records[name], layers)
+    if "default" in records:
+        found += claims_module.vision_default(records["default"]) + claims_module.submasking_default(records["default"])
+    return found
+
+
+def _means_table(transfer: pd.DataFrame, layers: int) -> list[str]:
+    """variant x n, mean ± std over runs under `last` / `eval`, at one depth of the main experiment."""
+    lines = []
+    last, evaluated = (claims_module.run_means(transfer, layers, p) for p in ("last", "eval"))
+    sizes = sorted(last.index.get_level_values("n").unique())
+    runs = int(last["count"].max())
+    lines += [f"{layers} layers, {runs} runs (chain × replicate) where every variant ran; test accuracy on a²+ab, "
+              "mean ± std over runs, `last` / `eval`:", "",
+              "| variant | " + " | ".join(f"n = {n:,}" for n in sizes) + " |", "|---|" + "---|" * len(sizes)]
+    for variant in sorted(last.index.get_level_values("variant").unique()):
+        row = []
+        for n in sizes:
+            if (variant, n) not in last.index:
+                row.append("")
+                continue
+            a, b = last.loc[(variant, n)], evaluated.loc[(variant, n)]
+            runs_here = int(a["count"])
+            spread = (lambda s: f" ± {s:.3f}" if runs_here > 1 else "")
+            row.append(f"{a['mean']:.3f}{spread(a['std'])} / {b['mean']:.3f}{spread(b['std'])}"
+                       + (f" ({runs_here})" if runs_here != runs else ""))
+        lines.append(f"| {variant} | " + " | ".join(row) + " |")
+    return lines + [""]
+
+
+def arithmetic_default(record: RunRecord) -> list[str]:
+    transfer = record.csv("arithmetic/transfer.csv")
+    main = transfer[(transfer["base"] == "a+ab") & (transfer["subtask"] == "ab") & (transfer["target"] == "a2+ab")]
+    lines = ["## Arithmetic: the default (`config/config.yaml`)", "", provenance_line(record), "",
+             "The base (a+ab), its ab subnetwork and SI's transfer to a²+ab on 200 numbers, every chain. Base and "
+             "subnetwork (the record's `table3.md`):", ""]
+    lines += embed(record.text("arithmetic/table3.md"), 4)
+    lines += ["### Transfer to a²+ab", ""]
+    for layers in sorted(main["layers"].unique()):
+        lines += _means_table(main, int(layers))
+    verdicts = [(heading, table) for heading, table in markdown_tables(record.text("arithmetic/chains.md"))
+                if "verdict" in table.columns and "protocol `last`" in heading]
+    lines += ["Every run's difference and the verdict (the record's `chains.md`, `last`; `*`: McNemar p < 0.05 on the "
+              "same test pairs, without `*` a tie):", ""]
+    for _, table in verdicts:
+        lines += ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+        lines += ["| " + " | ".join(row) + " |" for row in table.astype(str).values.tolist()]
+        lines.append("")
+    return lines
+
+
+def _curves_table(compared: pd.DataFrame) -> list[str]:
+    sizes = sorted(compared["n"].unique())
+    lines = ["| curve | source | " + " | ".join(f"n = {n:,}" for n in sizes) + " |", "|---|---|" + "---|" * len(sizes)]
+    for curve, name in AUTHORS_CURVES.items():
+        ours = compared[compared["curve"] == curve]
+        if ours.empty:
+            continue
+        theirs = ours.dropna(subset=["theirs"]).drop_duplicates("n").set_index("n")["theirs"]
+        lines.append(f"| {name} | authors' figure | " + " | ".join(f"{theirs[n]:.3f}" if n in theirs.index else ""
+                                                                 for n in sizes) + " |")
+        for (label, protocol), rows in ours.groupby(["label", "protocol"], sort=False):
+            rows = rows.set_index("n")
+            cells = []
+            for n in sizes:
+                if n not in rows.index:
+                    cells.append("")
+                    continue
+                r = rows.loc[n]
+                mark = "" if pd.isna(r["theirs"]) or r["within"] else " †"
+                cells.append(cell(r["mean"], r["std"], r["count"]) + mark)
+            source = f"ours `{protocol}`" + (f" ({label})" if label else "")
+            lines.append(f"| {name} | {source} | " + " | ".join(cells) + " |")
+    return lines + ["", f"Ours: mean ± std over runs (runs in parentheses). †: {CURVE_BAND} or more from the authors' "
+                    "value at that n (curves.py says why that band).", ""]
+
+
+def _text_claims_table(compared: pd.DataFrame, layers: int) -> list[str]:
+    lines = ["| the paper's text | text | authors' figure | ours `eval` | ours `last` |", "|---|---|---|---|---|"]
+    found = {protocol: text_claims(compared, layers, protocol) for protocol in ("eval", "last")}
+
+    def ours(key, protocol):
+        row = found[protocol][key]
+        return cell(row["mean"], row["std"], row["count"]) if row is not None else "not run"
+
+    def factor(protocol_or_authors):
+        source = "authors" if protocol_or_authors == "authors" else "ours"
+        claims = found["eval" if source == "authors" else protocol_or_authors]["first"]
+        (si, _), (sampled, most) = claims[("subnetwork", source)], claims[("sampled", source)]
+        if si is None or most is None:
+            return "—"
+        return f"{sampled / si:.1f}× ({sampled:,} / {si:,})" if sampled else f"sampled not by {most:,}"
+
+    figure = found["eval"]
+    lines.append(f"| SI near-perfect with {PAPER_TEXT['si_near_perfect_n']:,} rows | ≥ {NEAR_PERFECT} | "
+                 f"{figure['si_figure']:.3f} | {ours('si', 'eval')} | {ours('si', 'last')} |")
+    lines.append(f"| random init on the same data ({PAPER_TEXT['random_at_n']:,} rows) | {PAPER_TEXT['random']:.3f} | "
+                 f"{figure['random_figure']:.3f} | {ours('random', 'eval')} | {ours('random', 'last')} |")
+    lines.append(f"| sampled needs about {PAPER_TEXT['sampled_factor']}× SI's rows to reach {NEAR_PERFECT} | "
+                 f"{PAPER_TEXT['sampled_factor']}× | {factor('authors')} | {factor('eval')} | {factor('last')} |")
+    return lines + ["", "Smallest n: the first size of each grid (theirs: their figure's; ours: the sizes we ran) whose "
+                    "mean reaches the threshold.", ""]
+
+
+def paper_scale(record: RunRecord, layers: int) -> list[str]:
+    compared = beside_authors(our_curves(record.csv("arithmetic/transfer.csv")))
+    compared = compared[compared["layers"] == layers]
+    header = [table for _, table in markdown_tables(record.text("arithmetic/paper_comparison.md"))
+              if list(table.columns)[:2] == ["", "paper"]]
+    lines = [f"### {layers} layers", "", provenance_line(record), "", record.provenance["title"] + ".", ""]
+    for table in header[:1]:
+        lines += ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
+        lines += ["| " + " | ".join(row) + " |" for row in table.astype(str).values.tolist()] + [""]
+    return lines + _curves_table(compared) + _text_claims_table(compared, layers)
+
+
+def vision_default(record: RunRecord) -> list[str]:
+    lines = ["## Vision: the default (generated shape/texture world)", "", provenance_line(record), "",
+             f"![Table 1 per metric: every model's mean over chains, each chain a dot]({FIGURES}/vision_table1.png)", "",
+             "### Table 1 (the record's `table1.md`)", ""]
+    lines += embed(record.text("vision/table1.md"), 4)
+    lines += ["### Every chain's difference and the verdict (the record's `comparisons.md`)", ""]
+    lines += embed(record.text("vision/comparisons.md"), 4)
+    lines += ["### The subnetworks (the record's `table2.md`)", ""]
+    return lines + embed(record.text("vision/table2.md"), 4)
+
+
+def submasking_default(record: RunRecord) -> list[str]:
+    text = record.text("submasking/tables.md")
+    first = text.split("\n## ")[0]   # the test accuracy part; the rest (sparsity, k-NN, bytes) follows it
+    rest = text[len(first):]
+    return (["## Submasking: the default (the vision base over textures, digits, faces)", "", provenance_line(record), "",
+             f"![Test accuracy per task: every method's mean over replicates, each replicate a dot]({FIGURES}/submasking.png)",
+             "", "### The record's `tables.md`", ""] + embed(first, 4) + embed(rest, 3))
+
+
+def same_labels(record: RunRecord) -> list[str]:
+    return (["### The same labels given as data, at the paper's scale (depth 2)", "", provenance_line(record), "",
+             record.provenance["title"] + ".", ""] + embed(record.text("arithmetic/same_labels.md"), 4))
+
+
+def provenance(records: dict[str, RunRecord]) -> list[str]:
+    lines = ["## Provenance: the records", "",
+             "Each record is a folder of `docs/data/` (the run's summary tables as the pipeline wrote them, and "
+             "`run.yaml`); `python -m subtask_induction.pages.run_records` stores a finished run's. The plain step is "
+             "`benchmarks/step_costs.py`'s (`make benchmark`) measured beside the run: scale a wall time by the "
+             "ratio of yours to it.", ""]
+    for name, record in records.items():
+        p = record.provenance
+        lines += [f"### run {name}", "", "| | |", "|---|---|"]
+        for key in ("title", "command", "configs", "commit", "version", "date", "machine", "plain_step_ms", "wall",
+                    "note"):
+            if key in p:
+                value = ", ".join(f"`{v}`" for v in p[key]) if key == "configs" else (
+                    f"`{p[key]}`" if key == "command" else p[key])
+                lines.append(f"| {key.replace('_', ' ')} | {value} |")
+        lines.append("")
+    return lines
+
+
+def render(records: dict[str, RunRecord]) -> str:
+    found = all_claims(records)
+    lines = ["# Results", "",
+             "<!-- Rendered by `make docs` from the run records in docs/data/; edit the records or "
+             "workflow/subtask_induction/pages/, not this page (a test renders it again and compares). -->", "",
+             "The current answer of every experiment, each number read from a stored run record (its commit, "
+             "machine and plain step under [Provenance](#provenance-the-records)). A comparison of the default run "
+             "is claimed only where it holds in every run (chain, or chain × replicate) under a paired test on the "
+             "same test items; the paper-scale rows compare our curves with the paper's text and the authors' own "
+             "Fig 6. Words: [glossary](glossary.md). Earlier versions, and the claims that fell: "
+             "[history](history/README.md).", "", "## Summary", "",
+             claims_module.markdown(found, records), "",
+             f"![Fig 6 as small multiples: ours beside the authors' curve, per depth and curve]({FIGURES}/fig6.png)", ""]
+    if "default" in records:
+        lines += arithmetic_default(records["default"])
+    if any(name in records for name in PAPER_DEPTHS):
+        lines += ["## Arithmetic at the paper's scale, beside the authors' Fig 6", "",
+                  "Chain 0, `config/paper.yaml` over the authors' grid of n (a slice of it; the records say which). "
+                  "Every run trained on the paper's rows (every a=b row and all n). The authors' curves are their "
+                  "Fig 6 as plotted (one run per depth).", ""]
+        for name, layers in PAPER_DEPTHS.items():
+            if name in records:
+                lines += paper_scale(records[name], layers)
+        if "paper_depth2_same_labels" in records:
+            lines += same_labels(records["paper_depth2_same_labels"])
+    if "default" in records:
+        lines += vision_default(records["default"]) + submasking_default(records["default"])
+    lines += provenance(records)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def readme_claims(records: dict[str, RunRecord]) -> str:
+    """The README's headline table: the claims marked headline, linked to the results page's provenance."""
+    return claims_module.markdown([c for c in all_claims(records) if c.headline], records, link="docs/results.md",
+                                  commits=False)
+
+
+def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
+    from . import figures as draw
+
+    out = []
+    curves = {layers: our_curves(records[name].csv("arithmetic/transfer.csv"))
+              for name, layers in PAPER_DEPTHS.items() if name in records}
+    if curves:
+        out.append(draw.fig6_small_multiples(curves, docs / FIGURES / "fig6.png"))
+    if "default" in records:
+        default = records["default"]
+        table = default.csv("vision/table1.csv")
+        metrics = {"pooled_accuracy": "pooled accuracy", "original_accuracy": "original accuracy",
+                   "shape_bias": "shape bias", "cue_shape_accuracy": "cue-conflict shape accuracy"}
+        metrics = {k: v for k, v in metrics.items() if k in table}
+        out.append(draw.metric_panels(table, "model", metrics, list(table["model"]), docs / FIGURES / "vision_table1.png",
+                                      per_run=default.csv("vision/chains.csv"), reference="si"))
+        points = default.csv("submasking/points.csv")
+        points = points[points["fraction"] == points["fraction"].max()]
+        means = points.groupby(["task", "method"])["test_accuracy"].mean().unstack("task").reset_index()
+        tasks = {task: task for task in sorted(points["task"].unique())}
+        per_run = points.pivot_table(index=["method", "replicate"], columns="task", values="test_accuracy").reset_index()
+        out.append(draw.metric_panels(means, "method", tasks, list(dict.fromkeys(points["method"])),
+                                      docs / FIGURES / "submasking.png", per_run=per_run))
+    return out
