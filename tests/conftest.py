@@ -1,5 +1,8 @@
-"""Shared fixtures: tiny models and data the tests build themselves, and one smoke run of the whole DAG."""
+"""Shared fixtures: tiny models and data the tests build themselves, and one smoke run of the whole DAG; and the
+`workflow` marker, set on every test that runs Snakemake, so `pytest -m "not workflow"` is the fast inner loop."""
 
+import inspect
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +18,39 @@ def pytest_configure(config):
     # Registered here, not in pyproject.toml: the marker belongs to tests/test_cuda.py alone.
     config.addinivalue_line("markers", "cuda: needs a CUDA device (tests/test_cuda.py; benchmarks/gpu_check.sh "
                                        "runs them); skipped where torch.cuda.is_available() is False")
+    config.addinivalue_line("markers", "workflow: runs Snakemake (set by conftest on every test that calls the "
+                                       "harness's snakemake/run_workflow or uses a fixture that does)")
+
+
+# A call of the harness that starts Snakemake, or the session's smoke run.
+RUNS_SNAKEMAKE = re.compile(r"\b(snakemake|run_workflow|run_smoke|slurm_smoke)\(|\bsmoke_run\b")
+
+
+def _runs_snakemake(function, seen: set) -> bool:
+    if function in seen:
+        return False
+    seen.add(function)
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+    if RUNS_SNAKEMAKE.search(source):
+        return True
+    # a helper of the test's module that the test calls (e.g. a module-level `finished_run(...)`)
+    module = inspect.getmodule(function)
+    return any(_runs_snakemake(getattr(module, name), seen) for name in re.findall(r"\b([a-z_][a-z0-9_]*)\(", source)
+               if inspect.isfunction(getattr(module, name, None)) and getattr(module, name).__module__ == module.__name__)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark `workflow` every test whose function, module helpers or fixtures start Snakemake."""
+    for item in items:
+        functions = [getattr(item, "function", None)]
+        for definitions in getattr(item, "_fixtureinfo", None).name2fixturedefs.values() if hasattr(item, "_fixtureinfo") else []:
+            functions += [definition.func for definition in definitions]
+        seen: set = set()
+        if any(_runs_snakemake(function, seen) for function in functions if function is not None):
+            item.add_marker(pytest.mark.workflow)
 
 
 @pytest.fixture(autouse=True)
