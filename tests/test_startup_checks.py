@@ -39,3 +39,25 @@ def test_an_imagenet_run_without_weights_is_refused_at_start_up(tmp_path):
     assert result.returncode != 0
     assert "config vision.model.weights: pretrained weight file (a base is trained only on the generated world) is " \
            "required here and not set" in result.stdout + result.stderr
+
+
+def test_snakemake_from_the_venv_with_a_python_on_path_that_lacks_torch_stops_before_any_job(tmp_path):
+    """`.venv/bin/snakemake` without the venv active: the jobs would run PATH's `python`, which lacks torch; the
+    start-up check names that Python, what it lacks and the fix, and no job is planned."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    python = bin_dir / "python"   # a Python without the dependencies, as a user's system Python would be
+    python.write_text("#!/bin/sh\necho torch transformers\nexit 1\n")
+    python.chmod(0o755)
+    environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"}
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--directory", str(tmp_path / "run"),
+                             "--configfile", "config/config.yaml"], cwd=REPO, env=environment, text=True,
+                            capture_output=True, timeout=300)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Job stats" not in output
+    assert f"which is {python} here, and it lacks torch transformers" in output
+    assert "source .venv/bin/activate" in output and "--sdm conda" in output

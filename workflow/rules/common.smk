@@ -10,6 +10,8 @@ import sys
 from functools import partial
 from pathlib import Path
 
+from snakemake.exceptions import WorkflowError
+
 # The package's folder, found from this file's own location (not the working directory, not the main
 # Snakefile's): steps reach the package through PYTHONPATH, in a venv, a conda env or a cluster's Python
 # alike, installed or not, and also when another workflow imports this one as a module.
@@ -19,9 +21,18 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 from subtask_induction.config_checks import check_config
 from subtask_induction.data_checks import retrain_problems, submasking_data_problems, vision_data_problems
 from subtask_induction.jobs import BENCH_DIR, as_json
+from subtask_induction.job_python import job_python_problem
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.workflow_config import normalise, upgrade_keys
+
+
+# The jobs run the first `python` on PATH: unless a software deployment method gives them their own (conda), it
+# must have the dependencies, or every job would fail on `import torch` in its log alone.
+if not {str(method).lower().rsplit(".", 1)[-1] for method in workflow.deployment_settings.deployment_method} & {"conda"}:
+    _problem = job_python_problem()
+    if _problem:
+        raise WorkflowError(_problem)
 
 
 def write_points(path, points, log):
