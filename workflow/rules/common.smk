@@ -26,13 +26,12 @@ from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.workflow_config import normalise, upgrade_keys
 
-
 # The jobs run the first `python` on PATH: unless a software deployment method gives them their own (conda), it
 # must have the dependencies, or every job would fail on `import torch` in its log alone.
-if not {str(method).lower().rsplit(".", 1)[-1] for method in workflow.deployment_settings.deployment_method} & {"conda"}:
-    _problem = job_python_problem()
-    if _problem:
-        raise WorkflowError(_problem)
+_DEPLOYMENT = {str(m).lower().rsplit(".", 1)[-1] for m in workflow.deployment_settings.deployment_method}
+_PYTHON_PROBLEM = None if "conda" in _DEPLOYMENT else job_python_problem()
+if _PYTHON_PROBLEM:
+    raise WorkflowError(_PYTHON_PROBLEM)
 
 
 def write_points(path, points, log):
