@@ -107,3 +107,24 @@ def test_a_new_or_changed_cue_conflict_folder_reruns_its_evaluation_and_no_train
     changed = snakemake(workdir, "-n", "--cores", "2")
     assert changed.returncode == 0, (changed.stdout + changed.stderr)[-3000:]
     assert set(jobs_run(changed)) == expected and not training & set(jobs_run(changed))
+
+
+def test_a_listing_is_written_once_and_only_when_the_folder_changes(tmp_path):
+    """track_folder runs at every parse (a cluster job's own Snakemake too): an unchanged folder writes nothing,
+    a changed one rewrites its record atomically, and no temporary file is left behind."""
+    import os
+
+    from subtask_induction.listing import track_folder
+
+    folder = tmp_path / "images" / "cat"
+    folder.mkdir(parents=True)
+    (folder / "a.png").write_bytes(b"one")
+    record = tmp_path / "listings" / "cat.json"
+    track_folder(tmp_path / "images", record)
+    first = record.read_text(), os.stat(record).st_mtime_ns
+    track_folder(tmp_path / "images", record)
+    assert (record.read_text(), os.stat(record).st_mtime_ns) == first
+    (folder / "b.png").write_bytes(b"two")
+    track_folder(tmp_path / "images", record)
+    assert record.read_text() != first[0]
+    assert [p.name for p in record.parent.iterdir() if p.name.endswith(".tmp")] == []

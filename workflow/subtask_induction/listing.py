@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import tempfile
 from pathlib import Path
 
 IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
@@ -68,10 +69,24 @@ def _read_json(path: Path):
 
 
 def _write_json(path: Path, value) -> None:
+    """Atomically, through a temporary file of a unique name: two processes parsing the workflow at once (a
+    cluster job's own Snakemake beside the main one) must not write into each other's temporary file."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(value, indent=1, sort_keys=True) + "\n")
-    temporary.replace(path)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(json.dumps(value, indent=1, sort_keys=True) + "\n")
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def track_folder(root: str | os.PathLike, record: str | os.PathLike) -> str:
