@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 from subtask_induction.arithmetic.data import build_dataset, transfer_training_rows  # noqa: E402
 from subtask_induction.arithmetic.model import (accuracy, build_gpt2, lm_loss, masked_weight_names,  # noqa: E402
                                                 shuffled_batches)
-from subtask_induction.method.masks import attach_masks, l0_penalty, mask_parameters, set_beta  # noqa: E402
+from subtask_induction.method.masks import attach_masks, l0_penalty, mask_parameters  # noqa: E402
 from subtask_induction.method.transfer import TransferPlan  # noqa: E402
 from subtask_induction.runtime import configure, resolve_device  # noqa: E402
 from subtask_induction.training import EpochRun, Schedule, fit  # noqa: E402
@@ -52,7 +52,8 @@ def step_ratios(device, batch, steps):
 
     masked = build_gpt2(N_NUMBERS, 2, MODEL, 0).to(device).eval()
     masks = attach_masks(masked, masked_weight_names(masked))
-    set_beta(masks, 100.0)  # late-discovery regime, where denormals used to hurt
+    for mask in masks.values():
+        mask.beta = 100.0  # late-discovery regime, where denormals used to hurt
     masked_s = time_steps(masked, torch.optim.AdamW(mask_parameters(masks), lr=1e-3),
                           lambda m, r: lm_loss(m, r) + 1e-7 * l0_penalty(masks), rows, steps)
 

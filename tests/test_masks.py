@@ -6,7 +6,7 @@ from torch import nn
 
 from subtask_induction.method.discovery import MaskSearch, discover_subnetwork
 from subtask_induction.method.masks import (attach_masks, beta_after, find_masks, hard_masks, hard_masks_on,
-                                            kept_fraction, l0_penalty, set_beta)
+                                            kept_fraction, l0_penalty)
 
 
 def small_net():
@@ -50,14 +50,16 @@ def test_hard_mask_is_logits_above_zero_and_applied_in_forward():
     assert torch.equal(hard_masks(masks)["2.weight"], expected)
     with hard_masks_on(masks):
         assert torch.equal(net[2].weight, original * expected)
-    set_beta(masks, 3.0)
+    for mask in masks.values():
+        mask.beta = 3.0
     assert torch.allclose(net[2].weight, original * torch.sigmoid(3.0 * masks["2.weight"].logits))
 
 
 def test_l0_penalty_is_unnormalised_sum_of_soft_masks():
     net = small_net()
     masks = attach_masks(net, ["0.weight", "2.weight"], init=0.3)
-    set_beta(masks, 2.0)
+    for mask in masks.values():
+        mask.beta = 2.0
     net(torch.randn(1, 1, 6, 6))
     total = sum(torch.sigmoid(2.0 * m.logits).sum() for m in masks.values())
     assert torch.allclose(l0_penalty(masks), total)

@@ -4,7 +4,13 @@ import pytest
 import torch
 
 from subtask_induction.arithmetic.model import lm_loss, masked_weight_names
-from subtask_induction.method.transfer import TransferPlan, control_masks, effective_weights, sample_complement_mask
+from subtask_induction.method.masks import split_name
+from subtask_induction.method.transfer import TransferPlan, control_masks, sample_complement_mask
+
+
+def effective_weights(model, names):
+    """The weights the forward pass uses (after any parametrization), detached."""
+    return {name: getattr(*split_name(model, name)).detach().clone() for name in names}
 
 
 def random_masks(model, fraction=0.1, seed=0):

@@ -144,11 +144,6 @@ def build_dataset(
             "seed": seed, "splits": splits}
 
 
-def transfer_pool_size(n_numbers: int, eval_rows: int, test_rows: int) -> int:
-    """How many disambiguation rows the transfer pool holds: every a!=b pair that is not held out."""
-    return n_numbers * n_numbers - n_numbers - eval_rows - test_rows
-
-
 def transfer_training_rows(dataset: dict, n_disambiguation: int) -> torch.Tensor:
     """The ambiguous a=b rows plus the first n disambiguation rows."""
     pool = dataset["splits"]["disambiguation"]

@@ -210,14 +210,6 @@ def beta_after(epochs_done: int, epochs: int, beta_final: float) -> float:
     return float(beta_final) ** (epochs_done / epochs)
 
 
-def set_beta(masks: dict[str, WeightMask], beta: float) -> None:
-    """Set continuous sparsification's temperature directly (discovery uses `set_progress`)."""
-    for name, mask in masks.items():
-        if not isinstance(mask, ContinuousSparsification):
-            raise TypeError(f"mask '{name}' is {mask.method}, which has no beta")
-        mask.beta = float(beta)
-
-
 def set_progress(masks: dict[str, WeightMask], epochs_done: int, epochs: int) -> None:
     for mask in masks.values():
         mask.set_progress(epochs_done, epochs)

@@ -211,11 +211,3 @@ class TransferPlan:
             groups.append({"params": subnetwork, "lr": lr * self.lr_scale})
         return groups
 
-
-def effective_weights(model: nn.Module, names: list[str]) -> dict[str, torch.Tensor]:
-    """The weights the forward pass uses (after any parametrization), detached."""
-    out = {}
-    for name in names:
-        module, attribute = split_name(model, name)
-        out[name] = getattr(module, attribute).detach().clone()
-    return out
