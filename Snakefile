@@ -43,6 +43,7 @@ localrules:
     resources_report,
 
 
+include: "workflow/rules/wildcards.smk"
 include: "workflow/rules/arithmetic.smk"
 include: "workflow/rules/vision.smk"
 include: "workflow/rules/submasking.smk"

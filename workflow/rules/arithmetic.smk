@@ -4,20 +4,6 @@
 include: "arithmetic_helpers.smk"
 
 
-wildcard_constraints:
-    purpose="base|discovery|transfer",
-    computation=one_of(ARITH_JOBS.computations),
-    base=one_of(ARITH_JOBS.computations),
-    subtask=one_of(ARITH_JOBS.computations),
-    target=one_of(ARITH_JOBS.computations),
-    layers=r"\d+",
-    l0=one_of(ARITH_JOBS.l0_tags),
-    variant=one_of(ARITH_JOBS.variants),
-    n=r"\d+",
-    seed=r"\d+",
-    chain=r"\d+",
-
-
 rule arithmetic_data:
     output:
         f"{ARITH_DIR}/data/{{purpose}}/{{computation}}.pt",

@@ -6,10 +6,6 @@
 include: "submasking_helpers.smk"
 
 
-wildcard_constraints:
-    task=one_of(SUB_JOBS.tasks or ["-"]),
-
-
 rule submasking_task:
     output:
         directory(f"{SUB_DIR}/tasks/{{task}}"),

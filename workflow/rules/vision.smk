@@ -5,15 +5,6 @@
 include: "vision_helpers.smk"
 
 
-wildcard_constraints:
-    split=one_of(vis_jobs.POOLED_SPLITS),
-    shard=r"\d+",
-    init=one_of(VIS_JOBS.inits),
-    penalty=one_of(VIS_JOBS.penalty_tags),
-    variant=one_of(VIS_JOBS.definitions),
-    chain=one_of(VIS_JOBS.chains),
-
-
 rule vision_world:
     output:
         directory(f"{VIS_DIR}/data/world"),
