@@ -22,6 +22,7 @@ from subtask_induction.config_checks import check_config
 from subtask_induction.data_checks import retrain_problems, submasking_data_problems, vision_data_problems
 from subtask_induction.jobs import BENCH_DIR, as_json
 from subtask_induction.job_python import job_python_problem
+from subtask_induction.kernels import pin_prefix
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.workflow_config import normalise, upgrade_keys
@@ -62,10 +63,6 @@ JOB_LINE = None if os.environ.get("SUBTASK_INDUCTION_JOB_DETAILS") == "1" else "
 os.environ.update(SUBTASK_INDUCTION_PACKAGE=str(PACKAGE_ROOT))
 
 
-# cpu_kernels: avx2 pins the kernels torch dispatches to on x86-64 (ATen's vectorised code, MKL's GEMM
-# code path, oneDNN's ISA) to AVX2, so that AVX2 and AVX-512 machines compute the same numbers; native lets
-# each CPU use its best (docs/results.md, "CPU kernels"). Read once when torch loads: set on the command line.
-CPU_KERNEL_PINS = {"native": "", "avx2": "ATEN_CPU_CAPABILITY=avx2 MKL_CBWR=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 "}
 
 
 def step(module):
@@ -75,7 +72,7 @@ def step(module):
     The package comes first on PYTHONPATH: this checkout's code runs, whatever else the Python has installed."""
     return (
         'PYTHONPATH="$SUBTASK_INDUCTION_PACKAGE${{PYTHONPATH:+:$PYTHONPATH}}" OMP_NUM_THREADS={threads} '
-        f"MKL_NUM_THREADS={{threads}} {CPU_KERNEL_PINS[config['cpu_kernels']]}"
+        f"MKL_NUM_THREADS={{threads}} {pin_prefix(config['cpu_kernels'])}"
         f"python -m subtask_induction.steps.{module}"
     )
 

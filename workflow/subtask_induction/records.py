@@ -12,6 +12,7 @@ import platform
 import torch
 
 from . import __version__
+from .kernels import NUMERIC_LIBRARIES, PIN_VARIABLES, THREAD_VARIABLES
 from .runtime import code_hash, content_hash
 
 def read_record(path) -> dict:
@@ -37,7 +38,6 @@ def fingerprint(settings: dict, *parts, inputs=(), code: bool = True) -> str:
 
 
 # Environment variables that choose kernels; read once when torch loads (the rules set them: kernel pins).
-KERNEL_VARIABLES = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _cpu_model() -> str:
@@ -60,7 +60,7 @@ def _library_versions() -> dict:
     from importlib import metadata
 
     versions = {}
-    for name in ("transformers", "numpy", "timm", "scikit-learn", "snakemake"):
+    for name in (*NUMERIC_LIBRARIES[1:], "snakemake"):   # torch: its own key, with its build
         try:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
@@ -80,5 +80,6 @@ def provenance() -> dict:
             **_library_versions(), "cpu": _cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
             "blas": blas, "mkl": torch.backends.mkl.is_available(), "onednn": onednn,
             "onednn_enabled": torch.backends.mkldnn.is_available(), "threads": torch.get_num_threads(),
-            "kernel_environment": {name: os.environ[name] for name in KERNEL_VARIABLES if name in os.environ},
+            "kernel_environment": {name: os.environ[name] for name in (*PIN_VARIABLES, *THREAD_VARIABLES)
+                                   if name in os.environ},
             "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}

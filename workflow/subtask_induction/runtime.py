@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from .kernels import NUMERIC_LIBRARIES, PIN_VARIABLES
+
 
 def configure(threads: int, seed: int) -> None:
     """Pin PyTorch to `threads` threads and seed every RNG.
@@ -91,7 +93,6 @@ def tensor_digest(obj: Any) -> str:
 
 
 # The libraries whose kernels and initialisers compute a run's numbers: their versions are part of it.
-NUMERIC_LIBRARIES = ("torch", "transformers", "timm", "numpy", "scikit-learn", "segment-anything")
 
 
 def _package_imports(module: str, root: Path) -> set[str]:
@@ -158,7 +159,7 @@ def code_hash(entry: str | None = None) -> str:
             digest.update(f"{library}=={metadata.version(library)}".encode())
         except metadata.PackageNotFoundError:
             pass
-    for name in KERNEL_PINS:  # kernel pins choose other code paths: other numbers
+    for name in PIN_VARIABLES:  # kernel pins choose other code paths: other numbers
         digest.update(f"{name}={os.environ.get(name, '')}".encode())
     digest.update(json.dumps(compute_identity(), sort_keys=True).encode())
     return digest.hexdigest()[:16]
@@ -171,10 +172,6 @@ def compute_identity() -> dict:
     Part of code_hash: a record or checkpoint computed elsewhere is not restored or resumed as if local."""
     return {"cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": torch.get_num_threads(),
             "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None}
-
-
-# Environment variables that pin the CPU kernels torch dispatches to (config cpu_kernels; read at import).
-KERNEL_PINS = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA")
 
 
 def resolve_device(name: str) -> torch.device:
