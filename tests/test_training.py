@@ -83,3 +83,58 @@ def test_patience_counts_from_the_last_rise_so_a_saturated_signal_stops():
                  lambda net: {"eval_accuracy": next(signal)}, Schedule(10, patience=3))
     assert [record["epoch"] for record in result.history] == [1, 2, 3, 4, 5]  # rose at 2, stopped 3 epochs later
     assert result.best_epoch == 5  # the latest of the tied epochs
+
+
+def _linear_model_run(schedule, checkpoint=None, interrupt_after=None, rates=None):
+    """A 1-parameter-group linear model, four batches an epoch, SGD: the learning rates the steps used."""
+    torch.manual_seed(0)
+    model = torch.nn.Linear(3, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(16, 3)
+    y = 100 * x.sum(1, keepdim=True)   # large errors: large gradients
+
+    def loss_fn(net, batch):
+        if rates is not None:
+            rates.append(optimizer.param_groups[0]["lr"])
+        return ((net(x[batch]) - y[batch]) ** 2).mean()
+
+    def stop(epoch):
+        if interrupt_after is not None and epoch + 1 == interrupt_after:
+            raise Interrupt
+
+    fit(model, optimizer, loss_fn, lambda e: [slice(i, i + 4) for i in range(0, 16, 4)],
+        lambda net: {"eval_loss": float(((net(x) - y) ** 2).mean())}, schedule,
+        Checkpointing(checkpoint, 0, "x"), EpochRun(on_epoch_start=stop if interrupt_after is not None else None))
+    return model
+
+
+def test_a_linear_decay_takes_the_rate_to_zero_over_the_run_and_resumes_where_it_stopped(tmp_path):
+    """lr_decay linear (the authors' HF Trainer): step k of T uses lr * (T - k) / T; a resumed run goes on with
+    the same rates and ends with the same weights."""
+    schedule = Schedule(3, select=None, lr_decay="linear")
+    rates = []
+    whole = _linear_model_run(schedule, rates=rates)
+    assert rates == pytest.approx([0.1 * (12 - k) / 12 for k in range(12)])
+    with pytest.raises(Interrupt):
+        _linear_model_run(schedule, tmp_path / "run.ckpt", interrupt_after=2)
+    resumed = _linear_model_run(schedule, tmp_path / "run.ckpt")
+    assert torch.equal(whole.weight, resumed.weight)
+
+
+def test_clipping_bounds_every_step_and_a_constant_schedule_is_unchanged():
+    clipped = _linear_model_run(Schedule(1, select=None, clip_grad_norm=1.0))
+    plain = _linear_model_run(Schedule(1, select=None))
+    torch.manual_seed(0)
+    start = torch.nn.Linear(3, 1)
+    # four SGD steps of lr 0.1, each of gradient norm at most 1: the weights move at most 0.4 in all
+    moved = torch.cat([clipped.weight.flatten() - start.weight.flatten(), clipped.bias - start.bias]).norm()
+    assert moved <= 0.4 + 1e-6
+    assert not torch.allclose(clipped.weight, plain.weight)
+
+
+def test_a_minimised_selection_keeps_the_lowest_epoch_and_ties_go_later():
+    values = iter([3.0, 1.0, 2.0, 1.0])
+    model = torch.nn.Linear(1, 1)
+    result = fit(model, torch.optim.SGD(model.parameters(), lr=0.0), lambda net, b: net(torch.ones(1, 1)).sum(),
+                 lambda e: [0], lambda net: {"eval_loss": next(values)}, Schedule(4, select="eval_loss", minimize=True))
+    assert result.best_epoch == 4 and result.best_metrics["eval_loss"] == 1.0   # epochs count from 1

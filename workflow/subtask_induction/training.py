@@ -185,13 +185,22 @@ def _resume(checkpoint: Path | None, fingerprint: str, model: nn.Module, optimiz
 @dataclass(frozen=True)
 class Schedule:
     """How long a run trains and which epoch it keeps: `epochs`, the metric that selects the kept epoch
-    (`select`; None: the last epoch, as a pack, whose models are selected afterwards from their own histories),
-    and when it stops early (`patience` epochs without a rise of `select`, or `select` reaching `stop_at`)."""
+    (`select`, highest is best, or lowest with `minimize`; None: the last epoch, as a pack, whose models are
+    selected afterwards from their own histories), and when it stops early (`patience` epochs without an
+    improvement of `select`, or `select` reaching `stop_at`). `lr_decay` "linear" takes every parameter group's
+    learning rate linearly to 0 over the run's steps, no warmup (HF Trainer's default schedule); `clip_grad_norm`
+    clips the gradients' global norm before each step (HF Trainer's max_grad_norm)."""
 
     epochs: int
     select: str | None = "eval_accuracy"
     patience: int | None = None
     stop_at: float | None = None
+    minimize: bool = False
+    lr_decay: str = "constant"
+    clip_grad_norm: float | None = None
+
+    def better(self, value: float, than: float) -> bool:
+        return value < than if self.minimize else value > than
 
 
 @dataclass(frozen=True)
@@ -239,6 +248,11 @@ def fit(
     selected afterwards from their own histories (protocols.py).
     """
     epochs, select, patience, stop_at = schedule.epochs, schedule.select, schedule.patience, schedule.stop_at
+    if schedule.lr_decay not in ("constant", "linear"):
+        raise ValueError(f"lr_decay {schedule.lr_decay!r}: constant or linear")
+    if schedule.lr_decay == "linear":   # decays from the rate the run began with, also after a resume
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
     checkpoint, checkpoint_interval_s, fingerprint = (checkpointing.path, checkpointing.interval_s,
                                                       checkpointing.fingerprint)
     train_mode, on_epoch_start, on_epoch_end, desc, settings = (run.train_mode, run.on_epoch_start, run.on_epoch_end,
@@ -265,7 +279,7 @@ def fit(
     if select is not None:
         peak = None
         for record in history:  # rebuilt from a resumed history
-            if peak is None or record[select] > peak:
+            if peak is None or schedule.better(record[select], peak):
                 peak, improved_at = record[select], record["epoch"]
     for epoch in range(start_epoch, epochs):
         if stopped:
@@ -275,7 +289,15 @@ def fit(
             on_epoch_start(epoch)
         model.train(train_mode)
         total, steps = 0.0, 0
-        for batch in batches(epoch):
+        epoch_batches = batches(epoch)
+        if schedule.lr_decay == "linear":
+            epoch_batches = list(epoch_batches)   # every epoch has as many batches: the run's steps are known
+            run_steps = len(epoch_batches) * epochs
+        for batch in epoch_batches:
+            if schedule.lr_decay == "linear":
+                done = epoch * len(epoch_batches) + steps
+                for group in optimizer.param_groups:
+                    group["lr"] = group["initial_lr"] * (run_steps - done) / run_steps
             optimizer.zero_grad(set_to_none=True)
             loss = loss_fn(model, batch)
             if loss.dim() == 0:
@@ -284,7 +306,11 @@ def fit(
                 if select is not None or patience is not None or stop_at is not None:
                     raise ValueError("a pack is selected afterwards from its history: pass select=None, "
                                      "no patience and no stop_at")
+                if schedule.clip_grad_norm is not None:
+                    raise ValueError("a pack's models would share one gradient norm: no clip_grad_norm")
                 total = total + _backward_pack(loss, failed, epoch, steps, desc, settings)
+            if schedule.clip_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), schedule.clip_grad_norm)
             optimizer.step()
             steps += 1
         if on_epoch_end:
@@ -299,13 +325,13 @@ def fit(
         if select is None:
             best = record  # the last epoch, whose state the model holds: nothing to copy
         else:
-            if best is None or metrics[select] > best[select]:
+            if best is None or schedule.better(metrics[select], best[select]):
                 improved_at = epoch + 1
-            if best is None or metrics[select] >= best[select]:  # ties go to the later epoch
+            if best is None or not schedule.better(best[select], metrics[select]):  # ties go to the later epoch
                 best, best_state = dict(record), _state_copy(model)
         # Patience counts epochs since the selected signal last rose: a tie (a saturated accuracy, say) selects the
         # later epoch but does not keep training alive (with >= a base at eval 1.0 would never stop early).
-        stopped = select is not None and bool((stop_at is not None and metrics[select] >= stop_at)
+        stopped = select is not None and bool((stop_at is not None and not schedule.better(stop_at, metrics[select]))
                                               or (patience is not None and epoch + 1 - improved_at >= patience))
         progress.epoch(record, select)
         if checkpoint is not None and (

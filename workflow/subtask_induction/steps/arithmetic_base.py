@@ -31,10 +31,22 @@ def main(argv=None):
     optimizer = torch.optim.AdamW(model.parameters(), lr=t["lr"], betas=tuple(t.get("betas", (0.9, 0.999))),
                                   weight_decay=t.get("weight_decay", 0.0))
     checkpoint = args.out_model + ".ckpt"
+    # The kept epoch: the best eval accuracy (ours), or the lowest eval loss (`select: eval_loss`, HF Trainer's
+    # load_best_model_at_end, as the authors' base); their schedule also decays lr to 0 and clips at 1.0.
+    select = t.get("select", "eval_accuracy")
+
+    def evaluate(net):
+        metrics = {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]}
+        if select == "eval_loss":
+            metrics["eval_loss"] = float(lm_loss(net, eval_rows))
+        return metrics
+
     result = fit(
         model, optimizer, lm_loss, lambda epoch: shuffled_batches(train, t["batch_size"], seeds["batches"], epoch),
-        lambda net: {"eval_accuracy": accuracy(net, eval_rows)["accuracy"]},
-        Schedule(t["epochs"], patience=t.get("patience"), stop_at=t.get("stop_at")),
+        evaluate,
+        Schedule(t["epochs"], select=select, patience=t.get("patience"), stop_at=t.get("stop_at"),
+                 minimize=select == "eval_loss", lr_decay=t.get("lr_decay", "constant"),
+                 clip_grad_norm=t.get("clip_grad_norm")),
         Checkpointing(checkpoint, args.checkpoint_interval_s, fingerprint(s, args.layers, inputs=[args.data])),
         EpochRun(desc=f"base {dataset['computation']} {args.layers}L", settings={**s, "layers": args.layers}),
     )
@@ -43,7 +55,8 @@ def main(argv=None):
             "computation": dataset["computation"], "modulus": dataset["modulus"], "seeds": seeds}
     save_gpt2(model, meta, args.out_model)
     save_json({"identity": args.identity,
-               "metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy},
+               "metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "test_accuracy": test_accuracy,
+                           **({"eval_loss": result.best_metrics["eval_loss"]} if select == "eval_loss" else {})},
                "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"], "seeds": seeds,
                "config": {**s, "layers": args.layers, "computation": dataset["computation"]},
                "provenance": provenance()}, args.out_metrics)
