@@ -118,3 +118,24 @@ def test_holdout_takes_its_share_of_both_kinds_of_rows_and_nothing_else():
     assert len(holdout) == 6 + 10 and len(train) == 24 + 40
     assert pair_set(train) | pair_set(holdout) == pair_set(rows) and not pair_set(train) & pair_set(holdout)
     assert sum(int(a == b) for a, b in holdout[:, :2].tolist()) == 6
+
+
+def test_the_authors_coverage_rows_cover_every_number_and_lead_the_pool():
+    """disambiguation: coverage (the authors' data generator): the pool's first n_numbers rows hold one a≠b pair per
+    number, that number on either side, none held out or repeated; the rest of the pool follows, every pair once."""
+    from subtask_induction.arithmetic.data import build_dataset
+
+    kwargs = dict(n_numbers=30, modulus=7, seed=3, train_rows=None, eval_rows=40, test_rows=40)
+    coverage = build_dataset("transfer", "a2+ab", disambiguation="coverage", **kwargs)
+    uniform = build_dataset("transfer", "a2+ab", **kwargs)
+    pool, lead = coverage["splits"]["disambiguation"], coverage["splits"]["disambiguation"][:30]
+    ids = lambda rows: set((rows[:, 0] * 30 + rows[:, 1]).tolist())  # noqa: E731
+    numbers = set()
+    for a, b in lead[:, :2].tolist():
+        assert a != b
+        numbers |= {a, b}
+    assert len(ids(lead)) == 30 and set(range(30)) <= numbers
+    held = ids(coverage["splits"]["eval"]) | ids(coverage["splits"]["test"])
+    assert not ids(pool) & held and len(ids(pool)) == len(pool) == len(uniform["splits"]["disambiguation"])
+    assert ids(pool) == ids(uniform["splits"]["disambiguation"])   # the same pairs, the coverage rows first
+    assert not torch.equal(pool[:30], uniform["splits"]["disambiguation"][:30])

@@ -89,6 +89,7 @@ HYPOTHESES = {"fresh_unmasked.yaml": set(), "lambda5e-7.yaml": {("arithmetic", "
               "transfer_epochs200.yaml": {("arithmetic", "transfer", "epochs")},
               "discovery_epochs100.yaml": {("arithmetic", "discovery", "epochs")},
               "discovery_weight_decay.yaml": {("arithmetic", "discovery", "weight_decay")},
+              "coverage_rows.yaml": {("arithmetic", "data", "transfer", "disambiguation")},
               "base_schedule_hf.yaml": {("arithmetic", "base", key)
                                         for key in ("select", "lr_decay", "clip_grad_norm", "patience")},
               "complement_authors.yaml": {("arithmetic", "transfer", "variants", "complement_authors", key)

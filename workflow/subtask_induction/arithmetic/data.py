@@ -88,6 +88,26 @@ def _covering_lead(n_numbers: int, held: set[int], generator: torch.Generator) -
     return torch.tensor([i * n_numbers + pi[i] for i in range(n_numbers)])
 
 
+def coverage_pairs(n_numbers: int, excluded: set[int], generator: torch.Generator) -> torch.Tensor:
+    """The authors' "coverage" disambiguation rows (their data generator): one a≠b pair per number i, i on a random
+    side, the other number uniform over the rest; never an excluded (held-out) pair, no pair twice; in random
+    order, so the first n of them are a random subset."""
+    ids, taken = [], set(excluded)
+    for i in range(n_numbers):
+        while True:
+            other = int(torch.randint(n_numbers - 1, (1,), generator=generator))
+            other += other >= i
+            pair = i * n_numbers + other if bool(torch.randint(2, (1,), generator=generator)) else other * n_numbers + i
+            if pair not in taken:
+                break
+        taken.add(pair)
+        ids.append(pair)
+    return torch.tensor(ids)[torch.randperm(n_numbers, generator=generator)]
+
+
+DISAMBIGUATION = ("uniform", "coverage")
+
+
 def build_dataset(
     purpose: str,
     computation: str,
@@ -98,6 +118,7 @@ def build_dataset(
     train_rows: int | None,
     eval_rows: int,
     test_rows: int,
+    disambiguation: str = "uniform",
 ) -> dict:
     """Splits of rows for one purpose, around the one global held-out split (heldout_pairs).
 
@@ -107,8 +128,13 @@ def build_dataset(
     then uniform pairs up to train_rows. transfer: `ambiguous` holds every a=b pair; `disambiguation`
     is an ordered pool of a!=b pairs of which a sweep point takes the first n (nested sizes). With
     train_rows None the pool holds every a!=b pair that is not held out, so it does not depend on the
-    sweep's largest n: adding an n rewrites nothing a finished point read.
+    sweep's largest n: adding an n rewrites nothing a finished point read. `disambiguation` "coverage" puts the
+    authors' coverage rows (coverage_pairs) first in the pool, so n <= n_numbers takes a random subset of them and
+    a larger n adds uniform pairs to all of them, as their data generator does; "uniform" (the paper's text)
+    draws the whole pool uniformly.
     """
+    if disambiguation not in DISAMBIGUATION:
+        raise ValueError(f"disambiguation '{disambiguation}': choose from {DISAMBIGUATION}")
     if purpose not in PURPOSES:
         raise ValueError(f"unknown purpose '{purpose}'; choose from {sorted(PURPOSES)}")
     if modulus > n_numbers:
@@ -125,6 +151,10 @@ def build_dataset(
     rest = order[~torch.isin(order, torch.cat([lead, held]))]
     if purpose == "transfer":
         rest = rest[rest // n_numbers != rest % n_numbers]
+        if disambiguation == "coverage":
+            coverage = coverage_pairs(n_numbers, set(held.tolist()), torch.Generator().manual_seed(
+                derive_seed("arithmetic coverage rows", seed)))
+            rest = torch.cat([coverage, rest[~torch.isin(rest, coverage)]])
     if train_rows is None and purpose != "transfer":
         raise ValueError(f"{purpose} data: train_rows is required (only the transfer pool may take every pair)")
     pool_rows = (len(rest) if train_rows is None else train_rows) - (len(lead) if purpose != "transfer" else 0)

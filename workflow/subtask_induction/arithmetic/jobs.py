@@ -97,6 +97,8 @@ class ArithmeticJobs(FamilyJobs):
     def data_settings(self, purpose: str) -> str:
         data = self.config["data"]
         rows = {} if purpose == "transfer" else {"train_rows": data[purpose]["train_rows"]}
+        if purpose == "transfer" and "transfer" in data:   # absent: the paper's uniform pool (settings unchanged)
+            rows = dict(data["transfer"])
         return as_json({"n_numbers": self.config["n_numbers"], "modulus": self.config["modulus"],
                         "seed": self.config["seed"], "eval_rows": data["eval_rows"], "test_rows": data["test_rows"],
                         **rows})

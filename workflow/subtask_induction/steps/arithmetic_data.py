@@ -18,7 +18,7 @@ def main(argv=None):
     configure(args.threads, s["seed"])
     dataset = build_dataset(args.purpose, args.computation, n_numbers=s["n_numbers"], modulus=s["modulus"],
                             seed=s["seed"], train_rows=s.get("train_rows"), eval_rows=s["eval_rows"],
-                            test_rows=s["test_rows"])
+                            test_rows=s["test_rows"], disambiguation=s.get("disambiguation", "uniform"))
     save_torch(dataset, args.out)
     print({name: len(rows) for name, rows in dataset["splits"].items()})
 
