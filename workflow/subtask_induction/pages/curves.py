@@ -97,3 +97,51 @@ def text_claims(compared: pd.DataFrame, layers: int, protocol: str) -> dict:
 
 __all__ = ["AUTHORS_CURVES", "CURVE_BAND", "NEAR_PERFECT", "PAPER_TEXT", "PROTOCOLS", "beside_authors", "cell",
            "curve_stats", "main_rows", "on_their_curve", "our_curves", "text_claims"]
+
+
+# What the authors' code does differently from the paper's text and ours, the curves each can move, and how a
+# record of ours runs it: a transfer method (its rows carry the method), a transfer setting (its rows carry the
+# column), a run record of its own (a hypothesis overlay's run), or nothing yet (not built).
+AUTHORS_CODE_DIFFERENCES = [
+    ("their sampled control freezes N−k of the base's weights (ours: k)", ("sampled",), ("method", "sampled_authors")),
+    ("their complement control freezes N−k, the k drawn outside the subnetwork", ("complement",),
+     ("method", "complement_authors")),
+    ("fresh masked weights N(0, 0.02) for every matrix (ours: HF's init)", ("subnetwork", "sampled"),
+     ("setting", "masked_init_std")),
+    ("their discovery's AdamW weight decay 0.01 on the mask logits (ours: 0)", ("subnetwork", "kept"),
+     ("record", "paper_depth2_discovery_weight_decay")),
+    ("coverage disambiguation rows for n ≤ 1,000 (each number on a row)", tuple(AUTHORS_CURVES),
+     ("record", "paper_depth2_coverage_rows")),
+    ("the HF-Trainer base schedule (lr linearly to 0, clipping 1.0, the lowest eval-loss epoch kept)",
+     ("full", "subnetwork", "sampled", "kept"), ("record", "paper_depth2_base_schedule_hf")),
+]
+
+
+def moved(value: float, without: float, theirs: float) -> str:
+    """How an option moved our value relative to the authors' (CURVE_BAND; 0.01: closer or farther by more than
+    rounding)."""
+    before, after = abs(without - theirs), abs(value - theirs)
+    return ("onto theirs" if after < CURVE_BAND <= before else "on theirs, as without it" if after < CURVE_BAND
+            else "toward theirs" if after < before - 0.01 else "away from theirs" if after > before + 0.01
+            else "no closer")
+
+
+def effect_text(effect: dict) -> str:
+    return (f"n = {int(effect['n']):,}: {effect['value']:.3f} against {effect['without']:.3f} without it, theirs "
+            f"{effect['theirs']:.3f} ({effect['moved']})")
+
+
+def option_effect(compared: pd.DataFrame, curve: str, label_prefix: str, layers: int) -> list[dict]:
+    """What one option of theirs did to one curve of ours, at every n it ran beside the authors' figure: n, its
+    value, ours without it, theirs, and how it moved."""
+    rows = compared[(compared["layers"] == layers) & (compared["curve"] == curve) & (compared["protocol"] == "eval")]
+    option = rows[rows["label"].str.startswith(label_prefix)]
+    plain = rows[rows["label"] == ""].set_index("n")
+    out = []
+    for row in option.sort_values("n").itertuples():
+        ours = plain["mean"].get(row.n)
+        if pd.isna(row.theirs) or ours is None:
+            continue
+        out.append({"n": row.n, "value": row.mean, "without": ours, "theirs": row.theirs,
+                    "moved": moved(row.mean, ours, row.theirs)})
+    return out

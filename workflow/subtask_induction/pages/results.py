@@ -9,7 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as claims_module
-from .curves import (AUTHORS_CURVES, CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, our_curves,
+from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves, paper_form
+from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors,
+                     cell, effect_text, main_rows, moved, on_their_curve, option_effect, our_curves,
                      text_claims)
 from .run_records import RunRecord, markdown_tables
 
@@ -144,8 +146,116 @@ def _text_claims_table(compared: pd.DataFrame, layers: int) -> list[str]:
                     "mean reaches the threshold.", ""]
 
 
-def paper_scale(record: RunRecord, layers: int) -> list[str]:
-    compared = beside_authors(our_curves(record.csv("arithmetic/transfer.csv")))
+def depth_transfer(records: dict[str, RunRecord], name: str) -> pd.DataFrame:
+    """A depth's transfer rows: its slice's record, and the authors'-code option rows of the records run beside it
+    (named `<slice>_<option>`, on the slice's base and subnetwork). Rows of plain variants from such a record are
+    left out: they come from another discovery or base (a hypothesis) and are not the slice's curves."""
+    frames = [records[name].csv("arithmetic/transfer.csv")]
+    for other, record in records.items():
+        if other.startswith(f"{name}_") and record.has("arithmetic/transfer.csv"):
+            rows = record.csv("arithmetic/transfer.csv")
+            frames.append(rows[rows.apply(authors_code_option, axis=1).notna()] if len(rows) else rows)
+    return pd.concat(frames, ignore_index=True)
+
+
+def kept_percent(record: RunRecord) -> str:
+    for table in (t for _, t in markdown_tables(record.text("arithmetic/paper_comparison.md"))
+                  if list(t.columns)[:2] == ["", "paper"]):
+        row = table[table[""].str.startswith("kept %")]
+        if len(row):
+            return row.iloc[0, 2]
+    return "—"
+
+
+def _effect(records, compared, transfer, curve, layers, how) -> list[str]:
+    kind, key = how
+    if kind == "method":
+        return option_effect(compared, curve, f"{key}:", layers)
+    if kind == "setting":   # variants named by what they set (`masked_init_std` → "N(0, 0.02)" in their label)
+        labels = [label for label in compared[compared["curve"] == curve]["label"].unique() if "N(0, " in label]
+        return [line for label in labels for line in option_effect(compared, curve, label, layers)]
+    return record_effect(records, key, transfer, curve, layers)
+
+
+def record_effect(records: dict[str, RunRecord], name: str, transfer: pd.DataFrame, curve: str,
+                  layers: int) -> list[dict]:
+    """A hypothesis record's curve (its own data, base or discovery) against the slice's on the same n and
+    replicates, under `eval`, where the authors' figure has that n."""
+    if name not in records or not records[name].has("arithmetic/transfer.csv"):
+        return []
+    theirs = authors_curves()
+    theirs = theirs[(theirs["depth"] == layers) & (theirs["method"] == curve)].set_index("n")["test_accuracy"]
+    pick = lambda rows: rows[(rows["method"] == curve) & (rows["protocol"] == "eval") & (rows["layers"] == layers)]  # noqa: E731
+    mine, slice_rows = (pick(paper_form(main_rows(frame))) for frame in
+                        (records[name].csv("arithmetic/transfer.csv"), transfer))
+    out = []
+    for n, rows in mine.groupby("n"):
+        paired = slice_rows[(slice_rows["n"] == n) & slice_rows["replicate"].isin(set(rows["replicate"]))]
+        if paired.empty or n not in theirs.index:
+            continue
+        value, without = rows["test_accuracy"].mean(), paired["test_accuracy"].mean()
+        out.append({"n": n, "value": value, "without": without, "theirs": theirs[n],
+                    "moved": moved(value, without, theirs[n])})
+    return out
+
+
+def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
+    """Each of the figure's curves at this depth: on the authors' curve; or its distance attributed to an option of
+    their code that put it on theirs at every n where ours is off; or unexplained, with what was tried and what was
+    not run. Then the kept fraction against Table 3."""
+    transfer = depth_transfer(records, name)
+    compared = beside_authors(our_curves(transfer))
+    compared = compared[compared["layers"] == layers]
+    lines = [f"**Each {layers}-layer curve against the authors'** (`eval`, the paper's selection, as their figure; "
+             f"on their curve = less than {CURVE_BAND} away at every n both ran):", "",
+             "| curve | on the authors' curve? | verdict | what of their code we ran, and what it did | not run yet |",
+             "|---|---|---|---|---|"]
+    for curve, curve_name in AUTHORS_CURVES.items():
+        where = on_their_curve(compared, layers, curve, "eval")
+        if where["within"].empty and where["outside"].empty:
+            continue
+        off = set(where["outside"]["n"])
+        on = ("**yes**" if not off else f"no: off at n = {', '.join(f'{n:,}' for n in sorted(off))}")
+        tried, untried, explains = [], [], {}
+        for what, curves, how in AUTHORS_CODE_DIFFERENCES:
+            if curve not in curves:
+                continue
+            effects = _effect(records, compared, transfer, curve, layers, how) if how else []
+            if effects:
+                tried.append(f"{what}: " + "; ".join(effect_text(e) for e in effects))
+                landed = {e["n"] for e in effects if e["moved"] in ("onto theirs", "on theirs, as without it")}
+                if landed & off:
+                    explains[what.split(" (")[0]] = sorted(landed & off)
+            else:
+                untried.append(what)
+        explained = set().union(*explains.values()) if explains else set()
+        if not off:
+            verdict = "on their curve"
+        elif explained >= off:
+            verdict = "attributed: " + "; ".join(f"{what} (n = {', '.join(f'{n:,}' for n in ns)})"
+                                                  for what, ns in explains.items())
+        else:
+            rest = sorted(off - explained)
+            verdict = (f"unexplained at n = {', '.join(f'{n:,}' for n in rest)}"
+                       + (f"; attributed at {', '.join(f'{n:,}' for n in sorted(explained))}" if explained else ""))
+        lines.append(f"| {curve_name} | {on} | {verdict} | {'<br>'.join(tried) or '—'} | {'; '.join(untried) or '—'} |")
+    kept = [f"ours {kept_percent(records[name])}"]
+    untried = []
+    for what, curves, how in AUTHORS_CODE_DIFFERENCES:
+        if "kept" not in curves:
+            continue
+        if how and how[0] == "record" and how[1] in records:
+            kept.append(f"with {what.split(' (')[0]}: {kept_percent(records[how[1]])}")
+        else:
+            untried.append(what)
+    lines += ["", f"Kept % of the masked weights against Table 3's {TABLE3_KEPT_PERCENT.get(layers)}: "
+              + "; ".join(kept) + (f". Not run yet: {'; '.join(untried)}." if untried else "."), ""]
+    return lines
+
+
+def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
+    record = records[name]
+    compared = beside_authors(our_curves(depth_transfer(records, name)))
     compared = compared[compared["layers"] == layers]
     header = [table for _, table in markdown_tables(record.text("arithmetic/paper_comparison.md"))
               if list(table.columns)[:2] == ["", "paper"]]
@@ -153,7 +263,11 @@ def paper_scale(record: RunRecord, layers: int) -> list[str]:
     for table in header[:1]:
         lines += ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
         lines += ["| " + " | ".join(row) + " |" for row in table.astype(str).values.tolist()] + [""]
-    return lines + _curves_table(compared) + _text_claims_table(compared, layers)
+    beside = [f"[`{other}`](#run-{other.lower()})" for other in records if other.startswith(f"{name}_")]
+    if beside:
+        lines += [f"Beside it, on its base and subnetwork or a hypothesis of their own: {', '.join(beside)}.", ""]
+    return (lines + _curves_table(compared) + _text_claims_table(compared, layers)
+            + curve_verdicts(records, name, layers))
 
 
 def vision_default(record: RunRecord) -> list[str]:
@@ -222,7 +336,7 @@ def render(records: dict[str, RunRecord]) -> str:
                   "Fig 6 as plotted (one run per depth).", ""]
         for name, layers in PAPER_DEPTHS.items():
             if name in records:
-                lines += paper_scale(records[name], layers)
+                lines += paper_scale(records, name, layers)
         if "paper_depth2_same_labels" in records:
             lines += same_labels(records["paper_depth2_same_labels"])
     if "default" in records:
