@@ -123,8 +123,8 @@ def training_resources(rule=None):
 def pack_resources(costs, members):
     """SLURM runtime (growing with the attempt, so a retry after a time limit gets more) and memory of a pack of
     `members`, from config resources.<costs> (transfer_pack, submasking_pack; packs.pack_minutes): a point's cost
-    grows with its disambiguation rows (arithmetic: a pack is one n) and about linearly with depth (docs/results.md,
-    "At the paper's own scale"). One rule for both families that train in packs."""
+    grows with its disambiguation rows (arithmetic: a pack is one n) and about linearly with depth (the paper-scale
+    run records, docs/data/paper_depth*). One rule for both families that train in packs."""
     pack, size = config["resources"][costs], len(members)
     rows, layers = getattr(members[0], "n", 0), getattr(members[0], "layers", 2)
     return {
