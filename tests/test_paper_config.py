@@ -106,7 +106,8 @@ def test_each_paper_hypothesis_overlay_changes_only_the_setting_it_tests():
         assert ("arithmetic", "experiments") in {path[:2] for path in changed}, name  # its own points only
 
 
-@pytest.mark.parametrize("overlay", ["config/paper_authors_code.yaml", "config/paper_same_labels.yaml"])
+@pytest.mark.parametrize("overlay", ["config/paper_authors_code.yaml", "config/paper_same_labels.yaml",
+                                     "config/paper_magnitude.yaml"])
 def test_the_paper_overlays_only_add_variants_and_points(overlay):
     """Over the depth-2 slice, an overlay of added baselines defines variants of its own and adds experiments:
     no setting, variant or point of the slice changes, so the slice's finished points stay finished."""

@@ -194,3 +194,22 @@ def test_a_head_only_plan_trains_the_named_head_and_nothing_else(tiny_gpt2):
     with pytest.raises(ValueError, match="trainable must be all or head"):
         TransferPlan("full", trainable="body")
 
+
+
+def test_the_magnitude_control_freezes_exactly_k_per_tensor_and_they_are_the_largest():
+    """magnitude (issue 48): per tensor, the subnetwork's count of the base's largest-|w| weights, put in frozen."""
+    from subtask_induction.method.transfer import magnitude_mask
+
+    weight = torch.randn(30, 40, generator=torch.Generator().manual_seed(2))
+    mask = torch.rand(30, 40, generator=torch.Generator().manual_seed(1)) < 0.2
+    kept = magnitude_mask(mask, weight)
+    k = int(mask.sum())
+    assert int(kept.sum()) == k
+    assert weight.abs()[kept].min() >= weight.abs()[~kept].max()   # every kept weight outranks every other
+    net = torch.nn.Sequential(torch.nn.Linear(40, 30))
+    base = torch.nn.Sequential(torch.nn.Linear(40, 30))
+    with torch.no_grad():
+        base[0].weight.copy_(weight)
+    model = TransferPlan("magnitude", 0.0, True).build(base, net, {"0.weight": mask}, torch.Generator())
+    frozen = model[0].parametrizations.weight[0].gamma
+    assert torch.equal(frozen, kept) and torch.equal(model[0].weight[kept], weight[kept])

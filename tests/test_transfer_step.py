@@ -259,3 +259,16 @@ def test_the_authors_init_draws_every_masked_weight_from_n0_002_and_leaves_the_r
 
 def point_seeds_of(member):
     return arithmetic_pack.point_seeds(member.point)
+
+
+def test_a_magnitude_point_trains_in_a_pack_beside_si_and_records_its_overlap_with_the_subnetwork(inputs):
+    """magnitude (issue 48) through the transfer step: it packs with SI, freezes as many weights as the subnetwork
+    (its mask fraction equals SI's) and records its frozen set's Jaccard with the discovered one and chance."""
+    folder, _ = inputs
+    magnitude = {"method": "magnitude", "lr_scale": 0.0, "inherit_unmasked": True}
+    si, rival = run_points([point(folder, folder / "si.json"), point(folder, folder / "mag.json", "magnitude",
+                                                                     magnitude)], folder / "mag.ckpt")
+    assert rival["mask_fraction"] == si["mask_fraction"] and "overlap_with_subnetwork" not in si
+    overlap = rival["overlap_with_subnetwork"]
+    assert 0 <= overlap["jaccard"] <= 1 and 0 < overlap["chance"] < 1
+    assert overlap["density_first"] == overlap["density_second"]   # count-matched, tensor by tensor

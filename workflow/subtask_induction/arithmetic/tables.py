@@ -95,6 +95,10 @@ def transfer_table(paths) -> pd.DataFrame:
                  "masked_init_std": variant.get("masked_init_std"),
                  "init": variant.get("init", "fresh"),
                  "mask_fraction": record.get("mask_fraction"),
+                 # magnitude points: their frozen set against the discovered one (columns only where such a point ran)
+                 **({"overlap_jaccard": record["overlap_with_subnetwork"]["jaccard"],
+                     "overlap_chance": record["overlap_with_subnetwork"]["chance"]}
+                    if "overlap_with_subnetwork" in record else {}),
                  "test_items": record["rows"].get("test"),
                  # what the run trained on (arithmetic.data.trained_rows): the paper's rows, or fewer
                  "train_rows": record["rows"]["train"], "paper_rows": record["rows"].get("paper_rows", False),

@@ -20,7 +20,8 @@ import torch
 from ..claims import correct_bits
 from ..method.kinds import batch_kind
 from ..method.masks import kept_fraction, load_subnetwork
-from ..method.transfer import TransferPlan
+from ..method.overlap import mask_overlap
+from ..method.transfer import TransferPlan, control_masks
 from ..protocols import PROTOCOLS, run_protocols, select_all
 from ..records import fingerprint, provenance
 from ..runtime import code_hash, load_torch, resolve_device, save_json, tensor_digest
@@ -130,6 +131,7 @@ class Member:
     subtask: torch.Tensor | None = None  # with subtask_rows: the discovery's rows (marked with task_marker)
     teacher: torch.Tensor | None = None  # with subtask_rows distill: the subnetwork's answers on them
     subtask_test: torch.Tensor | None = None  # with subtask_rows: the subtask's test rows, as its rows are given
+    overlap: dict | None = None  # magnitude: its frozen set against the discovered one (Jaccard, per-tensor chance)
 
     @property
     def name(self) -> str:
@@ -199,6 +201,8 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
                 "base": meta},
         transferred=kept_fraction(masks)["overall"] if plan.freezes_weights else None,
     )
+    if plan.method == "magnitude":   # does the discovery pick the largest weights? (issue 48)
+        member.overlap = mask_overlap(masks, control_masks("magnitude", masks, None, base.state_dict()))
     if inputs.kind:
         subtask_data = inputs.datasets[point["subtask_data"]]
         rows_of_subtask, subtask_test = discovery_rows(subtask_data, subnetwork), subtask_data["splits"]["test"]
@@ -280,6 +284,7 @@ def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inp
                            if member.subtask is not None else {})},
                "curve": curve,
                "mask_fraction": member.transferred,
+               **({"overlap_with_subnetwork": member.overlap} if member.overlap is not None else {}),
                "identity": point["identity"],
                "seeds": {**point_seeds(point), "init": transfer_init_seed(point, inputs.bases[point["base"]][1])},
                "config": member.config, "fingerprint": inputs.fingerprint(point),

@@ -1,12 +1,14 @@
 """The transfer methods by name. Torch-free: the Snakefile reads it to build the DAG (which transfer jobs
 wait on a discovered subnetwork)."""
 
-METHODS = ("subnetwork", "sampled", "complement", "random", "full", "sampled_authors", "complement_authors")
+METHODS = ("subnetwork", "sampled", "complement", "random", "full", "sampled_authors", "complement_authors", "magnitude")
 # the methods that read a discovered subnetwork. sampled_authors: the authors' code's sampled control, which
 # freezes the N-k weights outside a count-matched random draw instead of k (DESIGN: their bug, kept as an option
 # to test what it does to their curve); complement_authors: their complement control, the same with the draw taken
 # outside the subnetwork
-MASKED_METHODS = ("subnetwork", "sampled", "complement", "sampled_authors", "complement_authors")
+# outside the subnetwork; magnitude: the base's largest-|w| weights of each tensor, as many as the subnetwork keeps there
+# (PAC-Net's pruning rival: does the discovery buy anything over the largest weights?)
+MASKED_METHODS = ("subnetwork", "sampled", "complement", "sampled_authors", "complement_authors", "magnitude")
 
 
 def reads_subnetwork(variant: dict) -> bool:

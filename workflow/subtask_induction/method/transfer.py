@@ -7,7 +7,8 @@ strength). Controls: `random` (fresh model; with inherit_unmasked, the base's un
 has them, and no weight frozen), `full` (fine-tune the base), `sampled` (random mask with
 the discovered per-tensor count), `complement` (same count, drawn outside the discovered mask), and
 `sampled_authors`, the authors' code's sampled control: every weight but a count-matched random draw frozen
-(N - k per tensor, not k).
+(N - k per tensor, not k). `magnitude`, the pruning rival: each tensor's largest-|w| weights of the base, as many
+as the subnetwork keeps in it (no discovery needed but the count).
 """
 
 from __future__ import annotations
@@ -73,8 +74,20 @@ def sample_complement_mask(mask: torch.Tensor, generator: torch.Generator, name:
     return sampled.view_as(mask)
 
 
-def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.Generator) -> dict[str, torch.Tensor]:
-    """The masks a method freezes: the discovered ones, or a count-matched random draw per tensor."""
+def magnitude_mask(mask: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """The `mask.sum()` entries of `weight` largest in absolute value (per tensor, count-matched: the rival is the
+    same size as the subnetwork in every tensor; a global threshold would move weights between tensors)."""
+    count = int(mask.sum())
+    chosen = torch.topk(weight.detach().abs().flatten().float().cpu(), count).indices
+    kept = torch.zeros(mask.numel(), dtype=torch.bool)
+    kept[chosen] = True
+    return kept.view_as(mask)
+
+
+def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.Generator,
+                  base_state: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
+    """The masks a method freezes: the discovered ones, a count-matched random draw per tensor, or (magnitude) the
+    base's largest weights per tensor, count-matched (`base_state`: the base's weights)."""
     if method == "subnetwork":
         return {name: mask.bool() for name, mask in masks.items()}
     if method == "sampled":
@@ -85,6 +98,10 @@ def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.
         return {name: ~sample_matched_mask(mask, generator) for name, mask in masks.items()}
     if method == "complement_authors":  # ... and for the complement, k random positions outside the subnetwork
         return {name: ~sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
+    if method == "magnitude":
+        if base_state is None:
+            raise ValueError("the magnitude control needs the base's weights")
+        return {name: magnitude_mask(mask, base_state[name]) for name, mask in masks.items()}
     raise ValueError(f"method '{method}' uses no mask")
 
 
@@ -187,7 +204,7 @@ class TransferPlan:
             return inherit_unmasked_tensors(base, fresh, masks)
         if self.method == "full":
             return copy.deepcopy(base)
-        return _insert_subnetwork(base, fresh, control_masks(self.method, masks, generator),
+        return _insert_subnetwork(base, fresh, control_masks(self.method, masks, generator, base.state_dict()),
                                   trainable=self.trains_subnetwork, inherit_unmasked=self.inherit_unmasked)
 
     def parameter_groups(self, model: nn.Module, lr: float, head: list[str] | None = None) -> list[dict]:
