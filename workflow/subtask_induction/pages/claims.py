@@ -138,7 +138,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
             numbers.append(f"{task}: {100 * by['fs'].mean():.1f} vs {100 * by[rival].mean():.1f} %")
         if words:
             claims.append(Claim("submasking", f"default, {points['replicate'].nunique()} replicates, every label",
-                                text, holds_text(words), "; ".join(numbers), record.name))
+                                text, holds_text(words), "; ".join(numbers), record.name, headline=rival == "lp"))
     return claims
 
 
