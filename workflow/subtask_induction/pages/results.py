@@ -31,9 +31,8 @@ def embed(text: str, level: int) -> list[str]:
 
 
 def provenance_line(record: RunRecord) -> str:
-    p = record.provenance
-    return (f"*Record [`{record.name}`](#run-{record.name.lower()}): commit {p['commit']} (version {p['version']}), "
-            f"{p['date']}, plain step {p['plain_step_ms']} ms.*")
+    """Which record a section reads; its commit, machine and wall time stand in the provenance at the end."""
+    return f"*From the record [`{record.name}`](#run-{record.name.lower()}).*"
 
 
 def all_claims(records: dict[str, RunRecord]) -> list:
@@ -325,7 +324,7 @@ def render(records: dict[str, RunRecord]) -> str:
              "same test items; the paper-scale rows compare our curves with the paper's text and the authors' own "
              "Fig 6. Words: [glossary](glossary.md). Earlier versions, and the claims that fell: "
              "[history](history/README.md).", "", "## Summary", "",
-             claims_module.markdown(found, records), "",
+             claims_module.markdown(found, records, commits=False), "",
              f"![Fig 6 as small multiples: ours beside the authors' curve, per depth and curve]({FIGURES}/fig6.png)", ""]
     if "default" in records:
         lines += arithmetic_default(records["default"])
