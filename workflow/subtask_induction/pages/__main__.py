@@ -22,7 +22,7 @@ def timings(records: dict) -> str:
     for name, what in (("default", "`make reproduce`"), ("make_test", "`make test`")):
         if name in records:
             p = records[name].provenance
-            lines.append(f"- {what}: {p['wall']} on {p['machine']}, at a {p['plain_step_ms']} ms plain step "
+            lines.append(f"- {what}: {p['wall']}. Machine: {p['machine']}; plain step {p['plain_step_ms']} ms "
                          f"([record](docs/results.md#run-{name.lower()})).")
     return "\n".join(lines)
 

@@ -84,14 +84,14 @@ def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path) -
 
 
 def metric_panels(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str], path: Path,
-                  per_run: pd.DataFrame | None = None, run: str = "chain", reference: str | None = None) -> Path:
-    """One panel per metric: a bar per model (its mean over runs), each run's value as a dot; `reference` (a model)
-    drawn as a line across every panel."""
+                  per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None) -> Path:
+    """One panel per metric: a bar per model (its mean over runs; `highlight` in colour), each run's value as a dot;
+    `reference` (a model) drawn as a dashed line across every panel, so each bar reads against it."""
     order = [name for name in order if name in set(table[group])]
     figure, axes = plt.subplots(1, len(metrics), figsize=(2.8 * len(metrics), 3.0), squeeze=False)
     for ax, (metric, title) in zip(axes[0], metrics.items()):
         rows = table.set_index(group).reindex(order)
-        ax.bar(range(len(order)), rows[metric], color=["tab:blue" if name == "si" else "lightgrey" for name in order],
+        ax.bar(range(len(order)), rows[metric], color=["tab:blue" if name == highlight else "lightgrey" for name in order],
                edgecolor="grey", linewidth=0.5)
         if per_run is not None:
             for i, name in enumerate(order):

@@ -271,7 +271,8 @@ def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[s
 
 def vision_default(record: RunRecord) -> list[str]:
     lines = ["## Vision: the default (generated shape/texture world)", "", provenance_line(record), "",
-             f"![Table 1 per metric: every model's mean over chains, each chain a dot]({FIGURES}/vision_table1.png)", "",
+             f"![Table 1 per metric: every model's mean over chains (SI in blue, its level dashed), each chain a dot]"
+             f"({FIGURES}/vision_table1.png)", "",
              "### Table 1 (the record's `table1.md`)", ""]
     lines += embed(record.text("vision/table1.md"), 4)
     lines += ["### Every chain's difference and the verdict (the record's `comparisons.md`)", ""]
@@ -284,14 +285,15 @@ def submasking_default(record: RunRecord) -> list[str]:
     text = record.text("submasking/tables.md")
     first = text.split("\n## ")[0]   # the test accuracy part; the rest (sparsity, k-NN, bytes) follows it
     rest = text[len(first):]
-    return (["## Submasking: the default (the vision base over textures, digits, faces)", "", provenance_line(record), "",
-             f"![Test accuracy per task: every method's mean over replicates, each replicate a dot]({FIGURES}/submasking.png)",
-             "", "### The record's `tables.md`", ""] + embed(first, 4) + embed(rest, 3))
+    return (["## Submasking: the default (the vision base, adapted to the configured tasks)", "", provenance_line(record), "",
+             f"![Test accuracy per task: every method's mean over replicates (the mask, fs, in blue, its level dashed), "
+             f"each replicate a dot]({FIGURES}/submasking.png)",
+             "", "### The record's `tables.md`", ""] + embed(first, 3) + embed(rest, 3))
 
 
 def same_labels(record: RunRecord) -> list[str]:
     return (["### The same labels given as data, at the paper's scale (depth 2)", "", provenance_line(record), "",
-             record.provenance["title"] + ".", ""] + embed(record.text("arithmetic/same_labels.md"), 4))
+             record.provenance["title"] + ".", ""] + embed(record.text("arithmetic/same_labels.md"), 2))
 
 
 def provenance(records: dict[str, RunRecord]) -> list[str]:
@@ -371,6 +373,8 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
         means = points.groupby(["task", "method"])["test_accuracy"].mean().unstack("task").reset_index()
         tasks = {task: task for task in sorted(points["task"].unique())}
         per_run = points.pivot_table(index=["method", "replicate"], columns="task", values="test_accuracy").reset_index()
-        out.append(draw.metric_panels(means, "method", tasks, list(dict.fromkeys(points["method"])),
-                                      docs / FIGURES / "submasking.png", per_run=per_run))
+        order = [m for m in ("lp", "fs", "fft", "ss_fs", "ss_fft") if m in set(points["method"])]
+        order += sorted(set(points["method"]) - set(order))
+        out.append(draw.metric_panels(means, "method", tasks, order, docs / FIGURES / "submasking.png",
+                                      per_run=per_run, highlight="fs", reference="fs"))
     return out
