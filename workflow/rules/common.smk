@@ -63,8 +63,6 @@ JOB_LINE = None if os.environ.get("SUBTASK_INDUCTION_JOB_DETAILS") == "1" else "
 os.environ.update(SUBTASK_INDUCTION_PACKAGE=str(PACKAGE_ROOT))
 
 
-
-
 def step(module):
     """The shell prefix that runs a step module. OMP_NUM_THREADS must be set before torch is imported to
     bound its thread pool, so it is set here, on the command line, from the rule's `threads:`; so are the

@@ -197,6 +197,28 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
     return claims
 
 
+def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> list[Claim]:
+    """SI against the base's largest weights (count-matched per tensor), run by run on the same replicates."""
+    from .results import rival_beside_si   # the page's pairing of a rival's record with the slice's
+
+    table = rival_beside_si(records, name, "magnitude", layers)
+    if table.empty or table["si"].isna().all():
+        return []
+    words, numbers = {}, []
+    for n, rows in table.groupby("n"):
+        # no per-item record of the rival's run is stored: a run counts only beyond 0.01 (10 of 1,000 test pairs)
+        difference = rows["si"] - rows["magnitude"]
+        higher, lower = int((difference > 0.01).sum()), int((difference < -0.01).sum())
+        words[f"n = {int(n):,}"] = ("yes" if higher == len(rows) else "reversed" if lower == len(rows) else
+                                    "tied" if higher == lower == 0 else f"{higher} of {len(rows)}")
+        numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
+    overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"
+    return [Claim("arithmetic", f"paper scale, {layers} layers, {table['replicate'].nunique()} runs, `eval` (no paired test)",
+                  "SI beats the base's largest weights, count-matched per tensor (`magnitude`), by more than 0.01 in every run",
+                  holds_text(words),
+                  "; ".join(numbers) + overlap, f"{name}_magnitude", headline=False)]
+
+
 def markdown(claims: list[Claim], records: dict[str, RunRecord], link: str = "", commits: bool = True) -> str:
     """The table; `link` is the results page's path from where the table is shown (its provenance anchors)."""
     lines = ["| family | claim | holds in every run? | the numbers | scale | record |", "|---|---|---|---|---|---|"]

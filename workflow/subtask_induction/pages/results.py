@@ -41,7 +41,7 @@ def all_claims(records: dict[str, RunRecord]) -> list:
         found += claims_module.arithmetic_default(records["default"])
     for name, layers in PAPER_DEPTHS.items():
         if name in records:
-            found += claims_module.paper_scale(records[name], layers)
+            found += claims_module.paper_scale(records[name], layers) + claims_module.magnitude_rival(records, name, layers)
     if "default" in records:
         found += claims_module.vision_default(records["default"]) + claims_module.submasking_default(records["default"])
     return found
@@ -252,6 +252,40 @@ def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int) -> lis
     return lines
 
 
+def rival_beside_si(records: dict[str, RunRecord], name: str, rival: str, layers: int) -> pd.DataFrame:
+    """A rival's points (record `<slice>_<rival>`, on the slice's base and discovery) beside the slice's SI and
+    sampled points of the same n and replicate, under `eval`: n, replicate, rival, si, sampled, overlap, chance."""
+    record = records.get(f"{name}_{rival}")
+    if record is None or name not in records:
+        return pd.DataFrame()
+    mine, slice_rows = record.csv("arithmetic/transfer.csv"), records[name].csv("arithmetic/transfer.csv")
+    mine = mine[(mine["method"] == rival) & (mine["protocol"] == "eval") & (mine["layers"] == layers)]
+    plain = paper_form(main_rows(slice_rows))
+    plain = plain[(plain["protocol"] == "eval") & (plain["layers"] == layers)]
+    out = []
+    for row in mine.sort_values(["n", "replicate"]).itertuples():
+        at = plain[(plain["n"] == row.n) & (plain["replicate"] == row.replicate)].set_index("method")["test_accuracy"]
+        out.append({"n": row.n, "replicate": row.replicate, rival: row.test_accuracy, "si": at.get("subnetwork"),
+                    "sampled": at.get("sampled"), "overlap": getattr(row, "overlap_jaccard", float("nan")),
+                    "chance": getattr(row, "overlap_chance", float("nan"))})
+    return pd.DataFrame(out)
+
+
+def magnitude_section(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
+    table = rival_beside_si(records, name, "magnitude", layers)
+    if table.empty:
+        return []
+    lines = [f"**Is the discovery needed?** The base's largest-|w| weights, count-matched per tensor (`magnitude`, "
+             f"record [`{name}_magnitude`](#run-{name}_magnitude)), beside the slice's SI and sampled points of the same "
+             "replicate, `eval`; the overlap of its frozen set with the discovered one against per-tensor chance:", "",
+             "| n | replicate | magnitude | SI | sampled | Jaccard with the subnetwork | chance |", "|---|---|---|---|---|---|---|"]
+    fmt = lambda v: "—" if v is None or pd.isna(v) else f"{v:.3f}"  # noqa: E731
+    for row in table.itertuples():
+        lines.append(f"| {int(row.n):,} | {row.replicate} | {fmt(row.magnitude)} | {fmt(row.si)} | {fmt(row.sampled)} | "
+                     f"{fmt(row.overlap)} | {fmt(row.chance)} |")
+    return lines + [""]
+
+
 def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
     record = records[name]
     compared = beside_authors(our_curves(depth_transfer(records, name)))
@@ -266,7 +300,7 @@ def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[s
     if beside:
         lines += [f"Beside it, on its base and subnetwork or a hypothesis of their own: {', '.join(beside)}.", ""]
     return (lines + _curves_table(compared) + _text_claims_table(compared, layers)
-            + curve_verdicts(records, name, layers))
+            + curve_verdicts(records, name, layers) + magnitude_section(records, name, layers))
 
 
 def vision_default(record: RunRecord) -> list[str]:
