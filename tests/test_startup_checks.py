@@ -42,8 +42,9 @@ def test_an_imagenet_run_without_weights_is_refused_at_start_up(tmp_path):
 
 
 def test_snakemake_from_the_venv_with_a_python_on_path_that_lacks_torch_stops_before_any_job(tmp_path):
-    """`.venv/bin/snakemake` without the venv active: the jobs would run PATH's `python`, which lacks torch; the
-    start-up check names that Python, what it lacks and the fix, and no job is planned."""
+    """`.venv/bin/snakemake` without the venv active: the jobs would run PATH's `python`, which lacks torch. A run
+    stops when it starts, before any job, naming that Python, what it lacks and the fix; a dry run (no job runs)
+    still plans."""
     import os
     import subprocess
     import sys
@@ -54,10 +55,15 @@ def test_snakemake_from_the_venv_with_a_python_on_path_that_lacks_torch_stops_be
     python.write_text("#!/bin/sh\necho torch transformers\nexit 1\n")
     python.chmod(0o755)
     environment = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin"}
-    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--directory", str(tmp_path / "run"),
-                             "--configfile", "config/config.yaml"], cwd=REPO, env=environment, text=True,
-                            capture_output=True, timeout=300)
+
+    def snakemake_with_that_path(*args):
+        return subprocess.run([sys.executable, "-m", "snakemake", *args, "--directory", str(tmp_path / "run"),
+                               "--configfile", "config/config.yaml"], cwd=REPO, env=environment, text=True,
+                              capture_output=True, timeout=300)
+
+    result = snakemake_with_that_path("--cores", "1", "results/arithmetic/data/base/a+ab.pt")
     output = result.stdout + result.stderr
-    assert result.returncode != 0 and "Job stats" not in output
+    assert result.returncode != 0 and not (tmp_path / "run" / "results").exists()   # no job ran
     assert f"which is {python} here, and it lacks torch transformers" in output
     assert "source .venv/bin/activate" in output and "--sdm conda" in output
+    assert snakemake_with_that_path("-n").returncode == 0

@@ -28,11 +28,15 @@ from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.workflow_config import normalise, upgrade_keys
 
 # The jobs run the first `python` on PATH: unless a software deployment method gives them their own (conda), it
-# must have the dependencies, or every job would fail on `import torch` in its log alone.
+# must have the dependencies, or every job would fail on `import torch` in its log alone. Checked when a run
+# starts (onstart: before any job; a dry run or a lint runs no job and is not stopped).
 _DEPLOYMENT = {str(m).lower().rsplit(".", 1)[-1] for m in workflow.deployment_settings.deployment_method}
-_PYTHON_PROBLEM = None if "conda" in _DEPLOYMENT else job_python_problem()
-if _PYTHON_PROBLEM:
-    raise WorkflowError(_PYTHON_PROBLEM)
+
+
+onstart:
+    _problem = None if "conda" in _DEPLOYMENT else job_python_problem()
+    if _problem:
+        raise WorkflowError(_problem)
 
 
 def write_points(path, points, log):

@@ -1,8 +1,8 @@
 """Which Python the jobs run, and whether it has the dependencies. The rules run `python -m
 subtask_induction.steps...`: the first `python` on PATH, which is the venv's only when the venv is active. Snakemake
 started as `.venv/bin/snakemake` without activating the venv would plan every job and then fail each one on
-`import torch`, visible only in the job's log; this check names the problem and the fix while the workflow is
-parsed, before any job. Torch-free and cheap: it asks the PATH's Python whether the packages can be found, without
+`import torch`, visible only in the job's log; this check names the problem and the fix when a run starts
+(common.smk's onstart), before any job; a dry run or a lint, which run no job, are not stopped. Torch-free and cheap: it asks the PATH's Python whether the packages can be found, without
 importing them."""
 
 from __future__ import annotations
