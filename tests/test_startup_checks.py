@@ -1,6 +1,7 @@
 """What a run reads by name is checked while the DAG is built, every problem in one message, before any job:
 a tree missing member WNID folders, a badly named cue-conflict stimulus, a missing weight file."""
 
+import pytest
 import yaml
 
 from harness import REPO, snakemake
@@ -67,3 +68,21 @@ def test_snakemake_from_the_venv_with_a_python_on_path_that_lacks_torch_stops_be
     assert f"which is {python} here, and it lacks torch transformers" in output
     assert "source .venv/bin/activate" in output and "--sdm conda" in output
     assert snakemake_with_that_path("-n").returncode == 0
+
+
+def test_the_base_interpreter_a_venv_links_to_is_not_taken_for_the_venv(tmp_path):
+    """A venv's `python` is a link to its base interpreter, which lacks the venv's packages: a PATH whose `python` is
+    that base interpreter must be probed, not matched to Snakemake's own Python by resolving links."""
+    import os
+    import subprocess
+    import sys
+
+    from subtask_induction.job_python import job_python_problem
+
+    base = os.path.realpath(sys.executable)
+    if subprocess.run([base, "-c", "import torch"], capture_output=True).returncode == 0:
+        pytest.skip("the base interpreter has torch itself")
+    (tmp_path / "python").symlink_to(base)
+    problem = job_python_problem(str(tmp_path))
+    assert problem is not None and "lacks torch" in problem
+    assert job_python_problem(os.path.dirname(sys.executable)) is None   # the venv's own python passes

@@ -27,7 +27,8 @@ def job_python_problem(path: str | None = None) -> str | None:
            f"`export PATH={os.path.dirname(sys.executable)}:$PATH`), or give `--sdm conda`")
     if found is None:
         return f"the jobs run `python`, and no `python` is on PATH: {fix}"
-    if os.path.realpath(found) == os.path.realpath(sys.executable):
+    # Not realpath: a venv's python is a link to its base interpreter, which lacks the venv's packages.
+    if os.path.abspath(found) == os.path.abspath(sys.executable):
         return None
     probe = subprocess.run([found, "-c", _PROBE, *REQUIRED], capture_output=True, text=True)
     if probe.returncode == 0:
