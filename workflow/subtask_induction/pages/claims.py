@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .curves import CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves, text_claims
+from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
+                     rival_beside_si, text_claims)
 from .run_records import RunRecord, markdown_tables
 
 # The default run's arithmetic questions: (first, second) as chains.md names them, and how the claim reads.
@@ -199,8 +200,6 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
 
 def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> list[Claim]:
     """SI against the base's largest weights (count-matched per tensor), run by run on the same replicates."""
-    from .results import rival_beside_si   # the page's pairing of a rival's record with the slice's
-
     table = rival_beside_si(records, name, "magnitude", layers)
     if table.empty or table["si"].isna().all():
         return []

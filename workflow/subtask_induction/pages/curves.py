@@ -96,7 +96,7 @@ def text_claims(compared: pd.DataFrame, layers: int, protocol: str) -> dict:
 
 
 __all__ = ["AUTHORS_CURVES", "CURVE_BAND", "NEAR_PERFECT", "PAPER_TEXT", "PROTOCOLS", "beside_authors", "cell",
-           "curve_stats", "main_rows", "on_their_curve", "our_curves", "text_claims"]
+           "curve_stats", "main_rows", "on_their_curve", "our_curves", "rival_beside_si", "text_claims"]
 
 
 # What the authors' code does differently from the paper's text and ours, the curves each can move, and how a
@@ -145,3 +145,22 @@ def option_effect(compared: pd.DataFrame, curve: str, label_prefix: str, layers:
         out.append({"n": row.n, "value": row.mean, "without": ours, "theirs": row.theirs,
                     "moved": moved(row.mean, ours, row.theirs)})
     return out
+
+
+def rival_beside_si(records: dict, name: str, rival: str, layers: int) -> pd.DataFrame:
+    """A rival's points (record `<slice>_<rival>`, on the slice's base and discovery) beside the slice's SI and
+    sampled points of the same n and replicate, under `eval`: n, replicate, rival, si, sampled, overlap, chance."""
+    record = records.get(f"{name}_{rival}")
+    if record is None or name not in records:
+        return pd.DataFrame()
+    mine, slice_rows = record.csv("arithmetic/transfer.csv"), records[name].csv("arithmetic/transfer.csv")
+    mine = mine[(mine["method"] == rival) & (mine["protocol"] == "eval") & (mine["layers"] == layers)]
+    plain = paper_form(main_rows(slice_rows))
+    plain = plain[(plain["protocol"] == "eval") & (plain["layers"] == layers)]
+    out = []
+    for row in mine.sort_values(["n", "replicate"]).itertuples():
+        at = plain[(plain["n"] == row.n) & (plain["replicate"] == row.replicate)].set_index("method")["test_accuracy"]
+        out.append({"n": row.n, "replicate": row.replicate, rival: row.test_accuracy, "si": at.get("subnetwork"),
+                    "sampled": at.get("sampled"), "overlap": getattr(row, "overlap_jaccard", float("nan")),
+                    "chance": getattr(row, "overlap_chance", float("nan"))})
+    return pd.DataFrame(out)

@@ -12,7 +12,7 @@ from . import claims as claims_module
 from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves, paper_form
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors,
                      cell, effect_text, main_rows, moved, on_their_curve, option_effect, our_curves,
-                     text_claims)
+                     rival_beside_si, text_claims)
 from .run_records import RunRecord, markdown_tables
 
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
@@ -250,25 +250,6 @@ def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int) -> lis
     lines += ["", f"Kept % of the masked weights against Table 3's {TABLE3_KEPT_PERCENT.get(layers)}: "
               + "; ".join(kept) + (f". Not run yet: {'; '.join(untried)}." if untried else "."), ""]
     return lines
-
-
-def rival_beside_si(records: dict[str, RunRecord], name: str, rival: str, layers: int) -> pd.DataFrame:
-    """A rival's points (record `<slice>_<rival>`, on the slice's base and discovery) beside the slice's SI and
-    sampled points of the same n and replicate, under `eval`: n, replicate, rival, si, sampled, overlap, chance."""
-    record = records.get(f"{name}_{rival}")
-    if record is None or name not in records:
-        return pd.DataFrame()
-    mine, slice_rows = record.csv("arithmetic/transfer.csv"), records[name].csv("arithmetic/transfer.csv")
-    mine = mine[(mine["method"] == rival) & (mine["protocol"] == "eval") & (mine["layers"] == layers)]
-    plain = paper_form(main_rows(slice_rows))
-    plain = plain[(plain["protocol"] == "eval") & (plain["layers"] == layers)]
-    out = []
-    for row in mine.sort_values(["n", "replicate"]).itertuples():
-        at = plain[(plain["n"] == row.n) & (plain["replicate"] == row.replicate)].set_index("method")["test_accuracy"]
-        out.append({"n": row.n, "replicate": row.replicate, rival: row.test_accuracy, "si": at.get("subnetwork"),
-                    "sampled": at.get("sampled"), "overlap": getattr(row, "overlap_jaccard", float("nan")),
-                    "chance": getattr(row, "overlap_chance", float("nan"))})
-    return pd.DataFrame(out)
 
 
 def magnitude_section(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
