@@ -12,17 +12,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..arithmetic.paper import authors_curves  # noqa: E402
+from ..plotting import save_figure  # noqa: E402
 from .curves import AUTHORS_CURVES, NEAR_PERFECT, PAPER_TEXT  # noqa: E402
 
 OURS, OURS_LAST, THEIRS, OPTION = "tab:blue", "#9ecae1", "black", "tab:orange"
 
 
 def _save(figure, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # No metadata: the same records give the same file on every run of `make docs`.
-    figure.savefig(path, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(figure)
-    return path
+    """PNG only, written atomically by the figure saving every family uses."""
+    return save_figure(figure, path.parent, path.stem, formats=("png",))[0]
 
 
 def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path) -> Path:

@@ -198,13 +198,11 @@ def record_effect(records: dict[str, RunRecord], name: str, transfer: pd.DataFra
     return out
 
 
-def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
+def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int, transfer: pd.DataFrame,
+                   compared: pd.DataFrame) -> list[str]:
     """Each of the figure's curves at this depth: on the authors' curve; or its distance attributed to an option of
     their code that put it on theirs at every n where ours is off; or unexplained, with what was tried and what was
     not run. Then the kept fraction against Table 3."""
-    transfer = depth_transfer(records, name)
-    compared = beside_authors(our_curves(transfer))
-    compared = compared[compared["layers"] == layers]
     lines = [f"**Each {layers}-layer curve against the authors'** (`eval`, the paper's selection, as their figure; "
              f"on their curve = less than {CURVE_BAND} away at every n both ran):", "",
              "| curve | on the authors' curve? | verdict | what of their code we ran, and what it did | not run yet |",
@@ -269,7 +267,8 @@ def magnitude_section(records: dict[str, RunRecord], name: str, layers: int) -> 
 
 def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
     record = records[name]
-    compared = beside_authors(our_curves(depth_transfer(records, name)))
+    transfer = depth_transfer(records, name)   # the slice's rows and its options', read once for the section
+    compared = beside_authors(our_curves(transfer))
     compared = compared[compared["layers"] == layers]
     header = [table for _, table in markdown_tables(record.text("arithmetic/paper_comparison.md"))
               if list(table.columns)[:2] == ["", "paper"]]
@@ -281,7 +280,7 @@ def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[s
     if beside:
         lines += [f"Beside it, on its base and subnetwork or a hypothesis of their own: {', '.join(beside)}.", ""]
     return (lines + _curves_table(compared) + _text_claims_table(compared, layers)
-            + curve_verdicts(records, name, layers) + magnitude_section(records, name, layers))
+            + curve_verdicts(records, name, layers, transfer, compared) + magnitude_section(records, name, layers))
 
 
 def vision_default(record: RunRecord) -> list[str]:
