@@ -40,6 +40,35 @@ def test_a_changed_record_changes_the_page(tmp_path):
     assert before != after and "0.561" in after   # SI at n = 1,000 over its two runs: (0.123 + 0.998...) / 2
 
 
+def test_a_whole_pipeline_record_gets_its_section_and_figure_and_stays_out_of_the_slice(tmp_path):
+    """A record `<slice>_authors_pipeline` (its own base and discovery) is drawn beside the authors' panel and
+    tabled; its option rows never join the slice's curves; a depth's kept fraction reads only its own records."""
+    from subtask_induction.pages import results
+
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    before = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
+    pipeline = data / "paper_depth2_authors_pipeline"
+    shutil.copytree(data / "paper_depth2", pipeline)
+    transfer = pipeline / "arithmetic" / "transfer.csv"
+    rows = results.pd.read_csv(transfer)
+    rows = rows[rows["variant"].isin(["si", "sampled", "complement", "random", "full"])].assign(masked_init_std=None)
+    si = rows["variant"] == "si"
+    rows.loc[si, ["variant", "masked_init_std", "test_accuracy"]] = ["si_authors_init", 0.02, 0.1114]  # reads 0.111
+    rows.to_csv(transfer, index=False)
+    page = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
+    section = page.split("**Their whole pipeline**")[1].split("\n\n**")[0]
+    assert "| Subtask Induction | ours, their whole pipeline | 0.111 (1) † | 0.111 (1) † | 0.111 (1) †" in section
+    assert "fig6_paper_depth2_authors_pipeline.png" in section
+    slice_table = page.split("### 2 layers")[1].split("**Each 2-layer curve")[0]
+    assert "0.111" not in before and "0.111" not in slice_table   # not among the slice's options
+    twelve = page.split("### 12 layers")[1].split("Kept % of the masked weights")[1].split("\n")[0]
+    assert "weight decay" not in twelve.split("Not run yet")[0]    # depth 2's records say nothing of depth 12
+    assert before.count("Their whole pipeline") == 0
+    drawn = results.figures(run_records.load_all(data), tmp_path / "docs")
+    assert tmp_path / "docs" / "figures" / "fig6_paper_depth2_authors_pipeline.png" in drawn
+
+
 def test_a_settings_cell_follows_the_config(tmp_path):
     config = tmp_path / "config"
     shutil.copytree(REPO / "config", config)

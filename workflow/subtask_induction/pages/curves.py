@@ -15,6 +15,7 @@ from ..arithmetic.paper import (AUTHORS_CURVES, MAIN_EXPERIMENT, NEAR_PERFECT, P
                                 authors_curves, paper_form, smallest_n)
 
 CURVE_BAND = 0.05
+AUTHORS_PIPELINE = "authors_pipeline"   # config/paper_hypotheses/authors_pipeline.yaml's record: <slice>_authors_pipeline
 PROTOCOLS = ("eval", "last")
 
 
@@ -29,21 +30,39 @@ def curve_stats(rows: pd.DataFrame) -> pd.DataFrame:
     return per_run.groupby("n")["test_accuracy"].agg(["mean", "std", "count"])
 
 
-def our_curves(transfer: pd.DataFrame) -> pd.DataFrame:
-    """Every curve of ours in the record: layers, curve (the figure's curve it stands beside), label (the plain
-    curve, or the authors'-code option), protocol, n, mean, std, runs."""
+def curve_rows(transfer: pd.DataFrame) -> pd.DataFrame:
+    """The main experiment's rows that stand for one of the figure's curves: `curve` (the curve), `label` ("" for
+    the paper's form of it, else the variant and the authors'-code options it was trained with)."""
     rows = main_rows(transfer)
     plain = paper_form(rows).assign(curve=lambda f: f["method"], label="")
     options = rows.apply(authors_code_option, axis=1) if len(rows) else pd.Series(dtype=object)
     chosen = rows[options.notna()]
     optional = chosen.assign(curve=options.dropna().map(lambda o: o[0]),
                              label=[f"{variant}: {o[1]}" for variant, o in zip(chosen["variant"], options.dropna())])
-    frames = []
-    for (layers, curve, label, protocol), group in pd.concat([plain, optional]).groupby(
-            ["layers", "curve", "label", "protocol"]):
-        stats = curve_stats(group).reset_index()
-        frames.append(stats.assign(layers=layers, curve=curve, label=label, protocol=protocol))
+    return pd.concat([plain, optional], ignore_index=True)
+
+
+def _stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    frames = [curve_stats(group).reset_index().assign(**dict(zip(keys, values)))
+              for values, group in rows.groupby(keys)]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def our_curves(transfer: pd.DataFrame) -> pd.DataFrame:
+    """Every curve of ours in the record: layers, curve (the figure's curve it stands beside), label (the plain
+    curve, or the authors'-code option), protocol, n, mean, std, runs."""
+    return _stats(curve_rows(transfer), ["layers", "curve", "label", "protocol"])
+
+
+def pipeline_curves(transfer: pd.DataFrame) -> pd.DataFrame:
+    """A whole-pipeline record's five curves (each trained with whatever options the pipeline sets, so one variant
+    a curve): our_curves' columns, label ""."""
+    rows = curve_rows(transfer)
+    several = rows.groupby(["layers", "curve", "protocol"])["variant"].nunique()
+    if (several > 1).any():
+        raise ValueError(f"a whole-pipeline record has one variant per curve; these have several: "
+                         f"{sorted(set(several[several > 1].index.get_level_values('curve')))}")
+    return _stats(rows.assign(label=""), ["layers", "curve", "label", "protocol"])
 
 
 def beside_authors(curves: pd.DataFrame) -> pd.DataFrame:
@@ -95,13 +114,15 @@ def text_claims(compared: pd.DataFrame, layers: int, protocol: str) -> dict:
                       for source in ("ours", "authors")}}
 
 
-__all__ = ["AUTHORS_CURVES", "CURVE_BAND", "NEAR_PERFECT", "PAPER_TEXT", "PROTOCOLS", "beside_authors", "cell",
-           "curve_stats", "main_rows", "on_their_curve", "our_curves", "rival_beside_si", "text_claims"]
+__all__ = ["AUTHORS_CURVES", "AUTHORS_PIPELINE", "CURVE_BAND", "HYPOTHESIS_RECORDS", "NEAR_PERFECT", "PAPER_TEXT",
+           "PROTOCOLS", "beside_authors", "cell", "curve_rows", "curve_stats", "main_rows", "on_their_curve",
+           "our_curves", "pipeline_curves", "rival_beside_si", "text_claims"]
 
 
 # What the authors' code does differently from the paper's text and ours, the curves each can move, and how a
 # record of ours runs it: a transfer method (its rows carry the method), a transfer setting (its rows carry the
-# column), a run record of its own (a hypothesis overlay's run), or nothing yet (not built).
+# column), a run record of its own (a hypothesis overlay's run, stored as `<slice>_<name>`: the depth-2 slice's
+# `paper_depth2_coverage_rows`), or nothing yet (not built).
 AUTHORS_CODE_DIFFERENCES = [
     ("their sampled control freezes N−k of the base's weights (ours: k)", ("sampled",), ("method", "sampled_authors")),
     ("their complement control freezes N−k, the k drawn outside the subnetwork", ("complement",),
@@ -109,12 +130,15 @@ AUTHORS_CODE_DIFFERENCES = [
     ("fresh masked weights N(0, 0.02) for every matrix (ours: HF's init)", ("subnetwork", "sampled"),
      ("setting", "masked_init_std")),
     ("their discovery's AdamW weight decay 0.01 on the mask logits (ours: 0)", ("subnetwork", "kept"),
-     ("record", "paper_depth2_discovery_weight_decay")),
+     ("record", "discovery_weight_decay")),
     ("coverage disambiguation rows for n ≤ 1,000 (each number on a row)", tuple(AUTHORS_CURVES),
-     ("record", "paper_depth2_coverage_rows")),
+     ("record", "coverage_rows")),
     ("the HF-Trainer base schedule (lr linearly to 0, clipping 1.0, the lowest eval-loss epoch kept)",
-     ("full", "subnetwork", "sampled", "kept"), ("record", "paper_depth2_base_schedule_hf")),
+     ("full", "subnetwork", "sampled", "kept"), ("record", "base_schedule_hf")),
+    ("all of them at once (their whole pipeline)", (*AUTHORS_CURVES, "kept"), ("record", AUTHORS_PIPELINE)),
 ]
+# the records (`<slice>_<name>`) of a base, data or discovery of their own: never mixed into the slice's curves
+HYPOTHESIS_RECORDS = {how[1] for _, _, how in AUTHORS_CODE_DIFFERENCES if how and how[0] == "record"}
 
 
 def moved(value: float, without: float, theirs: float) -> str:

@@ -15,7 +15,7 @@ from ..arithmetic.paper import authors_curves  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
 from .curves import AUTHORS_CURVES, NEAR_PERFECT, PAPER_TEXT  # noqa: E402
 
-OURS, OURS_LAST, THEIRS, OPTION = "tab:blue", "#9ecae1", "black", "tab:orange"
+OURS, OURS_LAST, THEIRS, OPTION, PIPELINE = "tab:blue", "#9ecae1", "black", "tab:orange", "tab:red"
 
 
 def _save(figure, path: Path) -> Path:
@@ -23,10 +23,20 @@ def _save(figure, path: Path) -> Path:
     return save_figure(figure, path.parent, path.stem, formats=("png",))[0]
 
 
-def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path) -> Path:
+def _with_band(ax, curve: pd.DataFrame, colour: str, width: float, label: str) -> None:
+    ax.plot(curve["n"], curve["mean"], color=colour, marker="o", markersize=3, linewidth=width, label=label)
+    spread = curve["std"].fillna(0)
+    ax.fill_between(curve["n"], curve["mean"] - spread, curve["mean"] + spread, color=colour, alpha=0.2, linewidth=0,
+                    label="± std over replicates")
+
+
+def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
+                         pipeline: dict[int, pd.DataFrame] | None = None) -> Path:
     """Rows: depths; columns: the figure's five curves. Ours under the paper's selection (`eval`, its seed band:
     ± std where a size has several runs), ours leak-free (`last`), the authors' plotted curve, and their code's
-    control where we ran it; the text's claims marked (0.99 at 1,000 rows for SI; 50.6% for random init)."""
+    control where we ran it; the text's claims marked (0.99 at 1,000 rows for SI; 50.6% for random init).
+    With `pipeline` (depth -> pipeline_curves): the authors' curve, ours under `eval` and ours with their whole
+    pipeline under `eval`, nothing else."""
     depths = sorted(curves_by_depth)
     theirs = authors_curves()
     figure, axes = plt.subplots(len(depths), len(AUTHORS_CURVES), figsize=(3.0 * len(AUTHORS_CURVES), 2.6 * len(depths)),
@@ -41,16 +51,22 @@ def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path) -
             for protocol, colour, width in (("last", OURS_LAST, 1.2), ("eval", OURS, 1.8)):
                 ours = curves[(curves["curve"] == curve) & (curves["label"] == "")
                               & (curves["protocol"] == protocol)].sort_values("n")
-                if ours.empty:
+                if ours.empty or (pipeline and protocol == "last"):
                     continue
-                ax.plot(ours["n"], ours["mean"], color=colour, marker="o", markersize=3, linewidth=width,
-                        label=f"ours, `{protocol}`" + (" (the paper's selection)" if protocol == "eval" else " (leak-free)"))
+                label = f"ours, `{protocol}`" + (" (the paper's selection)" if protocol == "eval" else " (leak-free)")
                 if protocol == "eval":
-                    spread = ours["std"].fillna(0)
-                    ax.fill_between(ours["n"], ours["mean"] - spread, ours["mean"] + spread, color=colour, alpha=0.2,
-                                    linewidth=0, label="ours ± std over replicates")
+                    _with_band(ax, ours, colour, width, label)
+                else:
+                    ax.plot(ours["n"], ours["mean"], color=colour, marker="o", markersize=3, linewidth=width,
+                            label=label)
+            if pipeline:
+                theirs_in_ours = pipeline[layers]
+                mine = theirs_in_ours[(theirs_in_ours["curve"] == curve)
+                                      & (theirs_in_ours["protocol"] == "eval")].sort_values("n")
+                if not mine.empty:
+                    _with_band(ax, mine, PIPELINE, 1.8, "ours with the authors' whole pipeline, `eval`")
             options = curves[(curves["curve"] == curve) & (curves["label"] != "") & (curves["protocol"] == "eval")]
-            for label, option in options.groupby("label"):
+            for label, option in ([] if pipeline else options.groupby("label")):
                 if option["n"].nunique() > 1 or curve == "sampled":
                     ax.plot(option["n"], option["mean"], color=OPTION, marker="s", markersize=3, linewidth=1.2,
                             label="ours, their code's N−k control (`eval`)" if "N−k" in label else f"ours, {label}")

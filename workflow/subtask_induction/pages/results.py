@@ -9,10 +9,10 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as claims_module
-from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves, paper_form
-from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors,
-                     cell, effect_text, main_rows, moved, on_their_curve, option_effect, our_curves,
-                     rival_beside_si, text_claims)
+from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves
+from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
+                     NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, main_rows, moved,
+                     on_their_curve, option_effect, our_curves, pipeline_curves, rival_beside_si, text_claims)
 from .run_records import RunRecord, markdown_tables
 
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
@@ -147,11 +147,13 @@ def _text_claims_table(compared: pd.DataFrame, layers: int) -> list[str]:
 
 def depth_transfer(records: dict[str, RunRecord], name: str) -> pd.DataFrame:
     """A depth's transfer rows: its slice's record, and the authors'-code option rows of the records run beside it
-    (named `<slice>_<option>`, on the slice's base and subnetwork). Rows of plain variants from such a record are
-    left out: they come from another discovery or base (a hypothesis) and are not the slice's curves."""
+    (named `<slice>_<option>`, on the slice's base and subnetwork). Rows of plain variants from such a record, and
+    every row of a hypothesis's record (HYPOTHESIS_RECORDS), are left out: they come from another discovery, base or
+    data and are not the slice's curves."""
     frames = [records[name].csv("arithmetic/transfer.csv")]
     for other, record in records.items():
-        if other.startswith(f"{name}_") and record.has("arithmetic/transfer.csv"):
+        if (other.startswith(f"{name}_") and other.removeprefix(f"{name}_") not in HYPOTHESIS_RECORDS
+                and record.has("arithmetic/transfer.csv")):
             rows = record.csv("arithmetic/transfer.csv")
             frames.append(rows[rows.apply(authors_code_option, axis=1).notna()] if len(rows) else rows)
     return pd.concat(frames, ignore_index=True)
@@ -166,27 +168,28 @@ def kept_percent(record: RunRecord) -> str:
     return "—"
 
 
-def _effect(records, compared, transfer, curve, layers, how) -> list[str]:
+def _effect(records, name, compared, transfer, curve, layers, how) -> list[str]:
     kind, key = how
     if kind == "method":
         return option_effect(compared, curve, f"{key}:", layers)
     if kind == "setting":   # variants named by what they set (`masked_init_std` → "N(0, 0.02)" in their label)
         labels = [label for label in compared[compared["curve"] == curve]["label"].unique() if "N(0, " in label]
         return [line for label in labels for line in option_effect(compared, curve, label, layers)]
-    return record_effect(records, key, transfer, curve, layers)
+    return record_effect(records, f"{name}_{key}", transfer, curve, layers)
 
 
 def record_effect(records: dict[str, RunRecord], name: str, transfer: pd.DataFrame, curve: str,
                   layers: int) -> list[dict]:
-    """A hypothesis record's curve (its own data, base or discovery) against the slice's on the same n and
-    replicates, under `eval`, where the authors' figure has that n."""
+    """A hypothesis record's curve (its own data, base or discovery; the paper's form of the curve, or, in a
+    whole-pipeline record, the curve as its options train it) against the slice's on the same n and replicates,
+    under `eval`, where the authors' figure has that n."""
     if name not in records or not records[name].has("arithmetic/transfer.csv"):
         return []
     theirs = authors_curves()
     theirs = theirs[(theirs["depth"] == layers) & (theirs["method"] == curve)].set_index("n")["test_accuracy"]
-    pick = lambda rows: rows[(rows["method"] == curve) & (rows["protocol"] == "eval") & (rows["layers"] == layers)]  # noqa: E731
-    mine, slice_rows = (pick(paper_form(main_rows(frame))) for frame in
-                        (records[name].csv("arithmetic/transfer.csv"), transfer))
+    pick = lambda rows: rows[(rows["curve"] == curve) & (rows["protocol"] == "eval") & (rows["layers"] == layers)]  # noqa: E731
+    mine = pick(curve_rows(records[name].csv("arithmetic/transfer.csv")))
+    slice_rows = pick(curve_rows(transfer).query("label == ''"))
     out = []
     for n, rows in mine.groupby("n"):
         paired = slice_rows[(slice_rows["n"] == n) & slice_rows["replicate"].isin(set(rows["replicate"]))]
@@ -217,7 +220,7 @@ def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int, transf
         for what, curves, how in AUTHORS_CODE_DIFFERENCES:
             if curve not in curves:
                 continue
-            effects = _effect(records, compared, transfer, curve, layers, how) if how else []
+            effects = _effect(records, name, compared, transfer, curve, layers, how) if how else []
             if effects:
                 tried.append(f"{what}: " + "; ".join(effect_text(e) for e in effects))
                 landed = {e["n"] for e in effects if e["moved"] in ("onto theirs", "on theirs, as without it")}
@@ -241,8 +244,8 @@ def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int, transf
     for what, curves, how in AUTHORS_CODE_DIFFERENCES:
         if "kept" not in curves:
             continue
-        if how and how[0] == "record" and how[1] in records:
-            kept.append(f"with {what.split(' (')[0]}: {kept_percent(records[how[1]])}")
+        if how and how[0] == "record" and f"{name}_{how[1]}" in records:
+            kept.append(f"with {what.split(' (')[0]}: {kept_percent(records[f'{name}_{how[1]}'])}")
         else:
             untried.append(what)
     lines += ["", f"Kept % of the masked weights against Table 3's {TABLE3_KEPT_PERCENT.get(layers)}: "
@@ -265,6 +268,44 @@ def magnitude_section(records: dict[str, RunRecord], name: str, layers: int) -> 
     return lines + [""]
 
 
+def authors_pipeline(records: dict[str, RunRecord], name: str, compared: pd.DataFrame, layers: int) -> list[str]:
+    """The authors' whole pipeline (every option of their code at once; its own base and discovery): its five
+    curves beside their figure and the slice's, under `eval`."""
+    record = records.get(f"{name}_{AUTHORS_PIPELINE}")
+    if record is None:
+        return []
+    pipeline = beside_authors(pipeline_curves(record.csv("arithmetic/transfer.csv")))
+    pipeline = pipeline[(pipeline["layers"] == layers) & (pipeline["protocol"] == "eval")]
+    sizes = sorted(pipeline["n"].unique())
+    lines = [f"**Their whole pipeline** (record [`{name}_{AUTHORS_PIPELINE}`](#run-{name}_{AUTHORS_PIPELINE}): "
+             "every option of the table above at once, on its own HF-schedule base and weight-decayed discovery, kept "
+             f"{kept_percent(record)}), `eval`, beside their figure and the slice:", "",
+             f"![Fig 6 at depth {layers}: the authors' curve, ours and ours with their whole pipeline]({FIGURES}/"
+             f"fig6_{name}_{AUTHORS_PIPELINE}.png)", "",
+             "| curve | source | " + " | ".join(f"n = {n:,}" for n in sizes) + " | on their curve at n = |",
+             "|---|---|" + "---|" * len(sizes) + "---|"]
+    plain = compared[(compared["label"] == "") & (compared["protocol"] == "eval")]
+    for curve, curve_name in AUTHORS_CURVES.items():
+        mine = pipeline[pipeline["curve"] == curve].set_index("n")
+        if mine.empty:
+            continue
+        slice_curve = plain[plain["curve"] == curve].set_index("n")
+        theirs = mine["theirs"].dropna()
+
+        def row(source, frame):
+            cells = [(cell(frame.loc[n, "mean"], frame.loc[n, "std"], frame.loc[n, "count"])
+                      + ("" if pd.isna(frame.loc[n, "theirs"]) or frame.loc[n, "within"] else " †"))
+                     if n in frame.index else "" for n in sizes]
+            on = frame[frame["theirs"].notna() & frame["within"]].index
+            return (f"| {curve_name} | {source} | " + " | ".join(cells) + " | "
+                    + (", ".join(f"{n:,}" for n in on) or "none") + f" ({len(on)} of {int(frame['theirs'].notna().sum())}) |")
+        lines.append(f"| {curve_name} | authors' figure | "
+                     + " | ".join(f"{theirs[n]:.3f}" if n in theirs.index else "" for n in sizes) + " | |")
+        lines.append(row("ours, the paper's text", slice_curve))
+        lines.append(row("ours, their whole pipeline", mine))
+    return lines + ["", f"†: {CURVE_BAND} or more from the authors' value at that n.", ""]
+
+
 def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
     record = records[name]
     transfer = depth_transfer(records, name)   # the slice's rows and its options', read once for the section
@@ -280,7 +321,8 @@ def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[s
     if beside:
         lines += [f"Beside it, on its base and subnetwork or a hypothesis of their own: {', '.join(beside)}.", ""]
     return (lines + _curves_table(compared) + _text_claims_table(compared, layers)
-            + curve_verdicts(records, name, layers, transfer, compared) + magnitude_section(records, name, layers))
+            + curve_verdicts(records, name, layers, transfer, compared) + authors_pipeline(records, name, compared, layers)
+            + magnitude_section(records, name, layers))
 
 
 def vision_default(record: RunRecord) -> list[str]:
@@ -374,6 +416,12 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
               for name, layers in PAPER_DEPTHS.items() if name in records}
     if curves:
         out.append(draw.fig6_small_multiples(curves, docs / FIGURES / "fig6.png"))
+    for name, layers in PAPER_DEPTHS.items():
+        if f"{name}_{AUTHORS_PIPELINE}" in records and layers in curves:
+            pipeline = pipeline_curves(records[f"{name}_{AUTHORS_PIPELINE}"].csv("arithmetic/transfer.csv"))
+            out.append(draw.fig6_small_multiples({layers: curves[layers]},
+                                                 docs / FIGURES / f"fig6_{name}_{AUTHORS_PIPELINE}.png",
+                                                 pipeline={layers: pipeline}))
     if "default" in records:
         default = records["default"]
         table = default.csv("vision/table1.csv")
