@@ -16,6 +16,16 @@ REPO = Path(__file__).resolve().parents[1]
 WORKFLOW_FILES = ("Snakefile", "workflow", "config", "envs", "profiles")
 
 
+def effective_config(*files: str) -> dict:
+    """config/config.yaml with each file given as Snakemake's --configfile gives it (merged in order)."""
+    from snakemake.utils import update_config
+
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    for name in files:
+        update_config(config, yaml.safe_load((REPO / name).read_text()))
+    return config
+
+
 def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """`snakemake ARGS` in `workdir` with this Python's environment first on PATH (as `make` runs it)."""
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

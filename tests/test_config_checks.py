@@ -49,6 +49,10 @@ CASES = [
      "variants.si: task_marker marks the subtask rows, but the variant trains on none"),
     (lambda c: c["arithmetic"]["transfer"]["variants"]["random"].update(masked_init_std=0.02),
      "variants.random: masked_init_std draws the fresh weights of a masked method again; method random has none"),
+    (lambda c: c["vision"]["transfer"]["variants"]["si"].update(model_kwargs={"aa_layer": "blurpool"}),
+     "variants.si: model_kwargs changes the architecture, so nothing of the base fits it: method must be random"),
+    (lambda c: c["vision"]["transfer"]["variants"]["scratch"].update(model_kwargs={"aa_layer": "gauss"}),
+     "variants.scratch.model_kwargs.aa_layer: 'gauss' is not one of ['blurpool']"),
 ]
 
 

@@ -7,7 +7,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
-from harness import REPO
+from harness import REPO, effective_config
 
 
 def leaves(node, path=()):
@@ -50,13 +50,6 @@ PAPER_SLICE_KEYS = {("arithmetic", "layers"), ("arithmetic", "chains"), ("arithm
                     ("arithmetic", "discovery", "l0_weights"),
                     ("arithmetic", "transfer", "disambiguation_rows"), ("arithmetic", "transfer", "replicates"),
                     ("arithmetic", "overlap", "layers"), ("arithmetic", "overlap", "runs")}
-
-
-def effective_config(*files):
-    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
-    for name in files:
-        update_config(config, yaml.safe_load((REPO / name).read_text()))
-    return config
 
 
 def value(node, path):

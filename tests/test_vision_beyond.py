@@ -11,7 +11,7 @@ import pytest
 import torch
 from PIL import Image
 
-from harness import clone_run, jobs_run, smoke_config, snakemake, write_config
+from harness import clone_run, effective_config, jobs_run, smoke_config, snakemake, write_config
 from subtask_induction.method.masks import load_subnetwork
 from subtask_induction.steps import vision_base, vision_discover, vision_pool, vision_texture_swap, vision_world
 from subtask_induction.vision.classes import CATEGORIES
@@ -219,3 +219,34 @@ def test_saved_models_compute_what_the_steps_evaluated():
         loaded, _ = load_classifier(f"{folder}/model.pt")
     with torch.no_grad():
         assert torch.equal(loaded.eval()(images), si(images))
+
+
+def test_the_architectural_rival_builds_from_the_config_and_trains_one_step(tmp_path):
+    """config/beyond.yaml's scratch_blurpool: the default's model with blur-pooled downsampling (a BlurPool2d at
+    the stem and at every stride-2 block), the same weights' shapes as scratch, one step moves them, and the saved
+    model (its layer given by name) loads back computing the same."""
+    from timm.layers import BlurPool2d
+
+    from subtask_induction.runtime import save_torch
+    from subtask_induction.vision.models import build_classifier, load_classifier, save_classifier, variant_spec
+
+    config = effective_config("config/config.yaml", "config/beyond.yaml")["vision"]
+    spec = {"arch": config["model"]["arch"], "num_outputs": 16, "model_kwargs": config["model"]["model_kwargs"]}
+    variant = config["transfer"]["variants"]["scratch_blurpool"]
+    rival, scratch = build_classifier(variant_spec(spec, variant), 0), build_classifier(spec, 0)
+    blurs = [name for name, module in rival.net.named_modules() if isinstance(module, BlurPool2d)]
+    assert blurs == ["maxpool.1", "layer2.0.aa", "layer3.0.aa", "layer4.0.aa"]
+    assert not any(isinstance(module, BlurPool2d) for module in scratch.net.modules())
+    assert {k: v.shape for k, v in rival.state_dict().items() if "filt" not in k} == \
+        {k: v.shape for k, v in scratch.state_dict().items()}
+    images, labels = torch.randint(0, 256, (4, 3, 32, 32), dtype=torch.uint8), torch.tensor([0, 1, 2, 3])
+    before = [p.detach().clone() for p in rival.parameters()]
+    optimizer = torch.optim.SGD(rival.parameters(), lr=0.1)
+    loss = torch.nn.functional.nll_loss(rival(images), labels)
+    loss.backward()
+    optimizer.step()
+    assert torch.isfinite(loss) and any(not torch.equal(a, b) for a, b in zip(before, rival.parameters()))
+    save_torch(save_classifier(rival, variant_spec(spec, variant)), tmp_path / "model.pt")
+    loaded, saved_spec = load_classifier(tmp_path / "model.pt")
+    rival.eval(), loaded.eval()
+    assert saved_spec["model_kwargs"]["aa_layer"] == "blurpool" and torch.allclose(loaded(images), rival(images))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .method.kinds import MASKED_METHODS
 from .points import arithmetic_experiments
+from .vision.layers import LAYER_ARGUMENTS
 
 
 def config_problems(config: dict) -> list[str]:
@@ -96,6 +97,15 @@ def vision_problems(vision: dict) -> list[str]:
     if unknown:
         problems.append(f"config vision.transfer.run: {unknown} are not defined in vision.transfer.variants "
                         f"{sorted(variants)}")
+    for name in run:
+        kwargs = variants.get(name, {}).get("model_kwargs")
+        if kwargs and variants[name]["method"] != "random":
+            problems.append(f"config vision.transfer.variants.{name}: model_kwargs changes the architecture, so "
+                            f"nothing of the base fits it: method must be random, not {variants[name]['method']}")
+        for key, names in LAYER_ARGUMENTS.items():
+            if kwargs and isinstance(kwargs.get(key), str) and kwargs[key] not in names:
+                problems.append(f"config vision.transfer.variants.{name}.model_kwargs.{key}: '{kwargs[key]}' is not "
+                                f"one of {sorted(names)}")
     swap = [name for name in run if name in variants and variants[name]["data"] == "texture_swap"]
     source = vision["data"]["source"]
     if swap and source != "world":

@@ -16,7 +16,7 @@ from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..images import concatenate
 from ..vision.classes import run_classes
-from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier
+from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier, variant_spec
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
 from ..seeds import vision_seeds
 from ..records import fingerprint, provenance
@@ -55,6 +55,7 @@ def main(argv=None):
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
+    spec = variant_spec(spec, v)
     masks = plan.masks(load_subnetwork(args.subnetwork)) if plan.reads_subnetwork else None
     classes = run_classes(s)
     train = open_split(args.train, data, "train", classes)

@@ -23,6 +23,7 @@ from torch.nn.utils import parametrize  # noqa: E402
 from ..runtime import load_torch  # noqa: E402
 from .classes import member_indices  # noqa: E402
 from .imagenet16 import category_probabilities  # noqa: E402
+from .layers import LAYER_ARGUMENTS  # noqa: E402
 
 
 @timm.models.register_model
@@ -68,7 +69,20 @@ class Classifier(nn.Module):
         return category_probabilities(logits, self.members).clamp_min(1e-12).log()
 
 
+
+def model_arguments(model_kwargs: dict) -> dict:
+    """A config's model_kwargs as timm.create_model takes them: layer names (LAYER_ARGUMENTS) made classes."""
+    out = dict(model_kwargs)
+    for key, names in LAYER_ARGUMENTS.items():
+        if isinstance(out.get(key), str):
+            if out[key] not in names:
+                raise ValueError(f"model_kwargs {key}: '{out[key]}' is not one of {sorted(names)}")
+            out[key] = getattr(timm.layers, names[out[key]])
+    return out
+
+
 def _create(arch: str, num_outputs: int, model_kwargs: dict, weights: str | None = None) -> nn.Module:
+    model_kwargs = model_arguments(model_kwargs)
     try:
         if weights:
             return timm.create_model(arch, pretrained=True, pretrained_cfg_overlay={"file": str(weights), "num_classes": num_outputs},
@@ -79,6 +93,14 @@ def _create(arch: str, num_outputs: int, model_kwargs: dict, weights: str | None
             raise ValueError(f"pretrained weights {weights} do not fit timm model '{arch}' with {num_outputs} outputs: "
                              f"{str(error)[:400]}") from error
         raise
+
+
+def variant_spec(spec: dict, variant: dict) -> dict:
+    """The model a transfer variant trains: the base's spec, with the variant's model_kwargs (an architectural
+    rival, trained from scratch) over the base's."""
+    if not variant.get("model_kwargs"):
+        return spec
+    return {**spec, "model_kwargs": {**(spec.get("model_kwargs") or {}), **variant["model_kwargs"]}}
 
 
 def build_classifier(spec: dict, seed: int) -> Classifier:
