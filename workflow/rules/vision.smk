@@ -64,7 +64,7 @@ rule vision_check_user_tree:
     log:
         "logs/vision/data/checks/{tree}/{digest}.log",
     wildcard_constraints:
-        tree=one_of(vis_jobs.TREE_SECTIONS),
+        tree=one_of(VIS_USER_TREES),
         digest="[0-9a-f]{64}",
     conda:
         "../../envs/subtask-induction.yaml"
@@ -81,55 +81,35 @@ rule vision_check_user_tree:
         "{params.gates} --out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
-rule vision_imagenet16:
-    input:
-        root=ancient(VIS_JOBS.tree_root("imagenet16")),
-        check=ancient(vis_tree_check("imagenet16")),
-    output:
-        directory(f"{VIS_DIR}/data/imagenet16"),
-    log:
-        "logs/vision/data/imagenet16.log",
-    benchmark:
-        f"{BENCH_DIR}/vision/data/imagenet16.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]  # images decoded at once (check before training)
-    resources:
-        **rule_requests("vision_imagenet16"),
-    params:
-        settings=VIS_JOBS.tree_settings("imagenet16"),
-        gates=VIS_JOBS.tree_gates("imagenet16"),
-    message:
-        JOB_LINE
-    shell:
-        step("vision_imagenet16") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
-        "--out {output:q} --threads {threads} > {log:q} 2>&1"
+# The builder of each source that splits a user's tree (vision/sources.py): ImageNet-16's member folders, or any
+# class-per-folder tree (each class its own member), split and checked alike.
+for _tree in VIS_USER_TREES:
 
-
-# Source folder: any class-per-folder tree, split and checked as ImageNet-16 is (each class its own member).
-rule vision_folder:
-    input:
-        root=ancient(VIS_JOBS.tree_root("folder")),
-        check=ancient(vis_tree_check("folder")),
-    output:
-        directory(f"{VIS_DIR}/data/folder"),
-    log:
-        "logs/vision/data/folder.log",
-    benchmark:
-        f"{BENCH_DIR}/vision/data/folder.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]  # images decoded at once (check before training)
-    resources:
-        **rule_requests("vision_folder"),
-    params:
-        settings=VIS_JOBS.tree_settings("folder"),
-        gates=VIS_JOBS.tree_gates("folder"),
-    message:
-        JOB_LINE
-    shell:
-        step("vision_folder") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
-        "--out {output:q} --threads {threads} > {log:q} 2>&1"
+    rule:
+        name:
+            f"vision_{_tree}"
+        input:
+            root=ancient(VIS_JOBS.tree_root(_tree)),
+            check=ancient(vis_tree_check(_tree)),
+        output:
+            directory(f"{VIS_DIR}/data/{_tree}"),
+        log:
+            f"logs/vision/data/{_tree}.log",
+        benchmark:
+            f"{BENCH_DIR}/vision/data/{_tree}.jsonl"
+        conda:
+            "../../envs/subtask-induction.yaml"
+        threads: config["threads_per_job"]  # images decoded at once (check before training)
+        resources:
+            **rule_requests(f"vision_{_tree}"),
+        params:
+            settings=VIS_JOBS.tree_settings(_tree),
+            gates=VIS_JOBS.tree_gates(_tree),
+        message:
+            JOB_LINE
+        shell:
+            step(f"vision_{_tree}") + " --root {input.root:q} --settings {params.settings:q} {params.gates} "
+            "--out {output:q} --threads {threads} > {log:q} 2>&1"
 
 
 # The cue-conflict images are opened once before any training job runs (a bad stimulus stops the run first); the

@@ -3,6 +3,7 @@
 # the variants and discoveries, the source's folders, each step's settings and targets), and the family's checks
 # of its data while the DAG is built.
 from subtask_induction.vision import jobs as vis_jobs
+from subtask_induction.vision.sources import USER_TREES as VIS_USER_TREES
 
 VIS = config["vision"]
 VIS_JOBS = SWEEP.vision
@@ -16,17 +17,19 @@ if "vision" in config["families"]:
     print(VIS_JOBS.discoveries_line(), file=sys.stderr)
 
 # What the builder and the cue-conflict check read, tracked by content (walked only for a run of vision).
-VIS_LISTINGS = {"imagenet16": [], "folder": [], "cue_conflict": []}
+VIS_LISTINGS = {**{tree: [] for tree in VIS_USER_TREES}, "cue_conflict": []}
 _vis_root = VIS_JOBS.source_root()
 if "vision" in config["families"]:
     VIS_LISTINGS = {
-        "imagenet16": tracked(_vis_root if VIS_JOBS.source == "imagenet" else None, "vision_imagenet"),
-        "folder": tracked(_vis_root if VIS_JOBS.source == "folder" else None, "vision_folder"),
+        **{
+            tree: tracked(_vis_root if source is VIS_JOBS.source else None, source.listing)
+            for tree, source in VIS_USER_TREES.items()
+        },
         "cue_conflict": tracked(VIS["data"].get("cue_conflict"), "vision_cue_conflict"),
     }
 elif _vis_root and Path(_vis_root).is_dir():
     print(
-        f"warning: vision.data.{VIS_JOBS.source}.root {_vis_root} exists, but `families` "
+        f"warning: vision.data.{VIS_JOBS.source.name}.root {_vis_root} exists, but `families` "
         f"{config['families']} leaves vision out: add it to run the vision family",
         file=sys.stderr,
     )
@@ -45,14 +48,14 @@ def vis_warn_skipped(tree):
     skipped = json.loads(record.read_text()).get("unreadable_skipped", []) if record.is_file() else []
     if skipped:
         print(
-            f"warning: {len(skipped)} unreadable image(s) left out (vision.data.{vis_jobs.TREE_SECTIONS[tree]}."
+            f"warning: {len(skipped)} unreadable image(s) left out (vision.data.{VIS_USER_TREES[tree].name}."
             "skip_unreadable: true), e.g. " + ", ".join(skipped[:3]) + f"; all of them: {record}",
             file=sys.stderr,
         )
 
 
-if "vision" in config["families"] and VIS_JOBS.source in ("imagenet", "folder"):
-    vis_warn_skipped(VIS_JOBS.builder.removeprefix("vision_"))
+if "vision" in config["families"] and VIS_JOBS.source.user_tree:
+    vis_warn_skipped(VIS_JOBS.source.tree)
 
 
 def vis_selected_subnetwork(chain, init):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from .method.kinds import MASKED_METHODS
 from .points import arithmetic_experiments
 from .vision.layers import LAYER_ARGUMENTS
+from .vision.sources import SOURCES
 
 
 def config_problems(config: dict) -> list[str]:
@@ -108,7 +109,7 @@ def vision_problems(vision: dict) -> list[str]:
                                 f"one of {sorted(names)}")
     swap = [name for name in run if name in variants and variants[name]["data"] == "texture_swap"]
     source = vision["data"]["source"]
-    if swap and source != "world":
+    if swap and SOURCES[source].user_tree:
         problems.append(f"config vision.transfer.variants {swap}: data texture_swap re-renders the generated world's "
                         f"images with textures no class uses; vision.data.source is {source}, not world")
     return problems

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .vision.classes import CATEGORIES, folder_tree_problems, member_folder_problems
+from .vision.classes import CATEGORIES
 from .vision.cue_conflict import cue_conflict_problems
+from .vision.sources import source_of
 
 EMBEDDED_TASKS = ("digits", "textures", "faces")  # submasking tasks built from data inside a wheel
 
@@ -37,7 +38,7 @@ def vision_data_problems(vision: dict, classes: list[str] | None) -> list[str]:
     """Local files named in the vision config must exist, and a user's folders must hold what the run reads by
     name (every member WNID folder of ImageNet-16, cue-conflict file names). `classes`: a folder source's class
     folders (None otherwise). Image contents are checked by jobs (they decode)."""
-    source, folder = vision["data"]["source"], vision["data"].get("folder") or {}
+    source = source_of(vision)
 
     problems = []
 
@@ -50,36 +51,28 @@ def vision_data_problems(vision: dict, classes: list[str] | None) -> list[str]:
             return True
         return False
 
-    imagenet = vision["data"]["imagenet"].get("root")
     cue_conflict = vision["data"].get("cue_conflict")
-    if source == "imagenet":
-        if require_path("data.imagenet.root", imagenet, "ImageNet folder"):
-            problems += [f"config vision.data.imagenet.root: {problem}" for problem in member_folder_problems(imagenet)]
-        if not cue_conflict:
-            require_path(
-                "data.cue_conflict",
-                cue_conflict,
-                "cue-conflict folder (the generated world's is used only with source: world)",
-            )
-        if not vision["model"].get("weights"):
-            require_path(
-                "model.weights", None, "pretrained weight file (a base is trained only on the generated world)"
-            )
-    if source == "folder" and require_path("data.folder.root", folder.get("root"), "class-per-folder tree"):
-        problems += [
-            f"config vision.data.folder.root: {problem}" for problem in folder_tree_problems(folder["root"])
-        ]
-        outputs = vision["model"]["num_outputs"]
+    root = (vision["data"].get(source.name) or {}).get("root")
+    key = f"data.{source.name}.root"
+    if source.user_tree and require_path(key, root, source.what):
+        problems += [f"config vision.{key}: {problem}" for problem in source.tree_problems(root)]
+    if source.cue_conflict == "required" and not cue_conflict:
+        require_path("data.cue_conflict", cue_conflict,
+                     "cue-conflict folder (the generated world's is used only with source: world)")
+    if source.needs_weights and not vision["model"].get("weights"):
+        require_path("model.weights", None, "pretrained weight file (a base is trained only on the generated world)")
+    outputs = vision["model"]["num_outputs"]
+    if source.classes == "folders":
         if classes and outputs != len(classes):
             problems.append(
-                f"config vision.model.num_outputs: {outputs}, but vision.data.folder.root has "
+                f"config vision.model.num_outputs: {outputs}, but vision.{key} has "
                 f"{len(classes)} classes {classes[:10]}; set num_outputs: {len(classes)}"
             )
         if classes and len(classes) == 1000:
-            problems.append("config vision.data.folder.root: 1,000 classes would be read as ImageNet-1k's outputs")
-    elif vision["model"]["num_outputs"] not in (16, 1000):
+            problems.append(f"config vision.{key}: 1,000 classes would be read as ImageNet-1k's outputs")
+    elif outputs not in (16, 1000):
         problems.append(
-            f"config vision.model.num_outputs: {vision['model']['num_outputs']}; the world and ImageNet-16 "
+            f"config vision.model.num_outputs: {outputs}; the world and ImageNet-16 "
             "need 16 outputs (or 1000 ImageNet classes, read as the 16 categories)"
         )
     if cue_conflict and require_path("data.cue_conflict", cue_conflict, "cue-conflict folder"):

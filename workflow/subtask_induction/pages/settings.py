@@ -10,6 +10,8 @@ from pathlib import Path
 
 import yaml
 
+from ..vision.sources import source_of
+
 CONFIG = Path(__file__).resolve().parents[3] / "config"
 
 
@@ -66,10 +68,10 @@ def _stopping(base: dict) -> str:
 
 
 def _vision_data(c: dict) -> str:
-    source = c["vision"]["data"]["source"]
-    if source == "world":
-        return f"generated world, {c['vision']['data']['world']['image_size']} px"
-    return {"imagenet": "ImageNet folders (`USER`)", "folder": "a class-per-folder tree (`USER`)"}.get(source, source)
+    source = source_of(c["vision"])
+    if not source.user_tree:
+        return f"{source.what}, {c['vision']['data'][source.name]['image_size']} px"
+    return f"{source.what} (`USER`)"
 
 
 def _pooling(c: dict) -> str:
@@ -90,8 +92,8 @@ def _vision_model(c: dict) -> str:
 
 def _per_class(c: dict) -> str:
     data = c["vision"]["data"]
-    if data["source"] == "world":
-        per_class = data["world"]["per_class"]
+    if not source_of(c["vision"]).user_tree:
+        per_class = data[data["source"]]["per_class"]
         return f"{per_class['discovery']} / {per_class['eval']}"
     section = data[data["source"]]
     return f"{_number(section['discovery_per_class'])} / {section['eval_per_class']}"

@@ -13,7 +13,8 @@ from pathlib import Path
 from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
 from ..method.kinds import reads_subnetwork
 from ..points import RESULTS, VisionPoint, number_tag, vision_points
-from .classes import class_folders, folder_tree_problems
+from .classes import class_folders
+from .sources import USER_TREES, source_of
 
 DIR = RESULTS["vision"]
 CHAIN_DIR = f"{DIR}/chain{{chain}}"
@@ -36,11 +37,6 @@ CAPTIONS = {
     "samples.png": "vision/samples",
     **{f"{figure}.png": f"vision/{figure}" for figure in FIGURES},
 }
-# The rule that builds each source's image folders; its output is results/vision/data/<its name without vision_>.
-BUILDERS = {"world": "vision_world", "imagenet": "vision_imagenet16", "folder": "vision_folder"}
-# The config section of each user tree a builder splits (source imagenet or folder).
-TREE_SECTIONS = {"imagenet16": "imagenet", "folder": "folder"}
-
 
 def variant_discovery(variant: dict) -> str | None:
     """The discovery whose subnetwork a vision variant (its settings) reads: its `discovery`, pretrained unless it
@@ -69,15 +65,13 @@ class VisionJobs(FamilyJobs):
         self.inits = sorted(set(vision["discovery"]["inits"]) | set(self.readers), reverse=True)
         self.texture_swap = [name for name in self.variants if self.definitions[name]["data"] == "texture_swap"]
         self.points = vision_points(vision)
-        self.source = vision["data"]["source"]
-        self.builder = BUILDERS[self.source]
-        self.folder = vision["data"].get("folder") or {}
-        # A folder source's classes are its sorted class folders (read while the DAG is built); the world and
-        # ImageNet have Geirhos' 16. Steps get them in their settings only for a folder, so no other run's
-        # settings change.
-        root = self.folder.get("root")
-        self.classes = (class_folders(Path(root) / "train")
-                        if self.source == "folder" and root and not folder_tree_problems(root) else None)
+        self.source = source_of(vision)   # vision/sources.py: what the source is and needs
+        # A source with classes of its own has its sorted class folders (read while the DAG is built); the world
+        # and ImageNet have Geirhos' 16. Steps get them in their settings only then, so no other run's settings
+        # change.
+        root = self.source_root()
+        self.classes = (class_folders(Path(root) / "train") if self.source.classes == "folders" and root
+                        and not self.source.tree_problems(root) else None)
         self.penalty_tags = [number_tag(x) for x in vision["discovery"]["l0_weights"]]
 
     def discovery_of(self, name: str) -> str | None:
@@ -94,18 +88,18 @@ class VisionJobs(FamilyJobs):
     # --- the source's folders ----------------------------------------------------------------------------------
 
     def source_root(self) -> str | None:
-        """The user's tree the source's builder splits (None for the generated world)."""
-        return {"imagenet": self.config["data"]["imagenet"].get("root"), "folder": self.folder.get("root")}.get(
-            self.source)
+        """The user's tree the source's builder splits (None for a generated source)."""
+        return self.tree_section(self.source.tree).get("root") if self.source.user_tree else None
 
     def tree_section(self, tree: str) -> dict:
-        return self.config["data"].get(TREE_SECTIONS[tree]) or {}
+        """The config section (vision.data.<source>) of the user tree `tree`."""
+        return self.config["data"].get(USER_TREES[tree].name) or {}
 
     def tree_root(self, tree: str):
         return self.tree_section(tree).get("root") or []
 
     def data_dir(self) -> str:
-        return f"{DIR}/data/{self.builder.removeprefix('vision_')}"
+        return f"{DIR}/data/{self.source.tree}"
 
     def split(self, split: str) -> str:
         return f"{self.data_dir()}/{split}"
@@ -113,14 +107,14 @@ class VisionJobs(FamilyJobs):
     def base_train(self) -> str:
         """The world has its own pretraining split; ImageNet mode trains a base without weights on ImageNet-16
         train."""
-        return self.split("pretrain" if self.source == "world" else "train")
+        return self.split(self.source.base_split)
 
     def cue_conflict(self) -> str:
         """The cue-conflict folder: the user's, else the generated world's; "" for a folder source without one
         (the steps then compute no cue-conflict metric: the shape-bias columns are absent, not zero)."""
         if self.config["data"].get("cue_conflict"):
             return self.config["data"]["cue_conflict"]
-        return f"{self.data_dir()}/cue_conflict" if self.source == "world" else ""
+        return f"{self.data_dir()}/cue_conflict" if self.source.cue_conflict == "own" else ""
 
     def pooled(self, split: str) -> list[str]:
         return expand(f"{DIR}/pooled/{split}/shard{{shard}}", shard=range(self.config["pooling"]["shards"][split]))
@@ -132,7 +126,7 @@ class VisionJobs(FamilyJobs):
     # --- the settings each step gets -----------------------------------------------------------------------------
 
     def classes_setting(self) -> dict:
-        return {"classes": self.classes} if self.source == "folder" else {}
+        return {"classes": self.classes} if self.source.classes == "folders" else {}
 
     def world_settings(self, **extra) -> str:
         return as_json({"seed": self.config["seed"], **self.config["data"]["world"], **extra})
@@ -226,7 +220,7 @@ class VisionJobs(FamilyJobs):
     def benchmark_files(self):
         """(rule, benchmark records) of every vision job."""
         bench = f"{BENCH_DIR}/vision"
-        yield self.builder, [f"{bench}/data/{Path(self.data_dir()).name}.jsonl"]
+        yield self.source.builder, [f"{bench}/data/{Path(self.data_dir()).name}.jsonl"]
         yield "vision_mean_pool", [f"{bench}/pooled/{split}/shard{shard}.jsonl" for split in POOLED_SPLITS
                                    for shard in range(self.config["pooling"]["shards"][split])]
         yield "vision_base", expand(f"{bench}/chain{{chain}}/base.jsonl", chain=self.chains)
