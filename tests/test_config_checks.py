@@ -53,6 +53,14 @@ CASES = [
      "variants.si: model_kwargs changes the architecture, so nothing of the base fits it: method must be random"),
     (lambda c: c["vision"]["transfer"]["variants"]["scratch"].update(model_kwargs={"aa_layer": "gauss"}),
      "variants.scratch.model_kwargs.aa_layer: 'gauss' is not one of ['blurpool']"),
+    (lambda c: c["vision"]["transfer"]["variants"].update(
+        xd={"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+            "trainable": "all", "cross_domain": "fresh"}),
+     "variants.xd: cross_domain fresh takes method sampled with inherit_unmasked: false"),
+    (lambda c: (c.update(families=["vision"]), c["vision"]["transfer"]["variants"].update(
+        xd={"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+            "trainable": "all", "cross_domain": "gpt2"})),
+     "cross-domain variants copy an arithmetic subnetwork, but `families` ['vision'] leaves arithmetic out"),
 ]
 
 

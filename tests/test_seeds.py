@@ -8,7 +8,8 @@ import torch
 
 from subtask_induction.arithmetic.model import build_gpt2, masked_weight_names
 from subtask_induction.seeds import (arithmetic_base_seeds, arithmetic_discovery_seeds,
-                                     arithmetic_transfer_seeds, role_seed, vision_seeds)
+                                     arithmetic_transfer_seeds, role_seed, vision_seeds,
+                                     vision_train_subset_seed)
 from subtask_induction.vision.models import build_classifier, load_classifier
 from harness import transfer_identity
 
@@ -22,9 +23,10 @@ def test_no_two_roles_and_no_two_chains_share_a_seed():
         for transfer in range(3):
             seeds.update({("arithmetic transfer", chain, transfer, role): seed
                           for role, seed in arithmetic_transfer_seeds(chain, transfer).items()})
-        for stage in ("base", "discovery", "transfer"):
+        for stage in ("base", "discovery", "transfer", "cross_domain"):
             seeds.update({("vision", stage, chain, role): seed for role, seed in vision_seeds(stage, chain).items()})
-    assert len(set(seeds.values())) == len(seeds) == 4 * (2 + 1 + 3 * 5 + 2 + 2 + 3)
+        seeds[("vision", "train subset", chain)] = vision_train_subset_seed(chain)
+    assert len(set(seeds.values())) == len(seeds) == 4 * (2 + 1 + 3 * 5 + 2 + 2 + 3 + 2 + 1)
     with pytest.raises(ValueError, match="unknown seed role"):
         role_seed("base", "arithmetic", 0)
     # replicate r of chain c draws from the number 100 c + r, as every record before the word "replicate" did

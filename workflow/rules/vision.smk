@@ -256,7 +256,7 @@ checkpoint vision_select_subnetwork:
 rule vision_transfer:
     input:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
-        base=f"{VIS_CHAIN_DIR}/base/model.pt",
+        base=lambda wildcards: VIS_JOBS.transfer_base(wildcards.chain, wildcards.variant),
         subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
         texture_swap=lambda wildcards: vis_jobs.TEXTURE_SWAP if wildcards.variant in VIS_JOBS.texture_swap else [],
     output:
@@ -290,6 +290,36 @@ rule vision_transfer:
             "--out-model {output.model:q} > {log:q} 2>&1",
             "metrics",
         )
+
+
+# Arithmetic -> vision (config vision.cross_domain): the arithmetic GPT-2's matrices in a world ViT of its block
+# shapes, the subnetwork under the ViT's names, and a fresh ViT, for the cross-domain transfer variants.
+rule vision_cross_domain:
+    input:
+        gpt2=lambda wildcards: VIS_JOBS.arithmetic_base(wildcards.chain),
+        subnetwork=lambda wildcards: arith_selected_subnetwork(wildcards.chain, *VIS_JOBS.arithmetic_subnetwork()),
+    output:
+        gpt2=f"{vis_jobs.CROSS_DOMAIN}/gpt2.pt",
+        fresh=f"{vis_jobs.CROSS_DOMAIN}/fresh.pt",
+        subnetwork=f"{vis_jobs.CROSS_DOMAIN}/subnetwork.pt",
+        metrics=f"{vis_jobs.CROSS_DOMAIN}/metrics.json",
+    log:
+        f"logs/vision/chain{{chain}}/cross_domain.log",
+    benchmark:
+        f"{BENCH_DIR}/vision/chain{{chain}}/cross_domain.jsonl"
+    conda:
+        "../../envs/subtask-induction.yaml"
+    threads: 1
+    resources:
+        **rule_requests("vision_cross_domain"),
+    params:
+        settings=lambda wildcards: VIS_JOBS.cross_domain_settings(wildcards.chain),
+    message:
+        JOB_LINE
+    shell:
+        step("vision_cross_domain") + " --gpt2 {input.gpt2:q} --subnetwork {input.subnetwork:q} "
+        "--settings {params.settings:q} --out-gpt2 {output.gpt2:q} --out-fresh {output.fresh:q} "
+        "--out-subnetwork {output.subnetwork:q} --out {output.metrics:q} > {log:q} 2>&1"
 
 
 # The cue-conflict scores of one chain's models, from the saved models: a new cue-conflict folder reruns this
@@ -383,7 +413,7 @@ rule vision_aggregate:
     threads: 1
     params:
         outdir=lambda wildcards, output: Path(output[0]).parent,
-        report=as_json(VIS["report"]),
+        report=VIS_JOBS.report_settings(),
     message:
         JOB_LINE
     shell:

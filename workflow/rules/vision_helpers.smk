@@ -67,7 +67,9 @@ def vis_transfer_subnetwork(wildcards):
     """The chosen subnetwork for the transfer methods that use one; nothing for the baselines (scratch,
     finetune, mixture, linear), so they never wait on (or rerun after) discovery."""
     discovery = VIS_JOBS.discovery_of(wildcards.variant)
-    return vis_selected_subnetwork(wildcards.chain, discovery) if discovery else []
+    if discovery:
+        return vis_selected_subnetwork(wildcards.chain, discovery)
+    return VIS_JOBS.cross_domain_subnetwork(wildcards.chain, wildcards.variant)
 
 
 def vis_inputs(*extra):

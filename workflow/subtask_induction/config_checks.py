@@ -15,6 +15,7 @@ def config_problems(config: dict) -> list[str]:
     """Every problem of the config, as `config KEY: what is wrong` lines. The arithmetic and vision sections
     are checked whether or not their family runs (the DAG is built from both); submasking's when it runs."""
     return (arithmetic_problems(config["arithmetic"]) + vision_problems(config["vision"])
+            + cross_domain_problems(config)
             + submasking_problems(config.get("submasking") or {}, config.get("families", [])))
 
 
@@ -112,6 +113,37 @@ def vision_problems(vision: dict) -> list[str]:
     if swap and SOURCES[source].user_tree:
         problems.append(f"config vision.transfer.variants {swap}: data texture_swap re-renders the generated world's "
                         f"images with textures no class uses; vision.data.source is {source}, not world")
+    return problems
+
+
+def cross_domain_problems(config: dict) -> list[str]:
+    """Cross-domain variants (vision.transfer.variants.*.cross_domain) copy arithmetic chain c's subnetwork into
+    vision chain c's ViT: the arithmetic family must run, at that depth, on those chains; the ViT is trained from
+    the copied matrices only (nothing else of the GPT-2 fits it)."""
+    vision = config["vision"]
+    variants = vision["transfer"]["variants"]
+    names = [name for name in (vision["transfer"].get("run") or variants)
+             if name in variants and variants[name].get("cross_domain")]
+    if not names:
+        return []
+    problems, arith, where = [], config["arithmetic"], vision.get("cross_domain") or {}
+    if "arithmetic" not in config.get("families", []):
+        problems.append(f"config vision.transfer.variants {names}: cross-domain variants copy an arithmetic "
+                        f"subnetwork, but `families` {config.get('families')} leaves arithmetic out")
+    if where.get("layers", 2) not in arith["layers"]:
+        problems.append(f"config vision.cross_domain.layers: {where.get('layers', 2)} is not in arithmetic.layers "
+                        f"{arith['layers']}")
+    missing = sorted(set(vision["chains"]) - set(arith["chains"]))
+    if missing:
+        problems.append(f"config vision.chains: {missing} have no arithmetic chain to copy from (arithmetic.chains "
+                        f"{arith['chains']})")
+    for name in names:
+        variant = variants[name]
+        allowed = ("subnetwork", "sampled", "random") if variant["cross_domain"] == "gpt2" else ("sampled",)
+        if variant["method"] not in allowed or variant["inherit_unmasked"]:
+            problems.append(f"config vision.transfer.variants.{name}: cross_domain {variant['cross_domain']} takes "
+                            f"method {' | '.join(allowed)} with inherit_unmasked: false (the ViT's other tensors "
+                            f"are its own), not {variant['method']} / {variant['inherit_unmasked']}")
     return problems
 
 

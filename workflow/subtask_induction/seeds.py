@@ -27,6 +27,9 @@ ROLES = (
     "subtask batches",      # the order of the subtask rows a mixture or distillation point trains beside its own
     "task marker",          # the embedding row of the token that marks those subtask rows (a fresh weight)
     "masked init",          # the fresh masked weights drawn again from N(0, std): the authors' code's init option
+    "transfer train subset",  # the smaller training set of a vision variant's train_per_class (one per chain)
+    "cross-domain init",    # the world ViT the arithmetic GPT-2's matrices are copied into
+    "cross-domain fresh frozen",  # the fresh ViT whose weights the cross-domain fresh-frozen control freezes
 )
 
 
@@ -66,6 +69,12 @@ def arithmetic_transfer_seeds(chain: int, replicate: int, task_marker: bool = Fa
             **({"masked_init": role_seed("masked init", "arithmetic", *where)} if masked_init else {})}
 
 
+def vision_train_subset_seed(chain: int) -> int:
+    """The draw of a smaller training set (a variant's train_per_class): one per chain, so every variant of a
+    size trains on the same images and the comparisons stay paired."""
+    return role_seed("transfer train subset", "vision", chain)
+
+
 def vision_seeds(stage: str, chain: int) -> dict[str, int]:
     """A vision stage of one chain: base, discovery (random init: its own network) or transfer."""
     if stage == "base":
@@ -76,4 +85,7 @@ def vision_seeds(stage: str, chain: int) -> dict[str, int]:
     if stage == "transfer":
         return {"init": role_seed("transfer init", "vision", chain), "mask": role_seed("sampled mask", "vision", chain),
                 "batches": role_seed("transfer batches", "vision", chain)}
+    if stage == "cross_domain":   # the ViT the GPT-2's matrices go into, and the one the fresh-frozen control freezes
+        return {"init": role_seed("cross-domain init", "vision", chain),
+                "fresh": role_seed("cross-domain fresh frozen", "vision", chain)}
     raise ValueError(f"unknown vision stage {stage!r}")

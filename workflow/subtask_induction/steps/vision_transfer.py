@@ -18,7 +18,7 @@ from ..images import concatenate
 from ..vision.classes import run_classes
 from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier, variant_spec
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
-from ..seeds import vision_seeds
+from ..seeds import vision_seeds, vision_train_subset_seed
 from ..records import fingerprint, provenance
 from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
@@ -58,7 +58,8 @@ def main(argv=None):
     spec = variant_spec(spec, v)
     masks = plan.masks(load_subnetwork(args.subnetwork)) if plan.reads_subnetwork else None
     classes = run_classes(s)
-    train = open_split(args.train, data, "train", classes)
+    train = open_split(args.train, data, "train", classes, per_class=v.get("train_per_class"),
+                       seed=vision_train_subset_seed(s["chain"]))
     if v["data"] == "mixture":
         if not args.pooled_discovery:
             raise SystemExit(f"error: variant '{name}' trains on the mixture: give --pooled-discovery")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
+from ..arithmetic.jobs import ArithmeticJobs
 from ..method.kinds import reads_subnetwork
 from ..points import RESULTS, VisionPoint, number_tag, vision_points
 from .classes import class_folders
@@ -38,9 +39,16 @@ CAPTIONS = {
     **{f"{figure}.png": f"vision/{figure}" for figure in FIGURES},
 }
 
+CROSS_DOMAIN = f"{CHAIN_DIR}/cross_domain"   # the arithmetic -> vision bases (steps/vision_cross_domain.py)
+CROSS_DOMAIN_BASES = {"gpt2": "gpt2.pt", "fresh": "fresh.pt"}   # a cross-domain variant's `cross_domain`
+
+
 def variant_discovery(variant: dict) -> str | None:
-    """The discovery whose subnetwork a vision variant (its settings) reads: its `discovery`, pretrained unless it
-    says label_free; None if it reads none (kinds.reads_subnetwork)."""
+    """The vision discovery whose subnetwork a vision variant (its settings) reads: its `discovery`, pretrained
+    unless it says label_free; None if it reads none (kinds.reads_subnetwork) or reads the arithmetic one (a
+    cross-domain variant)."""
+    if variant.get("cross_domain"):
+        return None
     return variant.get("discovery", "pretrained") if reads_subnetwork(variant) else None
 
 
@@ -64,6 +72,8 @@ class VisionJobs(FamilyJobs):
         # reads, so every schema-valid `inits` builds a DAG
         self.inits = sorted(set(vision["discovery"]["inits"]) | set(self.readers), reverse=True)
         self.texture_swap = [name for name in self.variants if self.definitions[name]["data"] == "texture_swap"]
+        # arithmetic -> vision: the variants that train a world ViT from the arithmetic GPT-2's copied matrices
+        self.cross_domain = [name for name in self.variants if self.definitions[name].get("cross_domain")]
         self.points = vision_points(vision)
         self.source = source_of(vision)   # vision/sources.py: what the source is and needs
         # A source with classes of its own has its sorted class folders (read while the DAG is built); the world
@@ -123,7 +133,51 @@ class VisionJobs(FamilyJobs):
         """The folder variant `variant` trains on: the original training images, or their texture swap."""
         return f"{TEXTURE_SWAP}/train" if variant in self.texture_swap else self.split("train")
 
+    def transfer_base(self, chain, variant: str) -> str:
+        """The model a variant transfers from: the chain's base, or a cross-domain base (the ViT holding the
+        GPT-2's matrices, or the fresh one)."""
+        kind = self.definitions[variant].get("cross_domain")
+        if kind:
+            return f"{CROSS_DOMAIN}/{CROSS_DOMAIN_BASES[kind]}".format(chain=chain)
+        return f"{CHAIN_DIR}/base/model.pt".format(chain=chain)
+
+    def arithmetic_subnetwork(self) -> tuple[str, str, int]:
+        """(base, subtask, layers) of the arithmetic subnetwork the cross-domain variants copy (vision.cross_domain)."""
+        where = self.config["cross_domain"]
+        return where["base"], where["subtask"], where["layers"]
+
+    def arithmetic_base(self, chain) -> str:
+        base, _, layers = self.arithmetic_subnetwork()
+        return ArithmeticJobs.base_model(chain, base, layers)
+
+    def cross_domain_subnetwork(self, chain, variant: str) -> str | list:
+        """The arithmetic subnetwork under the ViT's names, for a cross-domain variant that reads one (else [],
+        Snakemake's no input)."""
+        if variant in self.cross_domain and reads_subnetwork(self.definitions[variant]):
+            return f"{CROSS_DOMAIN}/subnetwork.pt".format(chain=chain)
+        return []
+
     # --- the settings each step gets -----------------------------------------------------------------------------
+
+    def report_settings(self) -> str:
+        """vision.report, its comparisons joined by the cross-domain ones: at each training-set size, the
+        GPT-2's subnetwork frozen in the ViT against every other cross-domain variant of that size (by what the
+        variants are, not their names)."""
+        report = dict(self.config["report"])
+        by_size = {}
+        for name in self.cross_domain:
+            by_size.setdefault(self.definitions[name].get("train_per_class"), []).append(name)
+        for names in by_size.values():
+            transferred = [name for name in names if self.definitions[name]["method"] == "subnetwork"
+                           and self.definitions[name]["cross_domain"] == "gpt2"]
+            extra = [[first, second] for first in transferred for second in names if second != first]
+            report["comparisons"] = [*report["comparisons"], *(pair for pair in extra
+                                                               if pair not in report["comparisons"])]
+        return as_json(report)
+
+    def cross_domain_settings(self, chain) -> str:
+        return as_json({"chain": int(chain), "image_size": self.config["data"]["reading"]["image_size"],
+                        "num_outputs": self.config["model"]["num_outputs"]})
 
     def classes_setting(self) -> dict:
         return {"classes": self.classes} if self.source.classes == "folders" else {}
@@ -228,5 +282,7 @@ class VisionJobs(FamilyJobs):
         yield "vision_transfer", [f"{bench}/chain{point.chain}/transfer/{point.variant}.jsonl" for point in self.points]
         if "pretrained" in self.inits:
             yield "vision_diagnostics", [f"{bench}/diagnostics.jsonl"]
+        if self.cross_domain:
+            yield "vision_cross_domain", expand(f"{bench}/chain{{chain}}/cross_domain.jsonl", chain=self.chains)
         if self.texture_swap:
             yield "vision_texture_swap", [f"{bench}/data/texture_swap.jsonl"]

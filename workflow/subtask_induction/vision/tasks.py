@@ -19,12 +19,29 @@ from .cue_conflict import cue_conflict_metrics, read_cue_conflict
 from .classes import CATEGORIES
 
 
-def open_split(roots, data: dict, name: str, classes=CATEGORIES) -> ImageSet:
+def open_split(roots, data: dict, name: str, classes=CATEGORIES, per_class: int | None = None,
+               seed: int = 0) -> ImageSet:
     """A split from its image folder(s), read as data = {image_size, resize, in_memory, workers} says; class
-    index k is classes[k] (classes.run_classes)."""
+    index k is classes[k] (classes.run_classes). `per_class`: only that many images of each class, drawn with
+    `seed` (a smaller training set of the same classes, for a sample-efficiency curve)."""
     items = list_images(roots, classes, what=f"{name} images")
+    if per_class is not None:
+        items = per_class_subset(items, per_class, seed, name)
     return ImageSet(items, data["image_size"], data.get("resize"), in_memory=data.get("in_memory", True),
                     workers=data.get("workers", 0), name=name)
+
+
+def per_class_subset(items: list[ImageItem], per_class: int, seed: int, name: str = "split") -> list[ImageItem]:
+    """`per_class` items of each class, drawn without replacement by `seed`, in the split's own order; a class
+    with fewer is an error (the curve's point would silently train on fewer images)."""
+    generator = torch.Generator().manual_seed(seed)
+    chosen = []
+    for label in sorted({item.label for item in items}):
+        members = [i for i, item in enumerate(items) if item.label == label]
+        if len(members) < per_class:
+            raise ValueError(f"{name}: class {label} has {len(members)} images, fewer than train_per_class {per_class}")
+        chosen += [members[k] for k in torch.randperm(len(members), generator=generator)[:per_class].tolist()]
+    return [items[i] for i in sorted(chosen)]
 
 
 def open_cue_conflict(folder, data: dict, classes=CATEGORIES) -> tuple[ImageSet, list]:
