@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from subtask_induction.method.masks import save_subnetwork
 from subtask_induction.arithmetic.data import build_dataset
 from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names, save_gpt2
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups
@@ -150,7 +151,7 @@ def inputs(tmp_path):
     save_gpt2(broken, meta, tmp_path / "nan_base.pt")
     masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.3
              for name in masked_weight_names(base)}
-    save_torch({"masks": masks, "subtask": "ab"}, tmp_path / "subnetwork.pt")
+    save_subnetwork(tmp_path / "subnetwork.pt", masks, subtask="ab")
     save_torch(build_dataset("transfer", "a2+ab", n_numbers=20, modulus=7, seed=0, train_rows=40, eval_rows=30,
                              test_rows=30), tmp_path / "data.pt")
     return tmp_path

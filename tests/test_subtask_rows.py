@@ -6,6 +6,7 @@ import torch
 from subtask_induction.arithmetic.data import build_dataset
 from subtask_induction.arithmetic.model import masked_weight_names
 from subtask_induction.arithmetic.subtask_rows import discovery_rows, pack_batches, pack_loss, teacher_log_probs
+from subtask_induction.method.masks import save_subnetwork
 
 SIZES = {"n_numbers": 20, "modulus": 7, "seed": 0, "eval_rows": 40, "test_rows": 40}
 
@@ -79,7 +80,7 @@ def inputs_of(tmp_path):
               tmp_path / "base.pt")
     masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.3
              for name in masked_weight_names(base)}
-    save_torch({"masks": masks, "subtask": "ab", "train_rows": 100}, tmp_path / "subnetwork.pt")
+    save_subnetwork(tmp_path / "subnetwork.pt", masks, subtask="ab", train_rows=100)
     save_torch(build_dataset("discovery", "ab", train_rows=100, **SIZES), tmp_path / "discovery.pt")
     save_torch(build_dataset("transfer", "a2+ab", train_rows=None, **SIZES), tmp_path / "data.pt")
     return base, masks

@@ -118,11 +118,11 @@ def test_random_and_full_controls(tiny_gpt2):
 
 
 def test_complement_is_checked_when_the_subnetwork_is_selected(tmp_path):
-    from subtask_induction.runtime import save_torch
+    from subtask_induction.method.masks import save_subnetwork
     from subtask_induction.steps import select_subnetwork
 
     dense = {"h.0.weight": torch.tensor([True, True, True, False])}
-    save_torch({"masks": dense, "kept": {"overall": 0.75}, "eval_accuracy": 1.0, "l0_weight": 1e-6}, tmp_path / "a.pt")
+    save_subnetwork(tmp_path / "a.pt", dense, kept={"overall": 0.75}, eval_accuracy=1.0, l0_weight=1e-6)
     with pytest.raises(SystemExit, match=r"keep more than half.*h\.0\.weight"):
         select_subnetwork.main(["--subnetworks", str(tmp_path / "a.pt"), "--out", str(tmp_path / "s.pt"),
                                 "--check-complement"])

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from subtask_induction.method.masks import save_subnetwork
 from subtask_induction.arithmetic.data import build_dataset
 from subtask_induction.arithmetic.model import accuracy, build_gpt2, masked_weight_names, save_gpt2
 from subtask_induction.runtime import load_torch, save_torch
@@ -33,7 +34,7 @@ def inputs(tmp_path):
     base = write_base(0)
     masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.3
              for name in masked_weight_names(base)}
-    save_torch({"masks": masks, "subtask": "ab"}, tmp_path / "subnetwork.pt")
+    save_subnetwork(tmp_path / "subnetwork.pt", masks, subtask="ab")
     save_torch(build_dataset("transfer", "a2+ab", n_numbers=20, modulus=7, seed=0, train_rows=40, eval_rows=30,
                              test_rows=30), tmp_path / "data.pt")
     return tmp_path, write_base

@@ -23,6 +23,7 @@ from torch import nn
 
 from ..method.masks import apply_binary_masks
 from ..training import epoch_order
+from ..upgrade import upgrade_record
 from .model import lm_loss, stacked_batches
 
 KINDS = ("mixture", "distill")
@@ -63,9 +64,8 @@ def add_task_marker(model: nn.Module, n_numbers: int, seed: int) -> nn.Module:
 
 def discovery_rows(dataset: dict, subnetwork: dict) -> torch.Tensor:
     """The training rows the discovery read: the first `train_rows` of its dataset (a label budget reads a
-    prefix; a subnetwork written before it recorded them read all)."""
-    rows = dataset["splits"]["train"]
-    return rows[:subnetwork.get("train_rows") or len(rows)]
+    prefix)."""
+    return dataset["splits"]["train"][:upgrade_record(subnetwork, "arithmetic subnetwork")["train_rows"]]
 
 
 @torch.no_grad()

@@ -153,8 +153,8 @@ def shared_depths(rows: pd.DataFrame) -> pd.DataFrame:
 
 def rows_statement(transfer: pd.DataFrame) -> str:
     """What the runs in `transfer` trained on (their metrics.json `rows`), for every table and caption."""
-    if "paper_rows" not in transfer or transfer.empty:
-        return "Trained rows: not recorded (records written before version 0.4.0)."
+    if transfer.empty:
+        return "Trained rows: none (no transfer point in these tables)."
     if transfer["paper_rows"].astype(bool).all():
         return ("Every run trained on every a=b row and all n disambiguation rows: the paper's rows (`eval` is the "
                 "paper's protocol, `last` the leak-free one, from the same run).")

@@ -28,6 +28,7 @@ from ..runtime import code_hash, load_torch, resolve_device, save_json, tensor_d
 from ..seeds import arithmetic_transfer_seeds
 from ..stacked_training import StackedAdamW
 from ..training import Checkpointing, EpochRun, Schedule, fit
+from ..upgrade import upgrade_record
 from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
 from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, predict_answers,
                     redraw_masked_weights, stacked_batches)
@@ -298,7 +299,4 @@ def transfer_init_seed(point, base_meta):
     initialisation (the lottery-ticket rewind, a question of its own: seeds.py)."""
     if point["variant_settings"].get("init", "fresh") == "fresh":
         return arithmetic_transfer_seeds(point["identity"]["chain"], point["identity"]["replicate"])["init"]
-    if "seeds" not in base_meta:
-        raise SystemExit(f"error: variant '{point['identity']['variant']}' rewinds to the base's initialisation, but {point['base']} "
-                         "records no seeds (written before version 0.3.0): train the base again")
-    return base_meta["seeds"]["init"]
+    return upgrade_record(base_meta, "base", point["base"])["seeds"]["init"]

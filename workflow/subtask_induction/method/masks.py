@@ -34,6 +34,8 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
+from ..upgrade import upgrade_record
+
 
 class WeightMask(nn.Module):
     """Base class: a parametrization `weight -> weight * mask` with one learnable score per weight."""
@@ -318,14 +320,11 @@ def masks_to_bits(binary_masks: dict[str, torch.Tensor]) -> dict[str, dict]:
 
 
 def masks_from_bits(packed: dict, where: str = "masks") -> dict[str, torch.Tensor]:
-    """Inverse of `masks_to_bits`; plain boolean tensors (the earlier format) pass through."""
+    """Inverse of `masks_to_bits` (a file of another shape: upgrade.upgrade_record)."""
     masks = {}
-    for name, value in packed.items():
-        if isinstance(value, torch.Tensor) and value.dtype == torch.bool:
-            masks[name] = value
-            continue
-        if not (isinstance(value, dict) and {"shape", "bits"} <= set(value)):
-            raise ValueError(f"{where}: mask '{name}' is neither packed ({{shape, bits}}) nor a bool tensor")
+    for name, value in upgrade_record(packed, "masks", where).items():
+        if not {"shape", "bits"} <= set(value):
+            raise ValueError(f"{where}: mask '{name}' is not packed ({{shape, bits}})")
         shape, bits = value["shape"], value["bits"]
         count = math.prod(shape)
         if bits.dtype != torch.uint8 or bits.numel() != (count + 7) // 8:

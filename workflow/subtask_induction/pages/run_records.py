@@ -24,6 +24,7 @@ import pandas as pd
 import yaml
 
 from ..runtime import save_text
+from ..upgrade import upgrade_record
 
 DATA = Path(__file__).resolve().parents[3] / "docs" / "data"
 # What run.yaml must state for a page to cite the run.
@@ -48,11 +49,7 @@ class RunRecord:
         return (self.folder / table).exists()
 
     def csv(self, table: str) -> pd.DataFrame:
-        frame = pd.read_csv(self.path(table))
-        # Records made before 0.5.0 call a transfer seed `seed`; it is the replicate (CHANGELOG 0.5.0).
-        if "seed" in frame and "replicate" not in frame:
-            frame = frame.rename(columns={"seed": "replicate"})
-        return frame
+        return upgrade_record(pd.read_csv(self.path(table)), "table", str(self.path(table)))
 
     def text(self, table: str) -> str:
         return self.path(table).read_text()

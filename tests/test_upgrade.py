@@ -1,0 +1,39 @@
+"""Records of earlier versions are read in one place (upgrade.upgrade_record) within a stated support window
+(0.4.0 and later): a 0.4.0 table reads as today's, an older record is refused by name with what to run again."""
+
+import pandas as pd
+import pytest
+import torch
+
+from harness import REPO
+from subtask_induction.arithmetic.subtask_rows import discovery_rows
+from subtask_induction.method.masks import load_subnetwork, masks_to_bits
+from subtask_induction.pages import run_records
+from subtask_induction.runtime import save_torch
+from subtask_induction.upgrade import SUPPORTED_FROM, OutsideSupport, upgrade_record
+
+
+def test_a_0_4_0_table_reads_as_today_s():
+    old = pd.DataFrame({"chain": [0, 0], "seed": [0, 1], "test_accuracy": [0.5, 0.6]})
+    assert list(upgrade_record(old, "table").columns) == ["chain", "replicate", "test_accuracy"]
+    today = old.rename(columns={"seed": "replicate"})
+    assert upgrade_record(today, "table").equals(today)
+    # the stored 0.4.0 records of docs/data read with replicates, as the pages use them
+    stored = run_records.load("paper_depth2", REPO / "docs" / "data")
+    assert stored.provenance["version"] == "0.4.0" and "replicate" in stored.csv("arithmetic/transfer.csv")
+
+
+def test_records_older_than_the_window_are_refused_by_name(tmp_path):
+    save_torch({"masks": {"transformer.h.0.attn.c_attn.weight": torch.ones(2, 2, dtype=torch.bool)}},
+               tmp_path / "old.pt")
+    with pytest.raises(OutsideSupport, match=rf"old.pt: its masks .* are not bit-packed.*before version "
+                                             rf"{SUPPORTED_FROM}.*run its discovery again"):
+        load_subnetwork(tmp_path / "old.pt")
+    rows = {"splits": {"train": torch.arange(10).view(5, 2)}}
+    with pytest.raises(OutsideSupport, match="no `train_rows`"):
+        discovery_rows(rows, {"masks": masks_to_bits({"w": torch.ones(2, dtype=torch.bool)})})
+    assert discovery_rows(rows, {"train_rows": 3}).shape == (3, 2)
+    with pytest.raises(OutsideSupport, match="base.pt: it records no seeds.*train the base again"):
+        upgrade_record({"state_dict": {}}, "base", "base.pt")
+    with pytest.raises(ValueError, match="unknown kind"):
+        upgrade_record({}, "vision base")
