@@ -14,9 +14,11 @@ def counts(result) -> dict[str, int]:
 
 @pytest.mark.parametrize("configs, expect", [
     # the size dial (12 variants x 2 n x 3 chains at 2 layers) and the label budget (2 x 3 chains) on the default;
-    # vision: the texture swap's data, a label-free discovery per chain, 3 transfer variants more per chain
+    # vision: the texture swap's data, a label-free discovery per chain, 3 transfer variants more per chain, the
+    # architectural rival, and arithmetic -> vision (its bases per chain, 4 models x 3 sizes per chain)
     (["config/beyond.yaml"], {"arithmetic_discover_budget": 2 * 3, "arithmetic_budget": 1, "vision_texture_swap": 1,
-                              "vision_discover": 3 * 3, "vision_transfer": 3 * 7}),
+                              "vision_discover": 3 * 3, "vision_transfer": 3 * (7 + 1 + 4 * 3),
+                              "vision_cross_domain": 3}),
     # the same at paper scale: the budget at every depth
     (["config/paper.yaml", "config/paper_beyond.yaml"], {"arithmetic_discover_budget": 2 * 6, "arithmetic_budget": 1}),
 ])
