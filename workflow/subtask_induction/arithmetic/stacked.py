@@ -222,8 +222,7 @@ def optimizer_groups(model: StackedGPT2, lr: float, plans: list[TransferPlan]) -
     groups = [{"params": [model.weights], "lr": torch.full((model.count,), float(lr), dtype=torch.float64)}]
     if any(plan.trains_subnetwork for plan in plans):
         groups.append({"params": [model.subnetwork],
-                       "lr": torch.tensor([lr * plan.lr_scale if plan.trains_subnetwork else 0.0 for plan in plans],
-                                          dtype=torch.float64)})
+                       "lr": torch.tensor([plan.subnetwork_lr(lr) for plan in plans], dtype=torch.float64)})
     else:
         model.subnetwork.requires_grad_(False)
     return groups

@@ -184,6 +184,12 @@ class TransferPlan:
         """Whether the transferred weights are a parameter the optimizer moves (lr_scale > 0)."""
         return self.freezes_weights and self.lr_scale > 0
 
+    def subnetwork_lr(self, lr: float) -> float:
+        """The one optimizer-group rule of a transfer: the transferred weights learn at lr * lr_scale when the
+        plan trains them, else not at all (0); every other trained weight at lr. A lone model's groups
+        (parameter_groups) and a pack's (arithmetic.stacked.optimizer_groups) both read it."""
+        return lr * self.lr_scale if self.trains_subnetwork else 0.0
+
     def masks(self, subnetwork: dict) -> dict[str, torch.Tensor]:
         """The masks this plan transfers from a discovery's saved subnetwork (its hard masks, or with top_k
         the top fraction of its scores: a size dial)."""
@@ -224,7 +230,7 @@ class TransferPlan:
                 continue
             (subnetwork if name.endswith(".subnetwork") else rest).append(parameter)
         groups = [{"params": rest, "lr": lr}]
-        if subnetwork:
-            groups.append({"params": subnetwork, "lr": lr * self.lr_scale})
+        if subnetwork:   # a parameter only when the plan trains it (FrozenSubnetwork)
+            groups.append({"params": subnetwork, "lr": self.subnetwork_lr(lr)})
         return groups
 
