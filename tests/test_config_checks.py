@@ -53,6 +53,9 @@ CASES = [
      "variants.si: model_kwargs changes the architecture, so nothing of the base fits it: method must be random"),
     (lambda c: c["vision"]["transfer"]["variants"]["scratch"].update(model_kwargs={"aa_layer": "gauss"}),
      "variants.scratch.model_kwargs.aa_layer: 'gauss' is not one of ['blurpool']"),
+    (lambda c: (c["vision"]["data"]["reading"].update(image_size=16),
+                c["vision"]["transfer"]["variants"]["scratch"].update(model_kwargs={"aa_layer": "blurpool"})),
+     "variants.scratch.model_kwargs.aa_layer: the blur pads by reflection, .*image_size 16 is below 32"),
     (lambda c: c["vision"]["transfer"]["variants"].update(
         xd={"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
             "trainable": "all", "cross_domain": "fresh"}),

@@ -108,6 +108,11 @@ def vision_problems(vision: dict) -> list[str]:
             if kwargs and isinstance(kwargs.get(key), str) and kwargs[key] not in names:
                 problems.append(f"config vision.transfer.variants.{name}.model_kwargs.{key}: '{kwargs[key]}' is not "
                                 f"one of {sorted(names)}")
+        size = vision["data"]["reading"]["image_size"]
+        if kwargs and kwargs.get("aa_layer") and size < 32:
+            problems.append(f"config vision.transfer.variants.{name}.model_kwargs.aa_layer: the blur pads by "
+                            f"reflection, which needs 2 px or more before each of a ResNet's five strides: "
+                            f"vision.data.reading.image_size {size} is below 32")
     swap = [name for name in run if name in variants and variants[name]["data"] == "texture_swap"]
     source = vision["data"]["source"]
     if swap and SOURCES[source].user_tree:
