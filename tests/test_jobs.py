@@ -15,8 +15,8 @@ BEYOND = __import__("yaml").safe_load((__import__("conftest").REPO / "config/bey
 
 
 def test_expand_gives_snakemakes_paths_in_snakemakes_order():
-    grid = {"chain": [0, 1, 2], "init": ["pretrained", "random"], "penalty": ["1e-06", "1e-05"]}
-    pattern = "results/vision/chain{chain}/discovery/{init}/lambda{penalty}/metrics.json"
+    grid = {"chain": [0, 1, 2], "init": ["pretrained", "random"], "l0": ["1e-06", "1e-05"]}
+    pattern = "results/vision/chain{chain}/discovery/{init}/lambda{l0}/metrics.json"
     assert expand(pattern, **grid) == snakemake_expand(pattern, **grid)
     assert expand("x/{a}", a=[]) == snakemake_expand("x/{a}", a=[]) == []
 

@@ -37,3 +37,29 @@ def test_records_older_than_the_window_are_refused_by_name(tmp_path):
         upgrade_record({"state_dict": {}}, "base", "base.pt")
     with pytest.raises(ValueError, match="unknown kind"):
         upgrade_record({}, "vision base")
+
+
+def test_a_run_finished_before_a_wildcard_was_renamed_plans_nothing_after_its_upgrade(smoke_run, tmp_path):
+    """The vision λ wildcard was `penalty` (0.4.0-0.5.0 development), now `l0` as in arithmetic: a finished run
+    whose records hold the old command would retrain every vision discovery (Snakemake's code trigger) and all
+    that follows; `python -m subtask_induction.upgrade FOLDER` rewrites those records and nothing is planned."""
+    import json
+
+    from harness import clone_run, snakemake
+    from subtask_induction.upgrade import main as upgrade_main
+
+    workdir = clone_run(smoke_run, tmp_path / "run")
+    metadata = workdir / ".snakemake" / "metadata"
+    old = 0
+    for path in (p for p in metadata.rglob("*") if p.is_file()):
+        record = json.loads(path.read_text())
+        if record.get("rule") == "vision_discover":
+            record["code"] = record["code"].replace("{wildcards.l0}", "{wildcards.penalty}")
+            path.write_text(json.dumps(record))
+            old += 1
+    assert old == 8   # two chains x two inits, one λ; two outputs each
+    before = snakemake(workdir, "-n")
+    assert "code has changed since last execution:\n        vision_discover" in before.stdout
+    assert upgrade_main([str(workdir)]) == 0
+    assert "Nothing to be done" in snakemake(workdir, "-n").stdout
+    assert upgrade_main([str(workdir)]) == 0   # twice: nothing more to rewrite

@@ -202,12 +202,12 @@ rule vision_discover:
         unpack(lambda wildcards: vis_inputs("discovery", "eval")),
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
     output:
-        subnetwork=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
-        metrics=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json",
+        subnetwork=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/subnetwork.pt",
+        metrics=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/metrics.json",
     log:
-        f"logs/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.log",
+        f"logs/vision/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.log",
     benchmark:
-        f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl"
+        f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.jsonl"
     conda:
         "../../envs/subtask-induction.yaml"
     threads: config["threads_per_job"]
@@ -215,7 +215,7 @@ rule vision_discover:
         **training_resources("vision_discover"),
     params:
         settings=lambda wildcards: VIS_JOBS.discovery_settings(wildcards.chain, wildcards.init),
-        identity=lambda wildcards: VIS_JOBS.discovery_identity(wildcards.chain, wildcards.init, wildcards.penalty),
+        identity=lambda wildcards: VIS_JOBS.discovery_identity(wildcards.chain, wildcards.init, wildcards.l0),
         test=VIS_JOBS.split("test"),
         device=config["device"],
     message:
@@ -224,7 +224,7 @@ rule vision_discover:
         then_remove_checkpoints(
             train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
             "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
-            "--pooled-test {input.pooled_test:q} --l0-weight {wildcards.penalty} "
+            "--pooled-test {input.pooled_test:q} --l0-weight {wildcards.l0} "
             "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
             "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
             "subnetwork",
@@ -235,8 +235,8 @@ rule vision_discover:
 checkpoint vision_select_subnetwork:
     input:
         expand(
-            f"{VIS_DIR}/chain{{{{chain}}}}/discovery/{{{{init}}}}/lambda{{penalty}}/subnetwork.pt",
-            penalty=VIS_JOBS.penalty_tags,
+            f"{VIS_DIR}/chain{{{{chain}}}}/discovery/{{{{init}}}}/lambda{{l0}}/subnetwork.pt",
+            l0=VIS_JOBS.l0_tags,
         ),
     output:
         f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json",
@@ -330,9 +330,9 @@ rule vision_cue_conflict:
         check=vis_jobs.CUE_CONFLICT_CHECK,
         base=f"{VIS_CHAIN_DIR}/base/model.pt",
         subnetworks=expand(
-            f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/subnetwork.pt",
+            f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/subnetwork.pt",
             init=VIS_JOBS.inits,
-            penalty=VIS_JOBS.penalty_tags,
+            l0=VIS_JOBS.l0_tags,
             allow_missing=True,
         ),
         transfers=expand(

@@ -82,7 +82,7 @@ class VisionJobs(FamilyJobs):
         root = self.source_root()
         self.classes = (class_folders(Path(root) / "train") if self.source.classes == "folders" and root
                         and not self.source.tree_problems(root) else None)
-        self.penalty_tags = [number_tag(x) for x in vision["discovery"]["l0_weights"]]
+        self.l0_tags = [number_tag(x) for x in vision["discovery"]["l0_weights"]]
 
     def discovery_of(self, name: str) -> str | None:
         """The discovery whose subnetwork variant `name` reads; None if none."""
@@ -221,9 +221,9 @@ class VisionJobs(FamilyJobs):
         return as_json({"family": "vision", "stage": "base", "chain": int(chain)})
 
     @staticmethod
-    def discovery_identity(chain, init: str, penalty: str) -> str:
+    def discovery_identity(chain, init: str, l0: str) -> str:
         return as_json({"family": "vision", "stage": "discovery", "chain": int(chain), "init": init,
-                        "l0_weight": float(penalty)})
+                        "l0_weight": float(l0)})
 
     @staticmethod
     def transfer_identity(chain, variant: str) -> str:
@@ -258,10 +258,10 @@ class VisionJobs(FamilyJobs):
     # --- what the run makes ------------------------------------------------------------------------------------
 
     def discovery_paths(self, pattern: str) -> list[str]:
-        return expand(pattern, chain=self.chains, init=self.inits, penalty=self.penalty_tags)
+        return expand(pattern, chain=self.chains, init=self.inits, l0=self.l0_tags)
 
     def discovery_metrics(self) -> list[str]:
-        return self.discovery_paths(f"{CHAIN_DIR}/discovery/{{init}}/lambda{{penalty}}/metrics.json")
+        return self.discovery_paths(f"{CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/metrics.json")
 
     def transfer_metrics(self) -> list[str]:
         return [point.metrics for point in self.points]
@@ -278,7 +278,7 @@ class VisionJobs(FamilyJobs):
         yield "vision_mean_pool", [f"{bench}/pooled/{split}/shard{shard}.jsonl" for split in POOLED_SPLITS
                                    for shard in range(self.config["pooling"]["shards"][split])]
         yield "vision_base", expand(f"{bench}/chain{{chain}}/base.jsonl", chain=self.chains)
-        yield "vision_discover", self.discovery_paths(f"{bench}/chain{{chain}}/discovery/{{init}}/lambda{{penalty}}.jsonl")
+        yield "vision_discover", self.discovery_paths(f"{bench}/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.jsonl")
         yield "vision_transfer", [f"{bench}/chain{point.chain}/transfer/{point.variant}.jsonl" for point in self.points]
         if "pretrained" in self.inits:
             yield "vision_diagnostics", [f"{bench}/diagnostics.jsonl"]
