@@ -149,3 +149,13 @@ def test_code_defaults_equal_the_config_values_they_stand_for():
     for module in ("arithmetic/jobs.py", "submasking/jobs.py"):
         source = (REPO / "workflow" / "subtask_induction" / module).read_text()
         assert '.get("pack_size"' not in source, f"{module} falls back to a pack size the config does not state"
+
+
+def test_how_an_option_moved_a_curve_is_judged_as_the_curve_is():
+    """To 3 decimals, as "on the authors' curve" is: 0.975 - 0.925 is 0.04999... in floating point, yet 0.050 away
+    is off their curve, so an option that brings it within the band put it onto theirs."""
+    from subtask_induction.pages.curves import moved
+
+    assert moved(0.969, 0.925, 0.975) == "onto theirs"
+    assert moved(0.960, 0.955, 0.975) == "on theirs, as without it"
+    assert moved(0.700, 0.800, 0.975) == "away from theirs" and moved(0.85, 0.80, 0.975) == "toward theirs"

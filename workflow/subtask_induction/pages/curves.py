@@ -144,7 +144,8 @@ HYPOTHESIS_RECORDS = {how[1] for _, _, how in AUTHORS_CODE_DIFFERENCES if how an
 def moved(value: float, without: float, theirs: float) -> str:
     """How an option moved our value relative to the authors' (CURVE_BAND; 0.01: closer or farther by more than
     rounding)."""
-    before, after = abs(without - theirs), abs(value - theirs)
+    # to 3 decimals, as beside_authors judges "within" (0.975 - 0.925 is 0.04999... in floating point)
+    before, after = round(abs(without - theirs), 3), round(abs(value - theirs), 3)
     return ("onto theirs" if after < CURVE_BAND <= before else "on theirs, as without it" if after < CURVE_BAND
             else "toward theirs" if after < before - 0.01 else "away from theirs" if after > before + 0.01
             else "no closer")
