@@ -47,8 +47,9 @@ def test_a_whole_pipeline_record_gets_its_section_and_figure_and_stays_out_of_th
 
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
-    before = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
     pipeline = data / "paper_depth2_authors_pipeline"
+    shutil.rmtree(pipeline, ignore_errors=True)   # the stored one: this test makes its own
+    before = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
     shutil.copytree(data / "paper_depth2", pipeline)
     transfer = pipeline / "arithmetic" / "transfer.csv"
     rows = results.pd.read_csv(transfer)

@@ -92,7 +92,7 @@ def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
     figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, frameon=False,
-                  bbox_to_anchor=(0.5, -0.02 - 0.03 * len(depths)), fontsize=8)
+                  bbox_to_anchor=(0.5, -0.02 - 0.06 * (3 - len(depths))), fontsize=8)
     figure.tight_layout()
     return _save(figure, path)
 

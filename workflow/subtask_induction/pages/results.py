@@ -293,6 +293,7 @@ def authors_pipeline(records: dict[str, RunRecord], name: str, compared: pd.Data
         theirs = mine["theirs"].dropna()
 
         def row(source, frame):
+            frame = frame[frame.index.isin(sizes)]   # the sizes the pipeline ran, the table's columns
             cells = [(cell(frame.loc[n, "mean"], frame.loc[n, "std"], frame.loc[n, "count"])
                       + ("" if pd.isna(frame.loc[n, "theirs"]) or frame.loc[n, "within"] else " †"))
                      if n in frame.index else "" for n in sizes]
