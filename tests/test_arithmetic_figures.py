@@ -20,7 +20,7 @@ def synthetic_transfer():
             ["eval", "last"]):
         rows.append({"base": base, "subtask": subtask, "target": "a2+ab", "layers": layers, "variant": variant,
                      "method": method, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "chain": 0, "replicate": seed,
-                     "protocol": protocol, "test_accuracy": score})
+                     "protocol": protocol, "test_accuracy": score, "paper_rows": True})
     return pd.DataFrame(rows)
 
 

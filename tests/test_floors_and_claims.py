@@ -75,7 +75,7 @@ def test_a_single_run_shows_no_spread_and_last_epoch_selections_are_marked():
     for seed, (accuracy, last) in enumerate(((0.5, True), (0.7, False))):
         rows.append({"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": "si", "n": 10,
                      "chain": seed, "replicate": 0, "protocol": "train_holdout", "test_accuracy": accuracy,
-                     "last_epoch": last})
+                     "last_epoch": last, "paper_rows": False})
     rows.append({**rows[0], "variant": "random", "test_accuracy": 0.25, "last_epoch": False})
     text = transfer_markdown(pd.DataFrame(rows), ["train_holdout"])
     assert "| si | 2 | 0.600 ± 0.141 ‡1/2 |" in text
