@@ -68,9 +68,10 @@ def _read_json(path: Path):
         return None
 
 
-def _write_json(path: Path, value) -> None:
+def write_json_atomic(path: Path, value) -> None:
     """Atomically, through a temporary file of a unique name: two processes parsing the workflow at once (a
-    cluster job's own Snakemake beside the main one) must not write into each other's temporary file."""
+    cluster job's own Snakemake beside the main one) must not write into each other's temporary file. Torch-free
+    (the rule files and the run upgrade write with it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -97,10 +98,10 @@ def track_folder(root: str | os.PathLike, record: str | os.PathLike) -> str:
     cache = _read_json(cache_file)
     digest, count, fresh = listing_digest(root, cache if isinstance(cache, dict) else None)
     if fresh != cache:
-        _write_json(cache_file, fresh)
+        write_json_atomic(cache_file, fresh)
     wanted = {"digest": digest, "images": count}
     if _read_json(record) != wanted:
-        _write_json(record, wanted)
+        write_json_atomic(record, wanted)
     return str(record)
 
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 import base64
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from .listing import write_json_atomic
 
 SUPPORTED_FROM = "0.4.0"
 # A rule's command names its wildcards, and Snakemake reruns a job whose recorded command text differs (its
@@ -76,10 +76,7 @@ def upgrade_run(folder: Path) -> list[str]:
                 new = new.replace(old_text, new_text)
         if new != code:
             record["code"] = new
-            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".upgrade-")
-            with os.fdopen(handle, "w") as out:
-                json.dump(record, out)
-            os.replace(temporary, path)
+            write_json_atomic(path, record)
             # the record's name is its output's path, base64 (Snakemake splits a long one into "@" folders)
             encoded = "".join(part.lstrip("@") for part in path.relative_to(metadata).parts)
             changed.append(base64.urlsafe_b64decode(encoded).decode())

@@ -38,11 +38,12 @@ def main(argv=None):
     save_torch(save_classifier(base, spec), args.out_gpt2)
     save_torch(save_classifier(build_classifier(spec, seeds["fresh"]), spec), args.out_fresh)
     save_subnetwork(args.out_subnetwork, masks, source=str(args.subnetwork))
-    save_json({"spec": spec, "kept_fraction": kept_fraction(masks), "matrices": sorted(masks),
+    kept = kept_fraction(masks)
+    save_json({"spec": spec, "kept_fraction": kept, "matrices": sorted(masks),
                "gpt2": {"layers": meta["layers"], "model_settings": meta["model_settings"]}, "seeds": seeds,
                "settings": s, "provenance": provenance()}, args.out)
     print(f"cross-domain chain={s['chain']}: {len(masks)} ViT matrices from the GPT-2, "
-          f"{kept_fraction(masks)['overall']:.2%} of their entries in the subnetwork")
+          f"{kept['overall']:.2%} of their entries in the subnetwork")
 
 
 if __name__ == "__main__":
