@@ -31,11 +31,11 @@ beyond: $(STAMP)
 	$(BIN)/snakemake --cores all --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
-# fails the tests, hence CI.
+# fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread.
 test: $(STAMP)
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow/rules
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
 # each family's paper path, bad data caught first; minutes, so not part of `make test`.

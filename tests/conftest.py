@@ -3,6 +3,7 @@
 
 import inspect
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -69,9 +70,23 @@ def tiny_gpt2():
 
 
 @pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory):
+def smoke_run(tmp_path_factory, worker_id):
     """tests/smoke_config.yaml (every family, two vision chains) run once through the Snakemake CLI in a
-    temporary copy of the workflow. Read it freely; to change anything, work on harness.clone_run(...)."""
+    temporary copy of the workflow. Read it freely; to change anything, work on harness.clone_run(...).
+
+    Once for the whole session, also under pytest-xdist (`make test` runs `-n auto`): the first worker that needs
+    it runs it under a file lock in the folder the workers share, the others wait and read the same run."""
+    from filelock import FileLock
     from harness import run_workflow
 
-    return run_workflow(tmp_path_factory.mktemp("smoke"))
+    if worker_id == "master":  # a run without xdist
+        return run_workflow(tmp_path_factory.mktemp("smoke"))
+    shared = tmp_path_factory.getbasetemp().parent
+    run, finished = shared / "smoke", shared / "smoke.finished"
+    with FileLock(str(shared / "smoke.lock")):
+        if not finished.exists():
+            if run.exists():  # a worker that failed half-way: start again, do not read a broken run
+                shutil.rmtree(run)
+            run_workflow(run)
+            finished.touch()
+    return run
