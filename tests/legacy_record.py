@@ -17,6 +17,7 @@ import re
 import sys
 
 from record import differences
+from subtask_induction.upgrade import renamed_path
 
 GONE_TOP = {"seed", "variant"}  # now in `identity`
 GONE_CONFIG = {"variant_name", "n_disambiguation", "seed", "chain", "method", "fraction"}  # repeated the identity
@@ -53,7 +54,9 @@ def in_old_words(name: str, value, side: str):
 
 
 def legacy_differences(old: dict, new: dict, limit: int = 40) -> list[str]:
-    return differences({k: in_old_words(k, v, "old") for k, v in old.items()},
+    """0.5.0 also names a point's folder `replicate{r}` (upgrade.RENAMED_PATHS): the old record's paths, renamed."""
+    return differences({renamed_path(k): in_old_words(k, json.loads(renamed_path(json.dumps(v))), "old")
+                        for k, v in old.items()},
                        {k: in_old_words(k, v, "new") for k, v in new.items()}, limit)
 
 

@@ -57,14 +57,14 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     # labels differ, optimiser steps do not: 100 rows x 2 epochs at batch 50 = 50 rows x 4 epochs
     assert budget_discovery["steps"] == every_row_discovery["steps"] == 4
     assert budget_discovery["selection_rows"] == 40  # the eval rows that picked its epoch count in its budget
-    rewind = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si_rewind/n10/seed0/metrics.json").read_text())
+    rewind = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si_rewind/n10/replicate0/metrics.json").read_text())
     base = json.loads((workdir / f"{chain0}/base/a+ab/layers1/metrics.json").read_text())
-    si_point = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json").read_text())
+    si_point = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/si/n10/replicate0/metrics.json").read_text())
     assert rewind["seeds"]["init"] == base["seeds"]["init"] != si_point["seeds"]["init"]
     for kind in ("mixture", "distill", "mixture_inherit"):
         # beside its own rows, each read the every-row discovery's 100 subtask rows, marked (the unmarked kind,
         # the 0.3.0 mixture, is the same step without mark(): tests/test_subtask_rows.py)
-        record = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/{kind}/n10/seed0/metrics.json").read_text())
+        record = json.loads((workdir / f"{chain0}/transfer/a+ab/ab/a2+ab/layers1/{kind}/n10/replicate0/metrics.json").read_text())
         assert record["rows"]["subtask"] == every_row_discovery["train_rows"] == 100
         assert record["rows"]["task_marker"] and "marker" in record["seeds"]
         assert record["seeds"]["init"] == si_point["seeds"]["init"]  # paired with SI on one fresh network

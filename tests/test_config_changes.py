@@ -83,7 +83,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     assert [json.loads((workdir / path).read_text())["subnetwork"] for path in selected] == chosen  # it lost
     assert not [p for m in pack_manifests(workdir, started, "submasking").values() for p in m["trained"]]
     trained = [path for manifest in pack_manifests(workdir, since=started).values() for path in manifest["trained"]]
-    assert trained and all("/seed1/" in path or "/n20/" in path for path in trained), trained
+    assert trained and all("/replicate1/" in path or "/n20/" in path for path in trained), trained
     assert len(trained) == 4 * len(chains) * (2 + 2)  # per chain: the variants at n 0 and 10 for seed 1, n 20 both
     after = tables(workdir)
     for name in ("vision", "submasking", "submasking_accuracy", "submasking_stability"):

@@ -116,7 +116,7 @@ def test_a_one_item_difference_is_a_tie_and_a_large_one_a_win():
 def test_transfer_records_keep_which_test_items_each_selected_epoch_got_right(smoke_run):
     from subtask_induction.claims import bits_correct
 
-    point = json.loads((smoke_run / "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json")
+    point = json.loads((smoke_run / "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/replicate0/metrics.json")
                        .read_text())
     assert point["rows"]["test"] == 40
     for chosen in point["metrics"].values():

@@ -48,7 +48,7 @@ def test_the_defaults_points_are_its_experiments_crossed_each_once():
 def test_a_points_folder_and_identity_name_the_same_point():
     point = ArithmeticPoint(chain=1, base="a+ab", subtask="ab", target="a2+ab", layers=2, variant="si", n=250,
                             replicate=3)
-    assert point.metrics == "results/arithmetic/chain1/transfer/a+ab/ab/a2+ab/layers2/si/n250/seed3/metrics.json"
+    assert point.metrics == "results/arithmetic/chain1/transfer/a+ab/ab/a2+ab/layers2/si/n250/replicate3/metrics.json"
     assert point.identity() == {"family": "arithmetic", "chain": 1, "base": "a+ab", "subtask": "ab",
                                 "target": "a2+ab", "layers": 2, "variant": "si", "n": 250, "replicate": 3}
     assert SubmaskingPoint("b", "t", "fs", "0.5", 1).identity()["fraction"] == 0.5

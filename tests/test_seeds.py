@@ -47,7 +47,7 @@ def test_arithmetic_transfer_networks_start_from_no_base_initialisation(smoke_ru
     assert bases[0]["seeds"] == arithmetic_base_seeds(0, "a+ab", 1)
     for chain in (0, 1):
         for variant in ("si", "sampled", "random"):
-            point = json.loads((runs / f"chain{chain}/transfer/a+ab/ab/a2+ab/layers1/{variant}/n10/seed0/metrics.json")
+            point = json.loads((runs / f"chain{chain}/transfer/a+ab/ab/a2+ab/layers1/{variant}/n10/replicate0/metrics.json")
                                .read_text())
             assert set(point["seeds"]) >= {"init", "mask", "holdout", "batches"}
             assert point["seeds"]["init"] not in {record["seeds"]["init"] for record in bases.values()}

@@ -39,27 +39,35 @@ def test_records_older_than_the_window_are_refused_by_name(tmp_path):
         upgrade_record({}, "vision base")
 
 
-def test_a_run_finished_before_a_wildcard_was_renamed_plans_nothing_after_its_upgrade(smoke_run, tmp_path):
-    """The vision λ wildcard was `penalty` (0.4.0-0.5.0 development), now `l0` as in arithmetic: a finished run
-    whose records hold the old command would retrain every vision discovery (Snakemake's code trigger) and all
-    that follows; `python -m subtask_induction.upgrade FOLDER` rewrites those records and nothing is planned."""
+def test_a_run_of_0_5_0_s_development_plans_nothing_after_its_upgrade(smoke_run, tmp_path):
+    """Two renames of 0.5.0's development: the vision λ wildcard was `penalty` (now `l0`, as in arithmetic) and a
+    point's folder `seed{r}` (now `replicate{r}`). A finished run of that layout would retrain every vision
+    discovery (Snakemake's code trigger) and every transfer point (their outputs missing), and all that follows;
+    `python -m subtask_induction.upgrade FOLDER` moves the folders, rewrites the records and nothing is planned."""
     import json
 
     from harness import clone_run, snakemake
+    from subtask_induction.upgrade import RENAMED_PATHS, upgrade_run
     from subtask_induction.upgrade import main as upgrade_main
 
     workdir = clone_run(smoke_run, tmp_path / "run")
-    metadata = workdir / ".snakemake" / "metadata"
-    old = 0
-    for path in (p for p in metadata.rglob("*") if p.is_file()):
-        record = json.loads(path.read_text())
-        if record.get("rule") == "vision_discover":
-            record["code"] = record["code"].replace("{wildcards.l0}", "{wildcards.penalty}")
-            path.write_text(json.dumps(record))
-            old += 1
-    assert old == 8   # two chains x two inits, one λ; two outputs each
+    # the run as the old layout wrote it: the same machinery with the renames reversed
+    old_paths = [(pattern.replace(")seed(", ")replicate("), new.replace("replicate", "seed"))
+                 for pattern, new in RENAMED_PATHS]
+    assert upgrade_run(workdir, renames=old_paths, commands=[("vision_discover", "{wildcards.l0}",
+                                                              "{wildcards.penalty}")])
+    point = "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/{}0/metrics.json"
+    fraction = "results/submasking/points/world_base/faces/fs/fraction1/{}0/metrics.json"
+    assert (workdir / point.format("seed")).is_file() and not (workdir / point.format("replicate")).exists()
+    assert (workdir / fraction.format("seed")).is_file()
+    packs = list((workdir / "results/arithmetic/transfer/packs").glob("*.points.json"))
+    assert packs and all("/seed0/" in p.read_text() and "/replicate0/" not in p.read_text() for p in packs)
+
     before = snakemake(workdir, "-n")
     assert "code has changed since last execution:\n        vision_discover" in before.stdout
+    assert "arithmetic_transfer_pack_" in before.stdout and "submasking_pack_" in before.stdout
     assert upgrade_main([str(workdir)]) == 0
-    assert "Nothing to be done" in snakemake(workdir, "-n").stdout
-    assert upgrade_main([str(workdir)]) == 0   # twice: nothing more to rewrite
+    assert json.loads((workdir / point.format("replicate")).read_text())["identity"]["replicate"] == 0
+    after = snakemake(workdir, "-n")
+    assert "Nothing to be done" in after.stdout, after.stdout[-3000:]
+    assert upgrade_run(workdir) == []   # twice: nothing more to rewrite

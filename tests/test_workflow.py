@@ -11,7 +11,7 @@ import yaml
 
 from harness import REPO, clone_run, copy_workflow, pack_manifests, smoke_config, snakemake
 
-TRANSFER_POINT = "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/seed0/metrics.json"
+TRANSFER_POINT = "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/replicate0/metrics.json"
 
 
 def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):

@@ -23,7 +23,7 @@ from subtask_induction.data_checks import retrain_problems, submasking_data_prob
 from subtask_induction.jobs import BENCH_DIR, as_json
 from subtask_induction.job_python import job_python_problem
 from subtask_induction.kernels import pin_prefix
-from subtask_induction.listing import folder_digest, track_folder
+from subtask_induction.listing import folder_digest, track_folder, write_text_atomic
 from subtask_induction.packs import pack_mem_mb, pack_minutes
 from subtask_induction.workflow_config import normalise, upgrade_keys
 
@@ -42,10 +42,7 @@ onstart:
 def write_points(path, points, log):
     """A pack's points file (the *_pack_points rules: a JSON list, as the pack's step reads it), atomically;
     the log says how many."""
-    path = Path(path)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(points)
-    os.replace(temporary, path)
+    write_text_atomic(Path(path), points)
     Path(log).write_text(f"{len(json.loads(points))} points -> {path}\n")
 
 

@@ -69,14 +69,19 @@ def _read_json(path: Path):
 
 
 def write_json_atomic(path: Path, value) -> None:
+    """`value` as JSON, atomically (write_text_atomic). Torch-free (the rule files and the run upgrade write with
+    it)."""
+    write_text_atomic(path, json.dumps(value, indent=1, sort_keys=True) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
     """Atomically, through a temporary file of a unique name: two processes parsing the workflow at once (a
-    cluster job's own Snakemake beside the main one) must not write into each other's temporary file. Torch-free
-    (the rule files and the run upgrade write with it)."""
+    cluster job's own Snakemake beside the main one) must not write into each other's temporary file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "w") as out:
-            out.write(json.dumps(value, indent=1, sort_keys=True) + "\n")
+            out.write(text)
         os.chmod(temporary, 0o666 & ~_umask())
         os.replace(temporary, path)
     except BaseException:

@@ -10,8 +10,8 @@ The words, one per concept:
   variant    a named transfer setting of the config (`arithmetic.transfer.variants`, `vision.transfer.variants`)
   plan       what a variant's method does to a network (method/transfer.py's TransferPlan)
 
-A point's folder keeps the layout of earlier releases (`.../chain{chain}/.../seed{replicate}`): a folder
-name is an address of finished work, not vocabulary, and renaming it would orphan every finished run.
+A point's folder ends in `replicate{r}` (0.5.0; `seed{r}` before): a finished run of the old layout moves with
+`python -m subtask_induction.upgrade FOLDER` (upgrade.py), which keeps every finished point.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ class ArithmeticPoint(_Point):
     @property
     def folder(self) -> str:
         return (f"{RESULTS['arithmetic']}/chain{self.chain}/transfer/{self.base}/{self.subtask}/{self.target}/"
-                f"layers{self.layers}/{self.variant}/n{self.n}/seed{self.replicate}")
+                f"layers{self.layers}/{self.variant}/n{self.n}/replicate{self.replicate}")
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ class SubmaskingPoint(_Point):
     @property
     def folder(self) -> str:
         return (f"{RESULTS['submasking']}/points/{self.backbone}/{self.task}/{self.method}/fraction{self.fraction}/"
-                f"seed{self.replicate}")
+                f"replicate{self.replicate}")
 
     @property
     def mask(self) -> str:

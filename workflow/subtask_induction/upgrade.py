@@ -4,16 +4,24 @@ Support window: records of version 0.4.0 and later. A finished run of 0.4.0 trai
 (CHANGELOG), so what is still read from 0.4.0 are stored tables (the run records of docs/data/, whose transfer
 tables call a replicate `seed`); a record older than 0.4.0 is refused by name, with what to run again, rather than
 read with a guessed meaning. Torch-free.
+
+A finished run folder of 0.5.0's development (its point folders `.../seed{r}`, its vision λ wildcard `penalty`) is
+upgraded in place by `python -m subtask_induction.upgrade FOLDER` (`upgrade_run`): the folders move, and the
+records that name them (Snakemake's metadata, the packs' point lists and manifests) are rewritten, so that nothing
+whose numbers cannot change runs again.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
 import json
+import os
+import re
 from pathlib import Path
 
-from .listing import write_json_atomic
+from .listing import write_json_atomic, write_text_atomic
 
 SUPPORTED_FROM = "0.4.0"
 # A rule's command names its wildcards, and Snakemake reruns a job whose recorded command text differs (its
@@ -22,6 +30,21 @@ SUPPORTED_FROM = "0.4.0"
 RENAMED_IN_COMMANDS = [
     ("vision_discover", "{wildcards.penalty}", "{wildcards.l0}"),   # 0.5.0: one λ wildcard, `l0`, in every family
 ]
+
+
+# A point's folder says `replicate{r}`, as its record and the config do (0.5.0; it was `seed{r}`): (pattern, new)
+# over any text holding a path, a folder's, a Snakemake record's or a pack's point list's.
+RENAMED_PATHS = [
+    (r"(arithmetic/chain\d+/transfer/[^\s\"',]+?/n\d+/)seed(\d+)(?=/|$)", r"\1replicate\2"),
+    (r"(submasking/points/[^\s\"',]+?/fraction[^/\s\"',]+/)seed(\d+)(?=/|$)", r"\1replicate\2"),
+]
+
+
+def renamed_path(text: str, renames=RENAMED_PATHS) -> str:
+    """`text` (a path, or a record holding paths) with every old point folder named as today's."""
+    for pattern, new in renames:
+        text = re.sub(pattern, new, text)
+    return text
 
 
 class OutsideSupport(ValueError):
@@ -60,27 +83,95 @@ def upgrade_record(record, kind: str, where: str = "record"):
     raise ValueError(f"upgrade_record: unknown kind {kind!r}")
 
 
-def upgrade_run(folder: Path) -> list[str]:
-    """Rewrite a finished run's Snakemake records (.snakemake/metadata) for RENAMED_IN_COMMANDS, atomically, so
-    that a renamed wildcard reruns nothing whose numbers cannot change. Returns the outputs whose record changed."""
-    metadata = Path(folder) / ".snakemake" / "metadata"
-    changed = []
+def upgrade_run(folder: Path, renames=RENAMED_PATHS, commands=RENAMED_IN_COMMANDS) -> list[str]:
+    """Upgrade a finished run folder in place: move the point folders `renames` names anew, rewrite the files
+    under results/ that name them (the packs' point lists and manifests; their times kept, so that no output looks
+    older than its input), then Snakemake's records (.snakemake/metadata: each record's name is its output's path;
+    its inputs, logs, params, command and input checksums), and `commands` in the recorded command text. Every
+    write is atomic, and a second run changes nothing. Returns the outputs whose record changed."""
+    folder = Path(folder)
+    metadata = folder / ".snakemake" / "metadata"
     if not metadata.is_dir():
         raise SystemExit(f"error: {folder} holds no finished run (no .snakemake/metadata)")
+    _move_folders(folder / "results", folder, renames)
+    checksums = _rewrite_files(folder / "results", renames)
+    changed = []
     for path in sorted(p for p in metadata.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        output = _record_output(path.relative_to(metadata))
         record = json.loads(path.read_text())
-        code = record.get("code") or ""
-        new = code
-        for rule, old_text, new_text in RENAMED_IN_COMMANDS:
-            if record.get("rule") == rule:
-                new = new.replace(old_text, new_text)
-        if new != code:
-            record["code"] = new
-            write_json_atomic(path, record)
-            # the record's name is its output's path, base64 (Snakemake splits a long one into "@" folders)
-            encoded = "".join(part.lstrip("@") for part in path.relative_to(metadata).parts)
-            changed.append(base64.urlsafe_b64decode(encoded).decode())
+        new = _upgraded_record(record, renames, commands, checksums)
+        new_output = renamed_path(output, renames)
+        if new == record and new_output == output:
+            continue
+        write_json_atomic(_record_path(metadata, new_output), new)
+        if new_output != output:
+            path.unlink()
+            for parent in path.relative_to(metadata).parents:   # Snakemake's "@" folders of a long name
+                if parent != Path(".") and not any((metadata / parent).iterdir()):
+                    (metadata / parent).rmdir()
+        changed.append(new_output)
     return changed
+
+
+def _move_folders(results: Path, folder: Path, renames) -> None:
+    old_folders = [path for path in sorted(results.rglob("*"), key=lambda p: len(p.parts), reverse=True)
+                   if path.is_dir() and renamed_path(str(path.relative_to(folder)), renames) != str(path.relative_to(folder))
+                   and renamed_path(str(path.parent.relative_to(folder)), renames) == str(path.parent.relative_to(folder))]
+    for path in old_folders:
+        target = folder / renamed_path(str(path.relative_to(folder)), renames)
+        if target.exists():
+            raise SystemExit(f"error: cannot move {path} to {target}: it exists (a run of both versions?)")
+        os.rename(path, target)
+
+
+def _rewrite_files(results: Path, renames) -> dict[str, str]:
+    """The JSON files under results/ whose text names an old folder, rewritten (times kept); returns their new
+    sha256 checksums by path relative to the run folder, as Snakemake records an input's."""
+    checksums = {}
+    for path in sorted(results.rglob("*.json")):
+        text = path.read_text()
+        new = renamed_path(text, renames)
+        if new == text:
+            continue
+        times = path.stat()
+        write_text_atomic(path, new)
+        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
+        checksums[str(path.relative_to(results.parent))] = "sha256:" + hashlib.sha256(new.encode()).hexdigest()
+    return checksums
+
+
+def _upgraded_record(record: dict, renames, commands, checksums: dict) -> dict:
+    new = dict(record)
+    for key in ("input", "log"):
+        if isinstance(record.get(key), list):
+            new[key] = [renamed_path(item, renames) for item in record[key]]
+    if isinstance(record.get("params"), list):
+        new["params"] = [renamed_path(item, renames) for item in record["params"]]
+    if isinstance(record.get("shellcmd"), str):
+        new["shellcmd"] = renamed_path(record["shellcmd"], renames)
+    if isinstance(record.get("input_checksums"), dict):
+        new["input_checksums"] = {renamed_path(name, renames): checksums.get(name, value)
+                                  for name, value in record["input_checksums"].items()}
+    code = record.get("code") or ""
+    for rule, old_text, new_text in commands:
+        if record.get("rule") == rule:
+            code = code.replace(old_text, new_text)
+    if code != (record.get("code") or ""):
+        new["code"] = code
+    return new
+
+
+def _record_output(relative: Path) -> str:
+    """A record's output path: its name is the path, base64, split into "@" folders when long (Snakemake's
+    persistence/file.py)."""
+    return base64.urlsafe_b64decode("".join(part.lstrip("@") for part in relative.parts)).decode()
+
+
+def _record_path(metadata: Path, output: str) -> Path:
+    name_max = os.pathconf(metadata, "PC_NAME_MAX") or 255
+    encoded = base64.urlsafe_b64encode(output.encode()).decode()
+    chunks = [encoded[i:i + name_max - 1] for i in range(0, len(encoded), name_max - 1)]
+    return metadata.joinpath(*["@" + chunk for chunk in chunks[:-1]], chunks[-1])
 
 
 def main(argv=None) -> int:

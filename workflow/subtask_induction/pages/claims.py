@@ -8,7 +8,7 @@ scale compares our curve with the paper's text or the authors' figure at a state
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -29,6 +29,30 @@ VISION_CLAIMS = [("subnetwork vs base", "pooled_accuracy", "The subnetwork beats
                  ("si vs mixture", "pooled_accuracy", "SI beats the data mixture (pooled images as data) on pooled images",
                   True),
                  ("si vs finetune", "cue_shape_accuracy", "SI beats fine-tuning on cue-conflict shape accuracy", False)]
+# Beyond the paper (config/beyond.yaml, issue 48): the rivals a reviewer names next, answered by the same paired
+# tests on the default's chains. Is the discovery needed (the base's largest weights instead)?
+BEYOND_ARITHMETIC = [("si", "magnitude", "SI beats the base's largest weights, count-matched per tensor (`magnitude`)")]
+# An architectural route to shape bias (anti-aliased downsampling, trained as scratch) beside SI
+BEYOND_VISION = [
+    ("si vs scratch_blurpool", "shape_bias",
+     "SI has more shape bias than an architectural route (scratch with blur-pooled downsampling)", True),
+    ("si vs scratch_blurpool", "pooled_accuracy", "SI beats blur-pooled scratch on pooled images", False),
+    ("si vs scratch_blurpool", "cue_shape_accuracy", "SI beats blur-pooled scratch on cue-conflict shape accuracy",
+     False),
+    ("scratch_blurpool vs scratch", "shape_bias", "Blur-pooled downsampling gives scratch more shape bias", False),
+    ("scratch_blurpool vs texture_swap", "shape_bias",
+     "Blur-pooled scratch has more shape bias than the texture-swap augmentation", False),
+]
+# Arithmetic -> vision: the GPT-2's ab subnetwork frozen in a world ViT (vit_gpt2_si_<images per class>) against
+# each control of the same size: (rival's stem, how the claim reads, in the README)
+CROSS_DOMAIN = [
+    ("vit_gpt2_sampled", "The arithmetic subnetwork, frozen in a world ViT, beats a count-matched random draw of the "
+                         "GPT-2's weights on pooled images", True),
+    ("vit_fresh_frozen", "The arithmetic subnetwork, frozen in a world ViT, beats as many fresh weights frozen on "
+                         "pooled images", False),
+    ("vit_scratch", "The arithmetic subnetwork, frozen in a world ViT, beats the ViT from scratch on pooled images",
+     False),
+]
 CURVE_NAMES = {"subnetwork": "SI", "full": "full", "sampled": "sampled", "complement": "complement",
                "random": "random init"}
 
@@ -81,7 +105,8 @@ def run_means(transfer: pd.DataFrame, layers: int, protocol: str) -> pd.DataFram
     return per_run.groupby(["variant", "n"])["test_accuracy"].agg(["mean", "std", "count"])
 
 
-def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last") -> list[Claim]:
+def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last",
+                       questions=ARITHMETIC_CLAIMS) -> list[Claim]:
     verdicts = verdict_rows(record, "arithmetic/chains.md", "layers", protocol)
     verdicts = verdicts[verdicts["layers"] == str(layers)]
     means = run_means(record.csv("arithmetic/transfer.csv"), layers, protocol)
@@ -89,7 +114,7 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
         return []
     runs = int(means["count"].max())
     claims = []
-    for first, second, text in ARITHMETIC_CLAIMS:
+    for first, second, text in questions:
         rows = verdicts[verdicts["comparison"] == f"{first} vs {second}"]
         if rows.empty:
             continue
@@ -101,12 +126,12 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
     return claims
 
 
-def vision_default(record: RunRecord) -> list[Claim]:
+def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
     verdicts = verdict_rows(record, "vision/comparisons.md", "metric")
     table = record.csv("vision/table1.csv").set_index("model")
     chains = int(table["pooled_accuracy_count"].max())
     claims = []
-    for comparison, metric, text, headline in VISION_CLAIMS:
+    for comparison, metric, text, headline in questions:
         row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
         if row.empty:
             continue
@@ -118,6 +143,44 @@ def vision_default(record: RunRecord) -> list[Claim]:
         claims.append(Claim("vision", f"default (generated world), {chains} chains", text, holds, numbers,
                             record.name, headline))
     return claims
+
+
+def cross_domain(record: RunRecord) -> list[Claim]:
+    """Per training-set size, the transferred ViT against each control on pooled images (paired, chain by chain);
+    the numbers give pooled and original test accuracy, the sample-efficiency curve."""
+    verdicts = verdict_rows(record, "vision/comparisons.md", "metric")
+    if verdicts.empty:
+        return []
+    table = record.csv("vision/table1.csv").set_index("model")
+    sizes = sorted(int(name.rsplit("_", 1)[1]) for name in table.index if re.fullmatch(r"vit_gpt2_si_\d+", name))
+    claims = []
+    for rival, text, headline in CROSS_DOMAIN:
+        words, numbers = {}, []
+        for size in sizes:
+            first, second = f"vit_gpt2_si_{size}", f"{rival}_{size}"
+            row = verdicts[(verdicts["comparison"] == f"{first} vs {second}")
+                           & (verdicts["metric"] == "pooled_accuracy")]
+            if row.empty or second not in table.index:
+                continue
+            words[f"{size}/class"] = verdict_word(row["verdict"].iloc[0], first, second)
+            numbers.append(f"{size}/class: {100 * table.loc[first, 'pooled_accuracy']:.1f} vs "
+                           f"{100 * table.loc[second, 'pooled_accuracy']:.1f} % (originals "
+                           f"{100 * table.loc[first, 'original_accuracy']:.1f} vs "
+                           f"{100 * table.loc[second, 'original_accuracy']:.1f})")
+        if words:
+            chains = int(table.loc[f"vit_gpt2_si_{sizes[0]}", "pooled_accuracy_count"])
+            claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
+                                text, holds_text(words), "; ".join(numbers), record.name, headline))
+    return claims
+
+
+def beyond(record: RunRecord) -> list[Claim]:
+    """The record of `make beyond` (the default with config/beyond.yaml): only the questions it adds."""
+    found = arithmetic_default(record, questions=BEYOND_ARITHMETIC)
+    found = [replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in found]
+    vision = vision_default(record, BEYOND_VISION)
+    return found + [replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in vision] \
+        + cross_domain(record)
 
 
 def submasking_default(record: RunRecord) -> list[Claim]:

@@ -16,6 +16,7 @@ from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE,
 from .run_records import RunRecord, markdown_tables
 
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
+BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yaml
 FIGURES = "figures"   # relative to docs/
 
 
@@ -44,6 +45,8 @@ def all_claims(records: dict[str, RunRecord]) -> list:
             found += claims_module.paper_scale(records[name], layers) + claims_module.magnitude_rival(records, name, layers)
     if "default" in records:
         found += claims_module.vision_default(records["default"]) + claims_module.submasking_default(records["default"])
+    if BEYOND in records:
+        found += claims_module.beyond(records[BEYOND])
     return found
 
 
@@ -338,6 +341,48 @@ def vision_default(record: RunRecord) -> list[str]:
     return lines + embed(record.text("vision/table2.md"), 4)
 
 
+def table_rows(text: str, keep) -> list[str]:
+    """The rows of a page's pipe tables for which keep(row) holds, each table under its heading (a table with no
+    such row left out)."""
+    lines = []
+    for heading, frame in markdown_tables(text):
+        frame = frame[frame.apply(keep, axis=1)]
+        if frame.empty:
+            continue
+        lines += ([f"*{heading}*", ""] if heading else []) + ["| " + " | ".join(frame.columns) + " |",
+                                                                "|" + "---|" * len(frame.columns)]
+        lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in frame.itertuples(index=False)] + [""]
+    return lines
+
+
+def beyond_section(record: RunRecord) -> list[str]:
+    """`make beyond`'s three questions (issue 48), each with the rows of the record's tables that answer it."""
+    def names(*words):
+        return lambda row: any(word in str(row.iloc[0]) for word in words)
+
+    lines = ["## Beyond the paper: the rivals a reviewer names next (`make beyond`)", "", provenance_line(record), "",
+             record.provenance["title"] + ".", "",
+             "### Is the discovery needed? SI against the base's largest weights (arithmetic)", "",
+             "`magnitude` freezes, in each tensor, the base's largest-|w| weights, as many as the subnetwork keeps "
+             "there (PAC-Net's rival), inherited as SI inherits; every 2-layer run of the default. The record's "
+             "`chains.md`, its rows with `magnitude`:", ""]
+    lines += table_rows(record.text("arithmetic/chains.md"), lambda row: "magnitude" in str(row.get("comparison")))
+    lines += ["### An architectural route to shape bias (vision)", "",
+              "`scratch_blurpool` is `scratch` with anti-aliased downsampling (Zhang 2019: a blur before every "
+              "stride), the same weights and training. Table 1's rows and the paired comparisons:", ""]
+    lines += table_rows(record.text("vision/table1.md"),
+                        lambda row: str(row.iloc[0]) in ("si", "scratch", "texture_swap", "scratch_blurpool"))
+    lines += table_rows(record.text("vision/comparisons.md"), names("scratch_blurpool"))
+    lines += ["### Arithmetic -> vision: the GPT-2's ab subnetwork frozen in a world ViT", "",
+              "A ViT with the 2-layer GPT-2 base's blocks (width 128, 4 heads, MLP 512); `vit_gpt2_si_N`: the ab "
+              "subnetwork's weights in its qkv / proj / fc1 / fc2, frozen; `vit_gpt2_sampled_N`: a count-matched "
+              "random draw of the GPT-2's weights frozen; `vit_fresh_frozen_N`: as many fresh weights frozen; "
+              "`vit_scratch_N`: nothing frozen; N training images per class. Table 1's rows and the comparisons:", ""]
+    lines += table_rows(record.text("vision/table1.md"), names("vit_"))
+    lines += table_rows(record.text("vision/comparisons.md"), names("vit_"))
+    return lines
+
+
 def submasking_default(record: RunRecord) -> list[str]:
     text = record.text("submasking/tables.md")
     first = text.split("\n## ")[0]   # the test accuracy part; the rest (sparsity, k-NN, bytes) follows it
@@ -399,6 +444,8 @@ def render(records: dict[str, RunRecord]) -> str:
             lines += same_labels(records["paper_depth2_same_labels"])
     if "default" in records:
         lines += vision_default(records["default"]) + submasking_default(records["default"])
+    if BEYOND in records:
+        lines += beyond_section(records[BEYOND])
     lines += provenance(records)
     return "\n".join(lines).rstrip() + "\n"
 
