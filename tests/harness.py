@@ -55,7 +55,8 @@ def copy_workflow(destination: Path, config: dict | None = None) -> Path:
 def run_workflow(workdir: Path, config: dict | None = None) -> Path:
     """A copy of the workflow in `workdir`, run to the end on 2 cores (the run must succeed)."""
     copy_workflow(workdir, config)
-    result = snakemake(workdir, "--cores", "2")
+    # a whole DAG; under `-n auto` it shares the cores with the other worker's tests
+    result = snakemake(workdir, "--cores", "2", timeout=1500)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return workdir
 

@@ -16,9 +16,14 @@ def counts(result) -> dict[str, int]:
     # the size dial (12 variants x 2 n x 3 chains at 2 layers) and the label budget (2 x 3 chains) on the default;
     # vision: the texture swap's data, a label-free discovery per chain, 3 transfer variants more per chain, the
     # architectural rival, and arithmetic -> vision (its bases per chain, 4 models x 3 sizes per chain)
-    (["config/beyond.yaml"], {"arithmetic_discover_budget": 2 * 3, "arithmetic_budget": 1, "vision_texture_swap": 1,
-                              "vision_discover": 3 * 3, "vision_transfer": 3 * (7 + 1 + 4 * 3),
-                              "vision_cross_domain": 3}),
+    # (make beyond: config/beyond.yaml and the three questions of config/beyond/)
+    (["config/beyond.yaml", "config/beyond/magnitude.yaml", "config/beyond/blurpool.yaml",
+      "config/beyond/cross_domain.yaml"],
+     {"arithmetic_discover_budget": 2 * 3, "arithmetic_budget": 1, "vision_texture_swap": 1,
+      "vision_discover": 3 * 3, "vision_transfer": 3 * (7 + 1 + 4 * 3), "vision_cross_domain": 3}),
+    # one question alone (make beyond-cross-domain): its bases and 12 models per chain, nothing else beyond
+    (["config/beyond/cross_domain.yaml"], {"vision_cross_domain": 3, "vision_transfer": 3 * (4 + 4 * 3),
+                                           "vision_texture_swap": None, "arithmetic_discover_budget": None}),
     # the same at paper scale: the budget at every depth
     (["config/paper.yaml", "config/paper_beyond.yaml"], {"arithmetic_discover_budget": 2 * 6, "arithmetic_budget": 1}),
 ])

@@ -1,4 +1,4 @@
-"""Beyond the paper in the vision family (config/beyond.yaml): shape bias by augmentation (texture_swap, the
+"""Beyond the paper in the vision family (config/beyond.yaml, config/beyond/): shape bias by augmentation (texture_swap, the
 training images re-rendered with textures no class uses) and a subnetwork discovered without labels."""
 
 import copy
@@ -235,7 +235,7 @@ def test_saved_models_compute_what_the_steps_evaluated():
 
 
 def test_the_architectural_rival_builds_from_the_config_and_trains_one_step(tmp_path):
-    """config/beyond.yaml's scratch_blurpool: the default's model with blur-pooled downsampling (a BlurPool2d at
+    """config/beyond/blurpool.yaml's scratch_blurpool: the default's model with blur-pooled downsampling (a BlurPool2d at
     the stem and at every stride-2 block), the same weights' shapes as scratch, one step moves them, and the saved
     model (its layer given by name) loads back computing the same."""
     from timm.layers import BlurPool2d
@@ -243,7 +243,7 @@ def test_the_architectural_rival_builds_from_the_config_and_trains_one_step(tmp_
     from subtask_induction.runtime import save_torch
     from subtask_induction.vision.models import build_classifier, load_classifier, save_classifier, variant_spec
 
-    config = effective_config("config/config.yaml", "config/beyond.yaml")["vision"]
+    config = effective_config("config/config.yaml", "config/beyond/blurpool.yaml")["vision"]
     spec = {"arch": config["model"]["arch"], "num_outputs": 16, "model_kwargs": config["model"]["model_kwargs"]}
     variant = config["transfer"]["variants"]["scratch_blurpool"]
     rival, scratch = build_classifier(variant_spec(spec, variant), 0), build_classifier(spec, 0)
