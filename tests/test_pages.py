@@ -160,3 +160,39 @@ def test_how_an_option_moved_a_curve_is_judged_as_the_curve_is():
     assert moved(0.969, 0.925, 0.975) == "onto theirs"
     assert moved(0.960, 0.955, 0.975) == "on theirs, as without it"
     assert moved(0.700, 0.800, 0.975) == "away from theirs" and moved(0.85, 0.80, 0.975) == "toward theirs"
+
+
+def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_path):
+    """`make beyond`'s record (docs/data/beyond) gives the claims table one row per question a reviewer asks next
+    (magnitude, the blur-pooled rival, arithmetic -> vision), each read from the record's own chain-by-chain verdicts:
+    a verdict changed in the record changes the claim, and the section shows the rows that answer it."""
+    from subtask_induction.pages import results
+
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    comparisons = data / "beyond" / "vision" / "comparisons.md"
+    text = comparisons.read_text()
+    sizes = sorted({int(size) for size in re.findall(r"\| vit_gpt2_si_(\d+) vs vit_gpt2_sampled_\1 \| original_accuracy", text)})
+    assert len(sizes) == 3
+
+    def verdict(size: int, word: str) -> None:
+        nonlocal text
+        text = re.sub(rf"(\| vit_gpt2_si_{size} vs vit_gpt2_sampled_{size} \| original_accuracy \| [^|]+\| )[^|]+\|",
+                      rf"\g<1>{word} |", text)
+
+    for size in sizes:
+        verdict(size, f"vit_gpt2_si_{size} higher in every chain (3)")
+    comparisons.write_text(text)
+    found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
+    crossed = found[claims.CROSS_DOMAIN[0][1]]
+    assert crossed.holds == "**yes** (" + ", ".join(f"{size}/class" for size in sizes) + ")" and crossed.headline
+    verdict(sizes[0], f"vit_gpt2_sampled_{sizes[0]} higher in every chain (3)")
+    comparisons.write_text(text)
+    found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
+    assert found[claims.CROSS_DOMAIN[0][1]].holds.startswith(f"**at {sizes[1]}/class, {sizes[2]}/class**; not at "
+                                                             f"{sizes[0]}/class (reversed)")
+    headline = [claim.claim for claim in found.values() if claim.record == "beyond" and claim.headline]
+    assert len(headline) == 3 and any("magnitude" in claim for claim in headline)
+    page = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
+    section = page.split("## Beyond the paper")[1].split("\n## ")[0]
+    assert "si vs magnitude" in section and "scratch_blurpool vs scratch" in section and "vit_fresh_frozen_" in section

@@ -182,6 +182,9 @@ def test_beyond_vision_variants_run_on_a_finished_default_and_train_only_what_is
     for pair in ("si vs texture_swap", "texture_swap vs scratch", "texture_swap vs mixture", "si_label_free vs si",
                  "subnetwork_label_free vs subnetwork", "| cue_robustness |", "vit_gpt2_si_2 vs vit_fresh_frozen_2"):
         assert pair in comparisons
+    # a size's pairs are compared on the world's own test images too (the sample-efficiency question); no other pair
+    assert "| vit_gpt2_si_2 vs vit_fresh_frozen_2 | original_accuracy |" in comparisons
+    assert [line for line in comparisons.splitlines() if "| original_accuracy |" in line and "vit_" not in line] == []
     cross = json.loads((workdir / "results/vision/chain0/transfer/vit_gpt2_si_2/metrics.json").read_text())
     copied = json.loads((workdir / "results/vision/chain0/cross_domain/metrics.json").read_text())
     assert cross["train_images"] == 16 * 2 and copied["spec"]["arch"] == "vit_world_patch4"

@@ -47,7 +47,8 @@ def main(argv=None):
     save_text(table2_markdown(tables["table2"]) + label_free_markdown(tables["label_free"]), out / "table2.md")
     save_text(tables["runs"].drop(columns=["items"]).to_csv(index=False), out / "chains.csv")  # items: records only
     save_text(per_chain_markdown(tables["runs"]), out / "chains.md")
-    comparisons = comparisons_markdown(tables["runs"], args.report["comparisons"])
+    comparisons = comparisons_markdown(tables["runs"], args.report["comparisons"],
+                                       args.report.get("original_comparisons", []))
     save_text(comparisons, out / "comparisons.md")
     save_text(tables["per_class"].to_csv(index=False), out / "per_class.csv")
     save_text(tables["curves"].to_csv(index=False), out / "curves.csv")

@@ -164,7 +164,7 @@ class VisionJobs(FamilyJobs):
         GPT-2's subnetwork frozen in the ViT against every other cross-domain variant of that size (by what the
         variants are, not their names)."""
         report = dict(self.config["report"])
-        by_size = {}
+        by_size, originals = {}, []
         for name in self.cross_domain:
             by_size.setdefault(self.definitions[name].get("train_per_class"), []).append(name)
         for names in by_size.values():
@@ -173,6 +173,10 @@ class VisionJobs(FamilyJobs):
             extra = [[first, second] for first in transferred for second in names if second != first]
             report["comparisons"] = [*report["comparisons"], *(pair for pair in extra
                                                                if pair not in report["comparisons"])]
+            originals += extra
+        if originals:
+            # a sample-efficiency question is asked on the world's own test images too (the paper's claim), paired
+            report["original_comparisons"] = originals
         return as_json(report)
 
     def cross_domain_settings(self, chain) -> str:

@@ -223,10 +223,12 @@ def paired_chain_difference(one, other, metric: str) -> tuple[float, float]:
     return difference, counted
 
 
-def comparisons_markdown(runs: pd.DataFrame, comparisons: list) -> str:
+def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_comparisons: list = ()) -> str:
     """For each comparison (config vision.report.comparisons: (first, second) row pairs) and metric: the per-chain difference, `*` where it is beyond noise on the same test
     items (McNemar; shape bias by a paired bootstrap), and whether it holds in every chain. A difference
-    within noise is a tie; only a comparison that holds in every chain is a claim we state."""
+    within noise is a tie; only a comparison that holds in every chain is a claim we state. The pairs of
+    `original_comparisons` (sample-efficiency questions: the cross-domain sizes) are compared on the original
+    test images too."""
     chains = sorted(runs["chain"].unique())
     by = {(row["model"], row["chain"]): row for _, row in runs.iterrows()}
     models = set(runs["model"])
@@ -236,7 +238,7 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list) -> str:
     for first, second in comparisons:
         if first not in models or second not in models:
             continue
-        for metric in COMPARED_METRICS:
+        for metric in (["original_accuracy"] if [first, second] in original_comparisons else []) + COMPARED_METRICS:
             difference, counted = [], []
             for chain in chains:
                 one, other = by.get((first, chain)), by.get((second, chain))
