@@ -14,12 +14,10 @@ export PATH := $(CURDIR)/$(BIN):$(PATH)
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
 # torch's CUDA build is about 3 GB of wheels and 6 GB installed; a kept copy of the wheels only raises the
 # install's peak disk use (a CI run once stopped here on "[Errno 28] No space left on device").
-# --no-compile: pip would byte-compile all ~16,000 modules (about 50 s); Python compiles the ~1,500 a run
-# imports on their first import instead, once.
 $(STAMP): envs/requirements.txt envs/requirements-test.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --no-cache-dir --upgrade pip
-	$(BIN)/pip install --quiet --no-cache-dir --no-compile --require-hashes -r envs/requirements-test.txt
+	$(BIN)/pip install --quiet --no-cache-dir --require-hashes -r envs/requirements-test.txt
 	touch $(STAMP)
 
 reproduce: $(STAMP)
