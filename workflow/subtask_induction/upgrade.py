@@ -114,10 +114,12 @@ def upgrade_run(folder: Path, renames=RENAMED_PATHS, commands=RENAMED_IN_COMMAND
 
 
 def _move_folders(results: Path, folder: Path, renames) -> None:
-    old_folders = [path for path in sorted(results.rglob("*"), key=lambda p: len(p.parts), reverse=True)
-                   if path.is_dir() and renamed_path(str(path.relative_to(folder)), renames) != str(path.relative_to(folder))
-                   and renamed_path(str(path.parent.relative_to(folder)), renames) == str(path.parent.relative_to(folder))]
-    for path in old_folders:
+    """Each old point folder to its new name (the outermost renamed folder: its files move with it)."""
+    def renamed(path: Path) -> bool:
+        name = str(path.relative_to(folder))
+        return renamed_path(name, renames) != name
+
+    for path in [p for p in sorted(results.rglob("*")) if p.is_dir() and renamed(p) and not renamed(p.parent)]:
         target = folder / renamed_path(str(path.relative_to(folder)), renames)
         if target.exists():
             raise SystemExit(f"error: cannot move {path} to {target}: it exists (a run of both versions?)")
@@ -150,7 +152,7 @@ def _upgraded_record(record: dict, renames, commands, checksums: dict) -> dict:
     if isinstance(record.get("shellcmd"), str):
         new["shellcmd"] = renamed_path(record["shellcmd"], renames)
     if isinstance(record.get("input_checksums"), dict):
-        new["input_checksums"] = {renamed_path(name, renames): checksums.get(name, value)
+        new["input_checksums"] = {renamed_path(name, renames): checksums.get(renamed_path(name, renames), value)
                                   for name, value in record["input_checksums"].items()}
     code = record.get("code") or ""
     for rule, old_text, new_text in commands:

@@ -44,7 +44,6 @@ BEYOND_VISION = [
      "Blur-pooled scratch has more shape bias than the texture-swap augmentation", False),
 ]
 # Arithmetic -> vision: the GPT-2's ab subnetwork frozen in a world ViT (vit_gpt2_si_<images per class>) against
-# each control of the same size: (rival's stem, how the claim reads, in the README)
 # each control of the same size, on the world's own test images (the sample-efficiency question; pooled images
 # in the numbers): (rival's stem, how the claim reads, in the README)
 CROSS_DOMAIN = [
@@ -178,10 +177,8 @@ def cross_domain(record: RunRecord) -> list[Claim]:
 
 def beyond(record: RunRecord) -> list[Claim]:
     """The record of `make beyond` (the default with config/beyond.yaml): only the questions it adds."""
-    found = arithmetic_default(record, questions=BEYOND_ARITHMETIC)
-    found = [replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in found]
-    vision = vision_default(record, BEYOND_VISION)
-    return found + [replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in vision] \
+    default_shaped = arithmetic_default(record, questions=BEYOND_ARITHMETIC) + vision_default(record, BEYOND_VISION)
+    return [replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in default_shaped] \
         + cross_domain(record)
 
 
