@@ -17,10 +17,10 @@ import re
 import sys
 
 from record import differences
-from subtask_induction.upgrade import renamed_path
+from subtask_induction.upgrade import renamed_keys, renamed_path
 
 GONE_TOP = {"seed", "variant"}  # now in `identity`
-GONE_CONFIG = {"variant_name", "n_disambiguation", "seed", "chain", "method", "fraction"}  # repeated the identity
+GONE_CONFIG = {"variant_name", "n_disambiguation", "seed", "chain", "method", "adaptation", "fraction"}  # repeated the identity
 RENAMED_COLUMNS = {"seed": "replicate", "seeds": "replicates", "other_seed": "other_replicate",
                    "si_seeds": "si_replicates"}
 
@@ -54,8 +54,9 @@ def in_old_words(name: str, value, side: str):
 
 
 def legacy_differences(old: dict, new: dict, limit: int = 40) -> list[str]:
-    """0.5.0 also names a point's folder `replicate{r}` (upgrade.RENAMED_PATHS): the old record's paths, renamed."""
-    return differences({renamed_path(k): in_old_words(k, json.loads(renamed_path(json.dumps(v))), "old")
+    """0.5.0 also names a point's folder `replicate{r}` (upgrade.RENAMED_PATHS) and a transfer's `method` its
+    kind, a submasking point's its adaptation (upgrade.RENAMED_KEYS): the old record's paths and keys, renamed."""
+    return differences({renamed_path(k): in_old_words(k, renamed_keys(json.loads(renamed_path(json.dumps(v)))), "old")
                         for k, v in old.items()},
                        {k: in_old_words(k, v, "new") for k, v in new.items()}, limit)
 

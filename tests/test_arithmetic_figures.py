@@ -15,11 +15,11 @@ def synthetic_transfer():
     rows = []
     variants = {"si": ("subnetwork", 0.0, True), "si_fresh": ("subnetwork", 0.0, False), "si_lr": ("subnetwork", 0.1, True),
                 "sampled": ("sampled", 0.0, True), "random": ("random", 0.0, False), "full": ("full", 0.0, True)}
-    for (base, subtask, score), (variant, (method, scale, inherit)), layers, n, seed, protocol in itertools.product(
+    for (base, subtask, score), (variant, (kind, scale, inherit)), layers, n, seed, protocol in itertools.product(
             [("a+ab", "ab", 1.0), ("a2+b2", "a2", 0.0)], variants.items(), [2, 3], [0, 10], [0, 1],
             ["eval", "last"]):
         rows.append({"base": base, "subtask": subtask, "target": "a2+ab", "layers": layers, "variant": variant,
-                     "method": method, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "chain": 0, "replicate": seed,
+                     "kind": kind, "lr_scale": scale, "inherit_unmasked": inherit, "n": n, "chain": 0, "replicate": seed,
                      "protocol": protocol, "test_accuracy": score, "paper_rows": True})
     return pd.DataFrame(rows)
 
@@ -111,9 +111,9 @@ def test_fig6_draws_the_papers_encoding_and_the_authors_2_layer_values(monkeypat
     figures.fig6(synthetic_transfer(), tmp_path, "last", paper_reference=True)
     panel = next(ax for ax in drawn[0].axes if ax.get_title() == "ab of a+ab -> a2+ab: 2 layers (last)")
     lines = {line.get_label(): line for line in panel.get_lines()}
-    for variant, method in (("si", "subnetwork"), ("sampled", "sampled"), ("random", "random"), ("full", "full")):
-        ours, theirs = lines[variant], lines[f"authors: {AUTHORS_CURVES[method]}"]
-        assert ours.get_marker() == PAPER_STYLE[method]["marker"] and ours.get_color() == PAPER_STYLE[method]["color"]
+    for variant, kind in (("si", "subnetwork"), ("sampled", "sampled"), ("random", "random"), ("full", "full")):
+        ours, theirs = lines[variant], lines[f"authors: {AUTHORS_CURVES[kind]}"]
+        assert ours.get_marker() == PAPER_STYLE[kind]["marker"] and ours.get_color() == PAPER_STYLE[kind]["color"]
         assert theirs.get_color() == ours.get_color() and theirs.get_linestyle() == "--"
     assert lines["si_fresh"].get_color() not in {style["color"] for style in PAPER_STYLE.values()} or \
         lines["si_fresh"].get_marker() == "."  # not the paper's SI: not drawn as it
@@ -131,10 +131,10 @@ def test_the_paper_comparison_sets_ours_beside_the_text_and_the_authors_curves()
               "random": ("random", {0: 0.4, 100: 0.5, 1000: 0.6, 6400: 0.7}),
               "sampled_authors": ("sampled_authors", {0: 0.3, 100: 0.3, 1000: 0.55, 6400: 0.98}),
               "si_authors_init": ("subnetwork", {1000: 0.2})}  # an authors'-code setting: beside SI, not in it
-    for (variant, (method, curve)), seed, protocol in itertools.product(curves.items(), [0, 1], ["eval", "last"]):
+    for (variant, (kind, curve)), seed, protocol in itertools.product(curves.items(), [0, 1], ["eval", "last"]):
         for n, accuracy in curve.items():
             rows.append({"base": "a+ab", "subtask": "ab", "target": "a2+ab", "layers": 2, "variant": variant, "n": n,
-                         "method": method, "lr_scale": 0.0,
+                         "kind": kind, "lr_scale": 0.0,
                          "inherit_unmasked": variant in ("si", "sampled", "si_authors_init"),
                          "chain": 0, "replicate": seed, "protocol": protocol, "test_accuracy": accuracy + (0.01 if protocol == "eval" else 0),
                          "top_k": None, "discovery_rows": None, "paper_rows": True,

@@ -12,16 +12,16 @@ import torch
 from harness import REPO, clone_run, jobs_run, pack_manifests, smoke_config, snakemake, write_config
 from test_report import ONLY_WITH_A_BUDGET, assert_captions_in, report_html
 
-BEYOND = {"si_top50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
-          "sampled_top50": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
-          "si_rows50": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
-          "sampled_rows50": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
-          "si_rewind": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"},
-          "mixture": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture",
+BEYOND = {"si_top50": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
+          "sampled_top50": {"kind": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
+          "si_rows50": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
+          "sampled_rows50": {"kind": "sampled", "lr_scale": 0.0, "inherit_unmasked": True, "discovery_rows": 50},
+          "si_rewind": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"},
+          "mixture": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture",
                       "task_marker": True},
-          "distill": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "distill",
+          "distill": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "distill",
                       "task_marker": True},
-          "mixture_inherit": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": True, "subtask_rows": "mixture",
+          "mixture_inherit": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": True, "subtask_rows": "mixture",
                               "task_marker": True}}
 
 

@@ -41,10 +41,10 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     write_config(workdir, quiet)
     assert "Nothing to be done" in snakemake(workdir, "-n").stdout
 
-    # Shrink every family: a seed, a method, a task and a label fraction of submasking, a vision chain and a
+    # Shrink every family: a seed, an adaptation, a task and a label fraction of submasking, a vision chain and a
     # variant, an arithmetic n. The tables hold exactly the configured points, and no training job runs.
     small = copy.deepcopy(full)
-    small["submasking"].update(replicates=[0], methods=["fs"], label_fractions=[1.0],
+    small["submasking"].update(replicates=[0], adaptations=["fs"], label_fractions=[1.0],
                                tasks=[task for task in full["submasking"]["tasks"] if task["name"] == "faces"])
     small["vision"]["chains"] = [1]
     del small["vision"]["transfer"]["variants"]["linear"]
@@ -58,7 +58,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     assert not [p for m in pack_manifests(workdir, started, "submasking").values() for p in m["trained"]]
     shrunk = tables(workdir)
     points = shrunk["submasking"]
-    assert list(zip(points["task"], points["method"], points["fraction"], points["replicate"])) == [("faces", "fs", 1.0, 0)]
+    assert list(zip(points["task"], points["adaptation"], points["fraction"], points["replicate"])) == [("faces", "fs", 1.0, 0)]
     assert len(shrunk["submasking_accuracy"]) == 1 and (shrunk["submasking_accuracy"]["replicates"] == 1).all()
     assert shrunk["submasking_stability"].empty  # one seed: nothing to compare
     assert set(shrunk["vision"]["chain"]) == {1} and "linear" not in set(shrunk["vision"]["model"])

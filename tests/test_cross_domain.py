@@ -107,7 +107,7 @@ def test_subnetwork_freezes_exactly_the_masked_gpt2_entries(gpt2, spec, gpt2_mas
     base, masks = cross_domain_base(gpt2.state_dict(), gpt2_masks, build_classifier(spec, seed=0))
     fresh = build_classifier(spec, seed=1)
     fresh_before = {name: value.clone() for name, value in fresh.state_dict().items()}
-    plan = TransferPlan.from_settings({"method": "subnetwork", "lr_scale": 0, "inherit_unmasked": False})
+    plan = TransferPlan.from_settings({"kind": "subnetwork", "lr_scale": 0, "inherit_unmasked": False})
     model = plan.build(base, fresh, masks, torch.Generator().manual_seed(2))
     before = {}
     for gpt2_name, vit_name in pairs():
@@ -127,7 +127,7 @@ def test_subnetwork_freezes_exactly_the_masked_gpt2_entries(gpt2, spec, gpt2_mas
 
 def test_sampled_controls_keep_the_counts_and_freeze_their_base_at_their_own_positions(gpt2, spec, gpt2_masks):
     base, masks = cross_domain_base(gpt2.state_dict(), gpt2_masks, build_classifier(spec, seed=0))
-    plan = TransferPlan.from_settings({"method": "sampled", "lr_scale": 0, "inherit_unmasked": False})
+    plan = TransferPlan.from_settings({"kind": "sampled", "lr_scale": 0, "inherit_unmasked": False})
     # the GPT-2's weights at random positions; then a second fresh ViT's weights, the same count
     other = build_classifier(spec, seed=3)
     for source, generator_seed in ((base, 4), (other, 5)):

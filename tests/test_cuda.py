@@ -375,25 +375,25 @@ def test_submasking_points_train_on_the_gpu_and_a_linear_probe_matches_the_cpu(t
                              "threshold": 0.0, "finetune_lr": 0.001},
                 "self_supervised": {"epochs": 1}, "knn": {"k": 3}}
 
-    def run(methods, device, where):
-        points = [{"identity": SubmaskingPoint("b", "toy", method, "0.5", 0).identity(),
-                   "metrics": str(tmp_path / where / method / "metrics.json"),
-                   "mask": str(tmp_path / where / method / "mask.pt")} for method in methods]
+    def run(adaptations, device, where):
+        points = [{"identity": SubmaskingPoint("b", "toy", adaptation, "0.5", 0).identity(),
+                   "metrics": str(tmp_path / where / adaptation / "metrics.json"),
+                   "mask": str(tmp_path / where / adaptation / "mask.pt")} for adaptation in adaptations]
         submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",
                                points_file(points, tmp_path / f"{where}.points"), "--threads", "1",
                                "--device", str(device), "--checkpoint-interval-s", "0",
                                "--settings", json.dumps(settings), "--manifest", str(tmp_path / f"{where}.json")])
-        return {method: json.loads((tmp_path / where / method / "metrics.json").read_text()) for method in methods}
+        return {adaptation: json.loads((tmp_path / where / adaptation / "metrics.json").read_text()) for adaptation in adaptations}
 
     gpu = run(("lp", "fs", "ss_fs"), DEVICE, "gpu")
     cpu = run(("lp",), "cpu", "cpu")
-    for method, record in gpu.items():
-        assert all(math.isfinite(epoch["train_loss"]) for epoch in record["curve"] + record["pretext_curve"]), method
+    for adaptation, record in gpu.items():
+        assert all(math.isfinite(epoch["train_loss"]) for epoch in record["curve"] + record["pretext_curve"]), adaptation
         assert 0 <= record["metrics"]["test_accuracy"] <= 1 and 0 <= record["metrics"]["knn_accuracy"] <= 1
-    for method in ("fs", "ss_fs"):
-        masks = load_subnetwork(tmp_path / "gpu" / method / "mask.pt")["masks"]
+    for adaptation in ("fs", "ss_fs"):
+        masks = load_subnetwork(tmp_path / "gpu" / adaptation / "mask.pt")["masks"]
         assert masks and all(mask.dtype == torch.bool for mask in masks.values())
-        assert 0 <= gpu[method]["metrics"]["off_fraction"] <= 1
+        assert 0 <= gpu[adaptation]["metrics"]["off_fraction"] <= 1
     assert gpu["fs"]["mask_steps"] == 2 * 2 and gpu["ss_fs"]["mask_steps"] == 1 * 3
     gpu_losses = np.array([epoch["train_loss"] for epoch in gpu["lp"]["curve"]])
     cpu_losses = np.array([epoch["train_loss"] for epoch in cpu["lp"]["curve"]])

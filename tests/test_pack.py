@@ -22,11 +22,11 @@ from harness import points_file, transfer_identity
 
 MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
 VARIANTS = {
-    "si": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True},
-    "sampled": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": True},
-    "si_trainable": {"method": "subnetwork", "lr_scale": 1.0, "inherit_unmasked": True},
-    "random": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False},
-    "full": {"method": "full", "lr_scale": 0.0, "inherit_unmasked": True},
+    "si": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True},
+    "sampled": {"kind": "sampled", "lr_scale": 0.0, "inherit_unmasked": True},
+    "si_trainable": {"kind": "subnetwork", "lr_scale": 1.0, "inherit_unmasked": True},
+    "random": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False},
+    "full": {"kind": "full", "lr_scale": 0.0, "inherit_unmasked": True},
 }
 PLANS = {name: TransferPlan.from_settings(settings) for name, settings in VARIANTS.items()}
 # Measured on this machine: a pack and its points alone are bit-identical (here, and 8 d=128 GPT-2s over 100

@@ -84,18 +84,18 @@ HYPOTHESES = {"fresh_unmasked.yaml": set(), "lambda5e-7.yaml": {("arithmetic", "
               "discovery_weight_decay.yaml": {("arithmetic", "discovery", "weight_decay")},
               "coverage_rows.yaml": {("arithmetic", "data", "transfer", "disambiguation")},
               "magnitude.yaml": {("arithmetic", "transfer", "variants", "magnitude", key)
-                                 for key in ("method", "lr_scale", "inherit_unmasked")},
+                                 for key in ("kind", "lr_scale", "inherit_unmasked")},
               "base_schedule_hf.yaml": {("arithmetic", "base", key)
                                         for key in ("select", "lr_decay", "clip_grad_norm", "patience")},
               "complement_authors.yaml": {("arithmetic", "transfer", "variants", "complement_authors", key)
-                                          for key in ("method", "lr_scale", "inherit_unmasked")}}
+                                          for key in ("kind", "lr_scale", "inherit_unmasked")}}
 # the authors' whole pipeline: each setting the single-option overlays test, and variants of its own
 AUTHORS_PIPELINE_SETTINGS = (HYPOTHESES["base_schedule_hf.yaml"] | HYPOTHESES["discovery_weight_decay.yaml"]
                              | HYPOTHESES["coverage_rows.yaml"])
 HYPOTHESES["authors_pipeline.yaml"] = AUTHORS_PIPELINE_SETTINGS | {
     ("arithmetic", "transfer", "variants", variant, key)
     for variant in ("si_authors_init", "sampled_authors_init", "complement_authors_init")
-    for key in ("method", "lr_scale", "inherit_unmasked", "masked_init_std")}
+    for key in ("kind", "lr_scale", "inherit_unmasked", "masked_init_std")}
 
 
 def test_each_paper_hypothesis_overlay_changes_only_the_setting_it_tests():
@@ -124,7 +124,7 @@ def test_the_paper_overlays_only_add_variants_and_points(overlay):
 
 
 def test_the_authors_pipeline_overlay_turns_on_every_option_of_their_code():
-    """Every setting a single-option overlay tests, every authors'-code transfer method and setting, at once, for
+    """Every setting a single-option overlay tests, every authors'-code transfer kind and setting, at once, for
     the five curves of their figure."""
     from subtask_induction.arithmetic.paper import AUTHORS_CODE_OPTIONS, AUTHORS_CODE_SETTINGS, AUTHORS_CURVES
 
@@ -136,8 +136,8 @@ def test_the_authors_pipeline_overlay_turns_on_every_option_of_their_code():
                                                           f"config/paper_hypotheses/{single}"), path), path
     variants = {name for experiment in run["arithmetic"]["experiments"] for name in experiment["variants"]}
     plans = [run["arithmetic"]["transfer"]["variants"][name] for name in variants]
-    assert {plan["method"] for plan in plans} >= set(AUTHORS_CODE_OPTIONS)
-    masked = [plan for plan in plans if plan["method"] not in ("random", "full")]
+    assert {plan["kind"] for plan in plans} >= set(AUTHORS_CODE_OPTIONS)
+    masked = [plan for plan in plans if plan["kind"] not in ("random", "full")]
     assert all(setting in plan for plan in masked for setting in AUTHORS_CODE_SETTINGS)
-    curves = {AUTHORS_CODE_OPTIONS.get(plan["method"], (plan["method"],))[0] for plan in plans}
+    curves = {AUTHORS_CODE_OPTIONS.get(plan["kind"], (plan["kind"],))[0] for plan in plans}
     assert curves == set(AUTHORS_CURVES)

@@ -144,7 +144,7 @@ def test_the_paper_submasking_path_on_a_users_folder_task_and_timm_file(tmp_path
     submasking.update(backbones=[{"name": "r18", "source": "timm", "arch": "resnet18", "weights": str(weights),
                                   "image_size": 32}],
                       tasks=[{"name": "mytask", "source": "folder", "root": str(task)}],
-                      methods=["lp", "fs"], label_fractions=[1.0], replicates=[0],
+                      adaptations=["lp", "fs"], label_fractions=[1.0], replicates=[0],
                       training={**submasking["training"], "epochs": 1, "batch_size": 8},
                       self_supervised={"epochs": 1})
     overlay = tmp_path / "my_paths.yaml"

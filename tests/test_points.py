@@ -83,12 +83,32 @@ def test_a_users_old_seeds_key_is_read_as_replicates_with_a_note_and_wins_over_t
     assert upgrade_keys(merged()) == []  # the shipped config uses the new keys only
 
 
+def test_a_users_old_method_keys_are_read_as_the_kind_and_the_adaptations_with_a_note():
+    config = merged({"arithmetic": {"transfer": {"variants": {"si": {"method": "sampled"}}}},
+                     "vision": {"transfer": {"variants": {"mine": {"method": "random", "lr_scale": 0.0,
+                                                                   "inherit_unmasked": False, "data": "originals",
+                                                                   "trainable": "all"}}}},
+                     "submasking": {"methods": ["lp"]}})
+    notes = upgrade_keys(config)
+    si = config["arithmetic"]["transfer"]["variants"]["si"]
+    assert si["kind"] == "sampled" and "method" not in si   # the user's old key wins over the default's new one
+    assert config["vision"]["transfer"]["variants"]["mine"]["kind"] == "random"
+    assert config["submasking"]["adaptations"] == ["lp"] and "methods" not in config["submasking"]
+    assert config["arithmetic"]["discovery"]["mask"] == {"method": "continuous_sparsification"}  # a mask's method stays
+    assert sorted(notes) == sorted([
+        "config arithmetic.transfer.variants.si.method is read as arithmetic.transfer.variants.si.kind (renamed in "
+        "0.5.0; the old key goes in 0.6.0)",
+        "config vision.transfer.variants.mine.method is read as vision.transfer.variants.mine.kind (renamed in 0.5.0; "
+        "the old key goes in 0.6.0)",
+        "config submasking.methods is read as submasking.adaptations (renamed in 0.5.0; the old key goes in 0.6.0)"])
+
+
 def test_a_workflow_given_an_old_key_says_so_and_builds_the_same_dag(tmp_path):
     workdir = copy_workflow(tmp_path / "workflow", DEFAULT)
     overlay = tmp_path / "old.yaml"
-    overlay.write_text("arithmetic:\n  transfer:\n    seeds: [0, 1]\n")
+    overlay.write_text("arithmetic:\n  transfer:\n    seeds: [0, 1]\n    variants: {si_trainable: {method: sampled}}\n")
     new = tmp_path / "new.yaml"
-    new.write_text("arithmetic:\n  transfer:\n    replicates: [0, 1]\n")
+    new.write_text("arithmetic:\n  transfer:\n    replicates: [0, 1]\n    variants: {si_trainable: {kind: sampled}}\n")
 
     def dry_run(path):
         run = snakemake(workdir, "-n", "--cores", "1", "--configfile", "config/config.yaml", str(path), timeout=300)
@@ -100,12 +120,13 @@ def test_a_workflow_given_an_old_key_says_so_and_builds_the_same_dag(tmp_path):
     new_jobs, new_err = dry_run(new)
     assert old_jobs == new_jobs and old_jobs
     assert "arithmetic.transfer.seeds is read as arithmetic.transfer.replicates" in old_err
+    assert "arithmetic.transfer.variants.si_trainable.method is read as" in old_err
     assert "is read as" not in new_err
 
 
 def test_the_submasking_grid_gives_every_point_once_and_packs_by_backbone_and_task():
     sub = normalise(merged()).submasking
     grid = DEFAULT["submasking"]
-    assert len(sub.points) == (len(grid["backbones"]) * len(grid["tasks"]) * len(grid["methods"])
+    assert len(sub.points) == (len(grid["backbones"]) * len(grid["tasks"]) * len(grid["adaptations"])
                                * len(grid["label_fractions"]) * len(grid["replicates"]))
     assert all(len({(p.backbone, p.task) for p in members}) == 1 for _, members in sub.packs)

@@ -81,7 +81,7 @@ def test_rewind_starts_the_transfer_network_at_the_base_initialisation():
 
     base_meta = {"seeds": arithmetic_base_seeds(0, "a+ab", 2)}
     point = {"identity": transfer_identity("si_rewind"), "base": "base.pt",
-             "variant_settings": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"}}
+             "variant_settings": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "init": "rewind"}}
     assert transfer_init_seed(point, base_meta) == base_meta["seeds"]["init"]
     fresh = {**point, "variant_settings": {**point["variant_settings"], "init": "fresh"}}
     assert transfer_init_seed(fresh, base_meta) == arithmetic_transfer_seeds(0, 0)["init"] != base_meta["seeds"]["init"]

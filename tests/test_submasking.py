@@ -1,4 +1,4 @@
-"""Submasking family: task readers, label fractions, methods, overlap, and the step on a tiny backbone."""
+"""Submasking family: task readers, label fractions, adaptations, overlap, and the step on a tiny backbone."""
 
 import json
 import pickle
@@ -102,7 +102,7 @@ def test_chance_overlap_is_computed_per_tensor():
     assert result["ratio"] == pytest.approx(1.0, abs=0.2)  # the pooled chance would call it 13x
 
 
-def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
+def test_one_point_per_adaptation_on_a_tiny_backbone(tmp_path):
     from subtask_induction.runtime import save_torch
     from subtask_induction.steps import submasking_train
     from subtask_induction.vision.models import build_classifier, save_classifier
@@ -115,9 +115,9 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
                 "training": {"epochs": 2, "batch_size": 8, "head_lr": 0.01, "mask_lr": 0.5, "mask_init": 1.0,
                              "threshold": 0.0, "finetune_lr": 0.001},
                 "self_supervised": {"epochs": 1}, "knn": {"k": 3}}
-    methods = ("lp", "fs", "fft", "ss_fs", "ss_fft")
-    points = [{"identity": SubmaskingPoint("b", "toy", method, "0.5", 0).identity(), "metrics": str(tmp_path / method / "metrics.json"),
-               "mask": str(tmp_path / method / "mask.pt")} for method in methods]
+    adaptations = ("lp", "fs", "fft", "ss_fs", "ss_fft")
+    points = [{"identity": SubmaskingPoint("b", "toy", adaptation, "0.5", 0).identity(), "metrics": str(tmp_path / adaptation / "metrics.json"),
+               "mask": str(tmp_path / adaptation / "mask.pt")} for adaptation in adaptations]
     def run(points, manifest):
         submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",
                                points_file(points, tmp_path / f"{manifest}.points"), "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
@@ -126,11 +126,11 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
 
     assert run(points, "pack.json")["trained"] == [point["metrics"] for point in points]
     results = {}
-    for method in methods:
-        out = tmp_path / method
-        results[method] = json.loads((out / "metrics.json").read_text())
+    for adaptation in adaptations:
+        out = tmp_path / adaptation
+        results[adaptation] = json.loads((out / "metrics.json").read_text())
         masks = load_subnetwork(out / "mask.pt")["masks"]
-        assert bool(masks) == (method in ("fs", "ss_fs"))
+        assert bool(masks) == (adaptation in ("fs", "ss_fs"))
         assert not (out / "mask.pt.ckpt").exists() and (out / "record.json").is_file()  # kept, then deleted
     # Run again: every point comes back from its record, nothing trains; a point alone equals it in the pack.
     again = run(points, "again.json")
@@ -141,7 +141,7 @@ def test_one_point_per_method_on_a_tiny_backbone(tmp_path):
     untimed = lambda curve: [{k: v for k, v in epoch.items() if k != "seconds"} for epoch in curve]  # noqa: E731
     assert single["metrics"] == results["fs"]["metrics"] and untimed(single["curve"]) == untimed(results["fs"]["curve"])
     assert results["lp"]["rows"] == {"train": 24, "labelled": 12, "test": 12}
-    for method, record in results.items():
+    for adaptation, record in results.items():
         assert 0 <= record["metrics"]["test_accuracy"] <= 1 and 0 <= record["metrics"]["knn_accuracy"] <= 1
     bytes_ = {m: r["metrics"]["task_bytes"] for m, r in results.items()}
     assert bytes_["lp"] < bytes_["fs"] == bytes_["ss_fs"] < bytes_["fft"] == bytes_["ss_fft"]

@@ -15,10 +15,10 @@ def submasking_config() -> dict:
 def test_submasking_dag_writes_every_table_and_figure(smoke_run):
     summary = smoke_run / "results/submasking/summary"
     points = pd.read_csv(summary / "points.csv")
-    assert len(points) == 2 * 2 * 2 * 2  # tasks x methods x label fractions x seeds
+    assert len(points) == 2 * 2 * 2 * 2  # tasks x adaptations x label fractions x seeds
     assert set(points["task"]) == {"world", "faces"} and points["test_accuracy"].between(0, 1).all()
-    assert points[points["method"] == "lp"]["off_fraction"].isna().all()
-    assert points[points["method"] == "fs"]["off_fraction"].between(0, 1).all()
+    assert points[points["adaptation"] == "lp"]["off_fraction"].isna().all()
+    assert points[points["adaptation"] == "fs"]["off_fraction"].between(0, 1).all()
     similarity = pd.read_csv(summary / "mask_similarity.csv")
     assert set(zip(similarity["task"], similarity["other"])) == {("faces", "world")}
     stability = pd.read_csv(summary / "mask_stability.csv")
@@ -63,7 +63,7 @@ def test_a_folder_task_missing_its_test_split_is_named(tmp_path):
 
 
 def test_paper_config_lists_the_drafts_grid(tmp_path):
-    """3 backbones x 8 tasks x 5 methods x 3 label fractions x 3 seeds, once the USER paths exist."""
+    """3 backbones x 8 tasks x 5 adaptations x 3 label fractions x 3 seeds, once the USER paths exist."""
     paper = yaml.safe_load((REPO / "config/paper.yaml").read_text())
     sub = paper["submasking"]
     for backbone in sub["backbones"]:

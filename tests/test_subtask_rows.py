@@ -66,7 +66,7 @@ def test_one_subtask_batch_per_target_batch_and_the_losses_add_a_subtask_term():
 
 # --- the task marker and SI's own start (issue 38) -------------------------------------------------------------
 
-MIXTURE = {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture", "task_marker": True}
+MIXTURE = {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False, "subtask_rows": "mixture", "task_marker": True}
 
 
 def inputs_of(tmp_path):
@@ -150,7 +150,7 @@ def test_the_marked_mixture_trains_on_exactly_the_discoverys_rows_marked_and_on_
 def test_the_inherit_baselines_start_from_sis_own_start_tensor_by_tensor(tmp_path):
     base, masks = inputs_of(tmp_path)
     inherit = {**MIXTURE, "inherit_unmasked": True}
-    si = {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True}
+    si = {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True}
     (si_member,), _ = members_of([point_of(tmp_path, "si", si)])
     (mixture, fresh), _ = members_of([point_of(tmp_path, "mixture_inherit", inherit), point_of(tmp_path, "mixture", MIXTURE)])
     (distill,), _ = members_of([point_of(tmp_path, "distill_inherit", {**inherit, "subtask_rows": "distill"})])

@@ -28,11 +28,11 @@ def train_a_little(model, lr_scale, steps=5):
         optimizer.step()
 
 
-@pytest.mark.parametrize("method", ["subnetwork", "sampled", "complement"])
-def test_frozen_entries_bit_identical_after_training(tiny_gpt2, method):
+@pytest.mark.parametrize("kind", ["subnetwork", "sampled", "complement"])
+def test_frozen_entries_bit_identical_after_training(tiny_gpt2, kind):
     base, fresh = tiny_gpt2(seed=0), tiny_gpt2(seed=1)
     masks = random_masks(base)
-    model = TransferPlan(method, 0.0, False).build(base, fresh, masks, torch.Generator().manual_seed(3))
+    model = TransferPlan(kind, 0.0, False).build(base, fresh, masks, torch.Generator().manual_seed(3))
     names = masked_weight_names(base)
     frozen = {name: model.get_submodule(name.rsplit(".", 1)[0]).parametrizations.weight[0].gamma for name in names}
     before = effective_weights(model, names)
@@ -113,7 +113,7 @@ def test_random_and_full_controls(tiny_gpt2):
     full = TransferPlan("full", 0, True).build(base, fresh, masks, torch.Generator())
     assert full is not base
     assert all(torch.equal(a, b) for a, b in zip(full.state_dict().values(), base.state_dict().values()))
-    with pytest.raises(ValueError, match="unknown transfer method"):
+    with pytest.raises(ValueError, match="unknown transfer kind"):
         TransferPlan("bogus", 0, True).build(base, fresh, masks, torch.Generator())
 
 
@@ -163,8 +163,8 @@ def test_answer_loss_is_the_loss_of_the_answer_token(tiny_gpt2):
 
 def test_a_transfer_plan_is_checked_once_and_says_what_trains(tiny_gpt2):
     with pytest.raises(ValueError, match=r"lr_scale must lie in \[0, 1\], got 1.5"):
-        TransferPlan.from_settings({"method": "subnetwork", "lr_scale": 1.5, "inherit_unmasked": True})
-    with pytest.raises(ValueError, match="unknown transfer method 'nope'"):
+        TransferPlan.from_settings({"kind": "subnetwork", "lr_scale": 1.5, "inherit_unmasked": True})
+    with pytest.raises(ValueError, match="unknown transfer kind 'nope'"):
         TransferPlan("nope")
     frozen, trained = TransferPlan("subnetwork"), TransferPlan("subnetwork", lr_scale=0.5)
     assert not frozen.trains_subnetwork and trained.trains_subnetwork
@@ -183,7 +183,7 @@ def test_a_transfer_plan_is_checked_once_and_says_what_trains(tiny_gpt2):
 def test_a_head_only_plan_trains_the_named_head_and_nothing_else(tiny_gpt2):
     """trainable: head (the vision family's linear probe) is a rule of the plan, as every optimizer-group rule."""
     base = tiny_gpt2(seed=0)
-    plan = TransferPlan.from_settings({"method": "full", "lr_scale": 0.0, "inherit_unmasked": True, "trainable": "head"})
+    plan = TransferPlan.from_settings({"kind": "full", "lr_scale": 0.0, "inherit_unmasked": True, "trainable": "head"})
     model = plan.build(base, tiny_gpt2(seed=1), None, torch.Generator())
     head = ["lm_head.weight"] if "lm_head.weight" in dict(model.named_parameters()) else [next(iter(dict(model.named_parameters())))]
     groups = plan.parameter_groups(model, 1e-2, head=head)

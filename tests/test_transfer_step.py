@@ -40,7 +40,7 @@ def inputs(tmp_path):
     return tmp_path, write_base
 
 
-SI = {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True}
+SI = {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True}
 
 
 def point(folder, out, variant="si", settings=SI, seed=0, base="base.pt"):
@@ -266,7 +266,7 @@ def test_a_magnitude_point_trains_in_a_pack_beside_si_and_records_its_overlap_wi
     """magnitude (issue 48) through the transfer step: it packs with SI, freezes as many weights as the subnetwork
     (its mask fraction equals SI's) and records its frozen set's Jaccard with the discovered one and chance."""
     folder, _ = inputs
-    magnitude = {"method": "magnitude", "lr_scale": 0.0, "inherit_unmasked": True}
+    magnitude = {"kind": "magnitude", "lr_scale": 0.0, "inherit_unmasked": True}
     si, rival = run_points([point(folder, folder / "si.json"), point(folder, folder / "mag.json", "magnitude",
                                                                      magnitude)], folder / "mag.ckpt")
     assert rival["mask_fraction"] == si["mask_fraction"] and "overlap_with_subnetwork" not in si

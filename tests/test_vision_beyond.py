@@ -20,16 +20,16 @@ from subtask_induction.vision.world import POOL, POOL_TILES, TEXTURE_TILES, text
 DATA = {"image_size": 16, "in_memory": True, "resize": None, "workers": 0}
 WORLD = {"seed": 0, "image_size": 16, "conflict_per_texture": 1, "texture_match": 0.9, "max_rotation_deg": 45,
          "min_scale": 0.6, "per_class": {"pretrain": 4, "discovery": 2, "train": 2, "eval": 2, "test": 1}}
-BEYOND = {"texture_swap": {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "texture_swap",
+BEYOND = {"texture_swap": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "texture_swap",
                            "trainable": "all"},
-          "texture_swap_finetune": {"method": "full", "lr_scale": 0.0, "inherit_unmasked": True,
+          "texture_swap_finetune": {"kind": "full", "lr_scale": 0.0, "inherit_unmasked": True,
                                     "data": "texture_swap", "trainable": "all"},
-          "si_label_free": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+          "si_label_free": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                             "trainable": "all", "discovery": "label_free"},
           # arithmetic -> vision at 2 images per class: the smoke GPT-2's subnetwork, and a fresh ViT's weights
-          "vit_gpt2_si_2": {"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+          "vit_gpt2_si_2": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                             "trainable": "all", "cross_domain": "gpt2", "train_per_class": 2},
-          "vit_fresh_frozen_2": {"method": "sampled", "lr_scale": 0.0, "inherit_unmasked": False,
+          "vit_fresh_frozen_2": {"kind": "sampled", "lr_scale": 0.0, "inherit_unmasked": False,
                                  "data": "originals", "trainable": "all", "cross_domain": "fresh",
                                  "train_per_class": 2}}
 

@@ -65,11 +65,11 @@ def test_every_stage_of_the_vision_path_runs_on_a_vit_and_a_groupnorm_resnet(wor
     assert found["metrics"]["kept_fraction"] > 0.5  # from mask_init 1.0, one epoch keeps most of the network
     assert any(masked in name for name in found["kept_per_tensor"])  # masks reach attention / convolution weights
     assert not any("bn" in name or "norm" in name for name in found["kept_per_tensor"])  # never the norms' scales
-    for variant in ({"method": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+    for variant in ({"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                      "trainable": "all"},
-                    {"method": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
+                    {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False, "data": "originals",
                      "trainable": "all"}):
-        name = "si" if variant["method"] == "subnetwork" else "scratch"
+        name = "si" if variant["kind"] == "subnetwork" else "scratch"
         settings = {"chain": 0, "data": DATA, "eval_batch_size": 64, "variant": variant,
                     "training": {"epochs": 1, "batch_size": 16, "optimizer": optimizer, "lr": lr}}
         vision_transfer.main(["--base", str(out / "base.pt"), "--subnetwork", str(out / "subnetwork.pt"),

@@ -40,7 +40,7 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     point = json.loads((smoke_run / TRANSFER_POINT).read_text())
     assert point["identity"] == {"family": "arithmetic", "chain": 0, "base": "a+ab", "subtask": "ab", "target": "a2+ab",
                                  "layers": 1, "variant": "si", "n": 10, "replicate": 0}
-    assert point["config"]["variant"]["method"] == "subnetwork" and "package_version" in point["provenance"]
+    assert point["config"]["variant"]["kind"] == "subnetwork" and "package_version" in point["provenance"]
     assert len(point["curve"]) == 2 and set(point["metrics"]) == {"eval", "last"}
     assert point["metrics"]["last"]["epoch"] == 2 and "test_agree_2a2" in point["metrics"]["last"]
     assert point["competing_rules"] == ["2a2", "2b2", "a2+b2"]
@@ -143,7 +143,7 @@ def test_discovery_takes_its_mask_method_from_the_config(smoke_run, tmp_path, me
     [
         (lambda c: c["arithmetic"]["transfer"].update(epochz=3), "epochz"),
         (lambda c: c["arithmetic"].update(layers=[0]), "layers"),
-        (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(method="magic"), "magic"),
+        (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(kind="magic"), "magic"),
         (lambda c: c["arithmetic"]["experiments"][0].update(subtask="a*b"), "a*b"),
         (lambda c: c.update(device="gpu"), "device"),
         (lambda c: c["arithmetic"]["model"].update(n_head=3), "n_head 3"),

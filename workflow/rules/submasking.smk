@@ -1,6 +1,6 @@
 # Submasking family: a frozen pretrained backbone adapted to downstream tasks by a binary mask over its
 # weights plus a new head (FS), against a linear probe (LP), full fine-tuning (FFT) and their
-# self-supervised variants. One result folder per (backbone, task, method, label fraction, seed).
+# self-supervised variants. One result folder per (backbone, task, adaptation, label fraction, seed).
 
 
 include: "submasking_helpers.smk"

@@ -64,7 +64,7 @@ def vis_selected_subnetwork(chain, init):
 
 
 def vis_transfer_subnetwork(wildcards):
-    """The chosen subnetwork for the transfer methods that use one; nothing for the baselines (scratch,
+    """The chosen subnetwork for the transfer kinds that use one; nothing for the baselines (scratch,
     finetune, mixture, linear), so they never wait on (or rerun after) discovery."""
     discovery = VIS_JOBS.discovery_of(wildcards.variant)
     if discovery:

@@ -5,7 +5,7 @@ Torch-free: the Snakefile imports it."""
 
 from __future__ import annotations
 
-from .method.kinds import MASKED_METHODS
+from .method.kinds import MASKED_KINDS
 from .points import arithmetic_experiments
 from .vision.layers import LAYER_ARGUMENTS
 from .vision.sources import SOURCES
@@ -42,9 +42,9 @@ def arithmetic_problems(arith: dict) -> list[str]:
                             "arithmetic.transfer.variants")
     for name, variant in transfer["variants"].items():
         problems += same_labels_problems(name, variant)
-        if "masked_init_std" in variant and variant["method"] not in MASKED_METHODS:
+        if "masked_init_std" in variant and variant["kind"] not in MASKED_KINDS:
             problems.append(f"config arithmetic.transfer.variants.{name}: masked_init_std draws the fresh weights of a "
-                            f"masked method again; method {variant['method']} has none (choose one of {list(MASKED_METHODS)})")
+                            f"masked kind again; kind {variant['kind']} has none (choose one of {list(MASKED_KINDS)})")
     model = arith["model"]
     if model["n_embd"] % model["n_head"]:
         problems.append(f"config arithmetic.model: n_embd {model['n_embd']} is not divisible by n_head {model['n_head']}")
@@ -82,9 +82,9 @@ def same_labels_problems(name: str, variant: dict) -> list[str]:
         return [f"{where}: task_marker marks the subtask rows, but the variant trains on none (no subtask_rows)"] \
             if "task_marker" in variant else []
     problems = []
-    if variant["method"] != "random":
-        problems.append(f"{where}: subtask_rows trains the labels without a mask, so its method is random "
-                        f"(inherit_unmasked true: the base's unmasked tensors, as SI starts), not {variant['method']}")
+    if variant["kind"] != "random":
+        problems.append(f"{where}: subtask_rows trains the labels without a mask, so its kind is random "
+                        f"(inherit_unmasked true: the base's unmasked tensors, as SI starts), not {variant['kind']}")
     if "task_marker" not in variant:
         problems.append(f"{where}: say task_marker: true (the subtask rows get a separator of their own, "
                         "`a b SEP2 c`) or false (the target's own format: one input, two answers)")
@@ -101,9 +101,9 @@ def vision_problems(vision: dict) -> list[str]:
                         f"{sorted(variants)}")
     for name in run:
         kwargs = variants.get(name, {}).get("model_kwargs")
-        if kwargs and variants[name]["method"] != "random":
+        if kwargs and variants[name]["kind"] != "random":
             problems.append(f"config vision.transfer.variants.{name}: model_kwargs changes the architecture, so "
-                            f"nothing of the base fits it: method must be random, not {variants[name]['method']}")
+                            f"nothing of the base fits it: kind must be random, not {variants[name]['kind']}")
         for key, names in LAYER_ARGUMENTS.items():
             if kwargs and isinstance(kwargs.get(key), str) and kwargs[key] not in names:
                 problems.append(f"config vision.transfer.variants.{name}.model_kwargs.{key}: '{kwargs[key]}' is not "
@@ -145,10 +145,10 @@ def cross_domain_problems(config: dict) -> list[str]:
     for name in names:
         variant = variants[name]
         allowed = ("subnetwork", "sampled", "random") if variant["cross_domain"] == "gpt2" else ("sampled",)
-        if variant["method"] not in allowed or variant["inherit_unmasked"]:
+        if variant["kind"] not in allowed or variant["inherit_unmasked"]:
             problems.append(f"config vision.transfer.variants.{name}: cross_domain {variant['cross_domain']} takes "
-                            f"method {' | '.join(allowed)} with inherit_unmasked: false (the ViT's other tensors "
-                            f"are its own), not {variant['method']} / {variant['inherit_unmasked']}")
+                            f"kind {' | '.join(allowed)} with inherit_unmasked: false (the ViT's other tensors "
+                            f"are its own), not {variant['kind']} / {variant['inherit_unmasked']}")
     return problems
 
 

@@ -8,7 +8,10 @@ The words, one per concept:
   chain      one seed for a whole chain base -> discovery -> transfer (its data are shared by every chain)
   replicate  a configured transfer seed within a chain (config `replicates`): repeats of one point
   variant    a named transfer setting of the config (`arithmetic.transfer.variants`, `vision.transfer.variants`)
-  plan       what a variant's method does to a network (method/transfer.py's TransferPlan)
+  kind       which of the base's weights a variant's fresh network takes (subnetwork, sampled, random, full, ...)
+  plan       what a variant's kind does to a network (method/transfer.py's TransferPlan)
+  adaptation how a submasking point adapts its frozen backbone (lp, fs, fft, ss_fs, ss_fft)
+  mask method how a discovery trains its mask (discovery.mask.method); `method/` is the paper's method itself
 
 A point's folder ends in `replicate{r}` (0.5.0; `seed{r}` before): a finished run of the old layout moves with
 `python -m subtask_induction.upgrade FOLDER` (upgrade.py), which keeps every finished point.
@@ -73,11 +76,11 @@ class ArithmeticPoint(_Point):
 
 @dataclass(frozen=True)
 class SubmaskingPoint(_Point):
-    """One submasking point: `method` over `backbone` on `task` with a label fraction (as paths write it)."""
+    """One submasking point: `adaptation` over `backbone` on `task` with a label fraction (as paths write it)."""
 
     backbone: str
     task: str
-    method: str
+    adaptation: str
     fraction: str
     replicate: int
 
@@ -85,7 +88,7 @@ class SubmaskingPoint(_Point):
 
     @property
     def folder(self) -> str:
-        return (f"{RESULTS['submasking']}/points/{self.backbone}/{self.task}/{self.method}/fraction{self.fraction}/"
+        return (f"{RESULTS['submasking']}/points/{self.backbone}/{self.task}/{self.adaptation}/fraction{self.fraction}/"
                 f"replicate{self.replicate}")
 
     @property
@@ -142,11 +145,11 @@ def arithmetic_points(arith: dict) -> list[ArithmeticPoint]:
 
 
 def submasking_points(sub: dict) -> list[SubmaskingPoint]:
-    """Every submasking point of the config: backbones x tasks x methods x label fractions x replicates."""
-    return [SubmaskingPoint(backbone["name"], task["name"], method, number_tag(fraction), replicate)
+    """Every submasking point of the config: backbones x tasks x adaptations x label fractions x replicates."""
+    return [SubmaskingPoint(backbone["name"], task["name"], adaptation, number_tag(fraction), replicate)
             for backbone in sub["backbones"]
             for task in sub["tasks"]
-            for method in sub["methods"]
+            for adaptation in sub["adaptations"]
             for fraction in sub["label_fractions"]
             for replicate in sub["replicates"]]
 

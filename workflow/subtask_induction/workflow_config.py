@@ -15,12 +15,17 @@ from .arithmetic.jobs import ArithmeticJobs
 from .submasking.jobs import SubmaskingJobs
 from .vision.jobs import VisionJobs
 
-# Config keys renamed in 0.5.0 (docs/decisions.md, "One vocabulary"): a transfer seed is a replicate.
-# (section path, old key, new key); every experiment of arithmetic.experiments and added_experiments too.
+# Config keys renamed in 0.5.0 (docs/decisions.md, "One vocabulary"): a transfer seed is a replicate; a
+# submasking method is an adaptation. (section path, old key, new key); every experiment of
+# arithmetic.experiments and added_experiments too.
 RENAMED_KEYS = (
     (("arithmetic", "transfer"), "seeds", "replicates"),
     (("submasking",), "seeds", "replicates"),
+    (("submasking",), "methods", "adaptations"),
 )
+# ... and in every transfer variant: its `method` is its transfer kind (a mask's method is discovery.mask.method).
+VARIANT_SECTIONS = (("arithmetic", "transfer", "variants"), ("vision", "transfer", "variants"))
+RENAMED_VARIANT_KEYS = (("method", "kind"),)
 
 
 def upgrade_keys(config: dict) -> list[str]:
@@ -35,11 +40,18 @@ def upgrade_keys(config: dict) -> list[str]:
         section[new] = section.pop(old)
         notes.append(f"config {where}.{old} is read as {where}.{new} (renamed in 0.5.0; the old key goes in 0.6.0)")
 
-    for path, old, new in RENAMED_KEYS:
-        section = config
+    def section(path):
+        found = config
         for key in path:
-            section = section.get(key) if isinstance(section, dict) else None
-        rename(section, ".".join(path), old, new)
+            found = found.get(key) if isinstance(found, dict) else None
+        return found
+
+    for path, old, new in RENAMED_KEYS:
+        rename(section(path), ".".join(path), old, new)
+    for path in VARIANT_SECTIONS:
+        for name, variant in sorted((section(path) or {}).items()):
+            for old, new in RENAMED_VARIANT_KEYS:
+                rename(variant, ".".join(path) + "." + str(name), old, new)
     arith = config.get("arithmetic") if isinstance(config.get("arithmetic"), dict) else {}
     for index, experiment in enumerate(arith.get("experiments") or []):
         rename(experiment, f"arithmetic.experiments[{index}]", "seeds", "replicates")

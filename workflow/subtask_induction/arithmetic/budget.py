@@ -45,13 +45,13 @@ def budget_table(budget: list[str], every_row: list[str], transfer: pd.DataFrame
         reference = full[(chain, base, subtask, layers)]
         is_full = path in every_row
         if is_full:
-            names = {method: next(iter(plain_variants_of(transfer, method)), None) for method in ("subnetwork", "sampled")}
+            names = {kind: next(iter(plain_variants_of(transfer, kind)), None) for kind in ("subnetwork", "sampled")}
         else:
-            names = {v["method"]: name for name, v in variants.items() if v["rows"] == identity["rows"]}
+            names = {v["kind"]: name for name, v in variants.items() if v["rows"] == identity["rows"]}
         budget_rows = record.get("train_rows") or (every_row_rows[subtask] if is_full else variants[names["subnetwork"]]["rows"])
         here = transfer[(transfer["chain"] == chain) & (transfer["base"] == base) & (transfer["subtask"] == subtask)
                         & (transfer["layers"] == layers)]
-        si, sampled = (here[here["variant"] == names.get(method)] for method in ("subnetwork", "sampled"))
+        si, sampled = (here[here["variant"] == names.get(kind)] for kind in ("subnetwork", "sampled"))
         rows.append({"chain": chain, "base": base, "subtask": subtask, "layers": layers, "rows": int(budget_rows),
                      "selection_rows": record.get("selection_rows"), "steps": record.get("steps"),
                      "variant": names.get("subnetwork"), "l0_weight": record.get("l0_weight"),

@@ -61,14 +61,14 @@ def _axes_style(ax, title: str) -> None:
 
 
 def _paper_reference(ax, experiment: tuple, theirs: pd.DataFrame) -> None:
-    """The authors' curves (theirs: method, n, test_accuracy; their Fig 6 at this panel's depths, averaged
+    """The authors' curves (theirs: kind, n, test_accuracy; their Fig 6 at this panel's depths, averaged
     over them) as thin dashed lines in the paper's colours, and the text's two values at n = 1,000."""
     if experiment != MAIN_EXPERIMENT:
         return
-    for method, curve in theirs.groupby("method", sort=False):
+    for kind, curve in theirs.groupby("kind", sort=False):
         curve = curve.sort_values("n")
         ax.plot(curve["n"], curve["test_accuracy"], linestyle="--", linewidth=0.8, alpha=0.8,
-                color=PAPER_STYLE[method]["color"], label=f"authors: {AUTHORS_CURVES[method]}")
+                color=PAPER_STYLE[kind]["color"], label=f"authors: {AUTHORS_CURVES[kind]}")
     text = PAPER_TEXT
     ax.plot([text["si_near_perfect_n"]], [text["near_perfect"]], marker="*", markersize=11, color="black",
             linestyle="none", label=f"paper text: SI near-perfect at n = {text['si_near_perfect_n']:,}")
@@ -83,7 +83,7 @@ def _authors_at(depths: list[int]) -> pd.DataFrame:
     if not set(depths) <= set(theirs["depth"]):
         return theirs[:0]
     chosen = theirs[theirs["depth"].isin(depths)]
-    return chosen.groupby(["method", "n"], sort=False)["test_accuracy"].mean().reset_index()
+    return chosen.groupby(["kind", "n"], sort=False)["test_accuracy"].mean().reset_index()
 
 
 def _paper_curves(ax, rows: pd.DataFrame) -> None:
@@ -91,8 +91,8 @@ def _paper_curves(ax, rows: pd.DataFrame) -> None:
     paper = set(paper_form(rows)["variant"])
     for variant in frozen_variants(rows):
         chosen = rows[rows["variant"] == variant]
-        method = chosen["method"].iloc[0]
-        style = PAPER_STYLE[method] if variant in paper else {"marker": ".", "linewidth": 0.8}
+        kind = chosen["kind"].iloc[0]
+        style = PAPER_STYLE[kind] if variant in paper else {"marker": ".", "linewidth": 0.8}
         _curve(ax, chosen, variant, **style)
 
 
@@ -109,7 +109,7 @@ def _empty(ax, text: str) -> None:
 
 def frozen_variants(transfer: pd.DataFrame) -> list[str]:
     """Fig 3 / Fig 6 compare SI with the controls as the paper trains them: subnetworks frozen."""
-    frozen = transfer[(transfer["lr_scale"] == 0) | transfer["method"].isin(["random", "full"])]
+    frozen = transfer[(transfer["lr_scale"] == 0) | transfer["kind"].isin(["random", "full"])]
     return sorted(frozen["variant"].unique())
 
 
@@ -168,7 +168,7 @@ def fig7(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
     figure, axes = _grid(1, len(found), width=5.5)
     for ax, experiment in zip(axes[0], found):
         rows = _rows(transfer, experiment)
-        chosen = shared_depths(rows[rows["method"].isin(["subnetwork", "sampled", "full"])
+        chosen = shared_depths(rows[rows["kind"].isin(["subnetwork", "sampled", "full"])
                                     & rows["lr_scale"].isin([0.0, 1.0])])
         for variant, curve in chosen.groupby("variant"):
             _curve(ax, curve, variant)
@@ -199,8 +199,8 @@ def protocols_figure(transfer: pd.DataFrame, outdir: Path, protocols: list[str])
 
 def inheritance_variants(rows: pd.DataFrame) -> pd.DataFrame:
     """The 2x2 {subnetwork, sampled} x {inherited, fresh unmasked tensors} (frozen), plus random and full."""
-    frozen_masks = rows["method"].isin(["subnetwork", "sampled"]) & (rows["lr_scale"] == 0)
-    return rows[frozen_masks | rows["method"].isin(["random", "full"])]
+    frozen_masks = rows["kind"].isin(["subnetwork", "sampled"]) & (rows["lr_scale"] == 0)
+    return rows[frozen_masks | rows["kind"].isin(["random", "full"])]
 
 
 def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> list[Path]:
@@ -217,8 +217,8 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
         labels, means, stds = [], [], []
         for variant, curve in rows.groupby("variant"):
             first = curve.iloc[0]
-            label = (f"{variant} ({first['method']}, {'inherited' if first['inherit_unmasked'] else 'fresh'} unmasked)"
-                     if first["method"] in ("subnetwork", "sampled") else f"{variant} ({first['method']})")
+            label = (f"{variant} ({first['kind']}, {'inherited' if first['inherit_unmasked'] else 'fresh'} unmasked)"
+                     if first["kind"] in ("subnetwork", "sampled") else f"{variant} ({first['kind']})")
             _curve(curves_ax, curve, label)
             at_n = run_summary(curve[curve["n"] == dial_n], ["variant"])
             if not at_n.empty:
@@ -238,7 +238,7 @@ def inheritance(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int
 
 def dial_variants(rows: pd.DataFrame) -> pd.DataFrame:
     """SI with inherited unmasked tensors at every lr_scale of the subnetwork (0 = frozen ... 1 = trainable)."""
-    return rows[(rows["method"] == "subnetwork") & rows["inherit_unmasked"].astype(bool)]
+    return rows[(rows["kind"] == "subnetwork") & rows["inherit_unmasked"].astype(bool)]
 
 
 def dial(transfer: pd.DataFrame, outdir: Path, protocol: str, dial_n: int) -> list[Path]:
@@ -297,13 +297,13 @@ def sparsity_dial(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[P
         part = rows[(rows["base"] == base) & (rows["subtask"] == subtask) & (rows["target"] == target)
                     & (rows["layers"] == layers) & (rows["n"] == n)]
         top, bottom = axes[0][column], axes[1][column]
-        for method, label in (("subnetwork", "SI (top k of the scores)"), ("sampled", "sampled (same counts)")):
-            stats = run_summary(part[part["method"] == method], ["top_k"])
+        for kind, label in (("subnetwork", "SI (top k of the scores)"), ("sampled", "sampled (same counts)")):
+            stats = run_summary(part[part["kind"] == kind], ["top_k"])
             line, = top.plot(100 * stats["top_k"], stats["mean"], marker="o", label=label)
             top.fill_between(100 * stats["top_k"], stats["mean"] - stats["std"].fillna(0), stats["mean"] + stats["std"].fillna(0),
                              alpha=0.15, color=line.get_color())
         for rule in agree:
-            stats = run_summary(part[part["method"] == "subnetwork"], ["top_k"], metric=rule)
+            stats = run_summary(part[part["kind"] == "subnetwork"], ["top_k"], metric=rule)
             bottom.plot(100 * stats["top_k"], stats["mean"], marker=".", label=f"SI agrees with {rule.removeprefix('test_agree_')}")
         discovered = discovered_fraction(transfer, base, subtask, target, layers)
         for ax in (top, bottom):

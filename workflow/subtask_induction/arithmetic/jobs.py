@@ -4,7 +4,7 @@ final targets and benchmark records. Built once from the checked config (workflo
 torch-free.
 
 What needs Snakemake itself stays in the rule files: a selection's choice (a checkpoint) and `ancient`. A
-method here that needs a selection's choice takes the chosen subnetwork's path as an argument.
+function here that needs a selection's choice takes the chosen subnetwork's path as an argument.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
-from ..method.kinds import batch_kind
+from ..method.kinds import batch_rows
 from ..packs import form_packs
 from ..points import RESULTS, ArithmeticPoint, arithmetic_experiments, arithmetic_points, number_tag
 
@@ -50,10 +50,10 @@ NOT_A_TRANSFER_SETTING = ("disambiguation_rows", "replicates", "variants", "pack
 
 
 def batches_label(variant: dict) -> str:
-    """kinds.batch_kind as a pack's name says it: "" (nothing besides the target rows), the subtask_rows kind,
+    """kinds.batch_rows as a pack's name says it: "" (nothing besides the target rows), the subtask_rows,
     "_marked" added when those rows carry the task marker (a vocabulary of its own)."""
-    kind, marked = batch_kind(variant)
-    return f"{kind}_marked" if kind and marked else kind or ""
+    rows, marked = batch_rows(variant)
+    return f"{rows}_marked" if rows and marked else rows or ""
 
 
 class ArithmeticJobs(FamilyJobs):
@@ -81,7 +81,7 @@ class ArithmeticJobs(FamilyJobs):
         self.computations = sorted({e["base"] for e in self.experiments} | {e["subtask"] for e in self.experiments}
                                    | {t for e in self.experiments for t in e["targets"]})
         # the complement control is checked when the subnetwork is selected, not hours later at transfer time
-        self.uses_complement = any(self.variants[name]["method"] == "complement"
+        self.uses_complement = any(self.variants[name]["kind"] == "complement"
                                    for e in self.experiments for name in e.get("variants", self.variants))
         self.l0_tags = [number_tag(x) for x in arith["discovery"]["l0_weights"]]
         self.overlap = arith.get("overlap") or {"layers": [], "runs": []}
@@ -160,7 +160,7 @@ class ArithmeticJobs(FamilyJobs):
                 + ("--floor" if self.config["discovery"].get("floor", True) else ""))
 
     def budget_variants(self) -> str:
-        return as_json({name: {"rows": variant["discovery_rows"], "method": variant["method"]}
+        return as_json({name: {"rows": variant["discovery_rows"], "kind": variant["kind"]}
                         for name, variant in self.variants.items() if variant.get("discovery_rows")})
 
     def budget_n(self) -> int:
@@ -187,7 +187,7 @@ class ArithmeticJobs(FamilyJobs):
             "base": self.base_model(point.chain, point.base, point.layers),
             "subnetwork": subnetwork,
             "data": f"{DIR}/data/transfer/{point.target}.pt",
-            **({"subtask_data": f"{DIR}/data/discovery/{point.subtask}.pt"} if batch_kind(variant)[0] else {}),
+            **({"subtask_data": f"{DIR}/data/discovery/{point.subtask}.pt"} if batch_rows(variant)[0] else {}),
             "out": point.metrics,
             **({"retrain": True} if point.metrics in self.retrain else {}),
         }

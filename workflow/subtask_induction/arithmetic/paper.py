@@ -8,7 +8,7 @@ Two references, kept apart because they do not always agree:
   it was read), five curves per depth.
 summary/paper_comparison.md sets our curves beside both at every n we share with the figure, under the
 paper's selection protocol (`eval`) and the leak-free one (`last`), and says which rows the runs trained on.
-A curve is matched to the figure by its transfer plan (method, frozen, inherited tensors), not by its name.
+A curve is matched to the figure by its transfer plan (kind, frozen, inherited tensors), not by its name.
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ PAPER_TEXT = {"si_near_perfect_n": 1000, "near_perfect": NEAR_PERFECT, "random_a
               "sampled_factor": 6}
 PROTOCOLS = ("eval", "last")
 AUTHORS_FIG6 = Path(__file__).parent / "data" / "authors_fig6.csv"
-# The figure's five curves, by the transfer method of the variant that trains as the authors' code does.
+# The figure's five curves, by the transfer kind of the variant that trains as the authors' code does.
 AUTHORS_CURVES = {"subnetwork": "Subtask Induction", "full": "Full Model Transfer", "sampled": "Sampled Subnetwork",
                   "complement": "Sampled from Complement", "random": "Random Initialization"}
 # Options that train as the authors' code does where the paper's text is silent or our code differs, each
-# compared with the figure's curve it would reproduce (item by item: docs/results.md). A method:
-# (method -> the figure's curve it is compared with, and what it does)
+# compared with the figure's curve it would reproduce (item by item: docs/results.md). A kind:
+# (kind -> the figure's curve it is compared with, and what it does)
 AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen"),
                         "complement_authors": ("complement", "N−k frozen, the k drawn outside the subnetwork")}
 # and settings of a variant (transfer.csv column -> what it does, given its value)
@@ -42,11 +42,11 @@ AUTHORS_CODE_SETTINGS = {"masked_init_std": lambda std: f"fresh masked weights N
 
 
 def authors_code_option(row) -> tuple[str, str] | None:
-    """(the figure's curve, what it does) for a transfer row trained with an authors'-code option (a method of
+    """(the figure's curve, what it does) for a transfer row trained with an authors'-code option (a kind of
     AUTHORS_CODE_OPTIONS, a setting of AUTHORS_CODE_SETTINGS, or both), else None."""
-    curve, labels = row["method"], []
-    if row["method"] in AUTHORS_CODE_OPTIONS:
-        curve, label = AUTHORS_CODE_OPTIONS[row["method"]]
+    curve, labels = row["kind"], []
+    if row["kind"] in AUTHORS_CODE_OPTIONS:
+        curve, label = AUTHORS_CODE_OPTIONS[row["kind"]]
         labels.append(label)
     labels += [describe(row[column]) for column, describe in AUTHORS_CODE_SETTINGS.items()
                if column in row and pd.notna(row[column])]
@@ -59,22 +59,22 @@ PAPER_STYLE = {"subnetwork": {"color": "tab:blue", "marker": "o"}, "full": {"col
 
 @functools.cache
 def authors_curves() -> pd.DataFrame:
-    """The authors' Fig 6 as plotted: depth, method (our name of the curve's transfer), n, test_accuracy. Read
+    """The authors' Fig 6 as plotted: depth, kind (our name of the curve's transfer), n, test_accuracy. Read
     once per process (every figure panel asks); callers filter it, never change it."""
     table = pd.read_csv(AUTHORS_FIG6)
-    by_name = {name: method for method, name in AUTHORS_CURVES.items()}
+    by_name = {name: kind for kind, name in AUTHORS_CURVES.items()}
     unknown = sorted(set(table["variant"]) - set(by_name))
     if unknown:
         raise ValueError(f"{AUTHORS_FIG6}: curves {unknown} are not among {sorted(by_name)}")
-    return table.assign(method=table["variant"].map(by_name))[["depth", "method", "n", "test_accuracy"]]
+    return table.assign(kind=table["variant"].map(by_name))[["depth", "kind", "n", "test_accuracy"]]
 
 
 def paper_form(transfer: pd.DataFrame) -> pd.DataFrame:
     """The rows of variants trained as the figure's curves were: the discovered subnetwork as found (no size
     dial, no label budget, no extra rows, a fresh network), frozen, with the base's unmasked tensors (the
     authors' code keeps them), and random init as a fresh model; full fine-tunes the base."""
-    keep = transfer["method"].isin(list(AUTHORS_CURVES))
-    masked = transfer["method"].isin(["subnetwork", "sampled", "complement"])
+    keep = transfer["kind"].isin(list(AUTHORS_CURVES))
+    masked = transfer["kind"].isin(["subnetwork", "sampled", "complement"])
     keep &= ~masked | ((transfer["lr_scale"] == 0) & transfer["inherit_unmasked"].astype(bool))
     for column in ("top_k", "discovery_rows", "subtask_rows", *AUTHORS_CODE_SETTINGS):
         if column in transfer:
@@ -133,24 +133,24 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
         options = at_layers.apply(authors_code_option, axis=1) if len(at_layers) else pd.Series(dtype=object)
         authors_code = at_layers[options.notna()].assign(curve=options.dropna().map(lambda o: o[0]),
                                                          option=options.dropna().map(lambda o: o[1]))
-        for method in AUTHORS_CURVES:
-            ours = at_depth[at_depth["method"] == method]
+        for kind in AUTHORS_CURVES:
+            ours = at_depth[at_depth["kind"] == kind]
             if ours.empty:
                 continue
-            theirs_curve = theirs[theirs["method"] == method].set_index("n")["test_accuracy"]
+            theirs_curve = theirs[theirs["kind"] == kind].set_index("n")["test_accuracy"]
             if len(theirs_curve):
-                firsts[(method, "authors")] = smallest_n(theirs_curve)
-                lines.append(f"| {AUTHORS_CURVES[method]} | authors' figure | "
+                firsts[(kind, "authors")] = smallest_n(theirs_curve)
+                lines.append(f"| {AUTHORS_CURVES[kind]} | authors' figure | "
                              + " | ".join(f"{theirs_curve[n]:.3f}" if n in theirs_curve.index else "" for n in sizes)
                              + " | " + " | ".join(_first(theirs_curve, t) for t in THRESHOLDS) + " |")
             for protocol in PROTOCOLS:
                 stats = _ours(ours[ours["protocol"] == protocol])
-                firsts[(method, protocol)] = smallest_n(stats["mean"])
-                lines.append(_our_row(method, f"ours `{protocol}` ({', '.join(sorted(ours['variant'].unique()))})",
+                firsts[(kind, protocol)] = smallest_n(stats["mean"])
+                lines.append(_our_row(kind, f"ours `{protocol}` ({', '.join(sorted(ours['variant'].unique()))})",
                                       stats, sizes))
-            option = authors_code[authors_code["curve"] == method] if len(authors_code) else authors_code
+            option = authors_code[authors_code["curve"] == kind] if len(authors_code) else authors_code
             for (variant, label, protocol), of_variant in option.groupby(["variant", "option", "protocol"]):
-                lines.append(_our_row(method, f"ours `{protocol}` ({variant}: {label})", _ours(of_variant), sizes))
+                lines.append(_our_row(kind, f"ours `{protocol}` ({variant}: {label})", _ours(of_variant), sizes))
         lines += ["", f"Columns: the n both ran. Smallest n: the authors' on their figure's {theirs['n'].nunique()} "
                   f"sizes, ours on our {at_depth['n'].nunique()}; each is the first size of its own grid at or above "
                   "the threshold.", ""] if not theirs.empty else [""]
@@ -158,8 +158,8 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
     return "\n".join(lines)
 
 
-def _our_row(method: str, source: str, stats: pd.DataFrame, sizes: list) -> str:
-    return (f"| {AUTHORS_CURVES[method]} | {source} | "
+def _our_row(kind: str, source: str, stats: pd.DataFrame, sizes: list) -> str:
+    return (f"| {AUTHORS_CURVES[kind]} | {source} | "
             + " | ".join(_cell(stats.loc[n]) if n in stats.index else "" for n in sizes)
             + " | " + " | ".join(_first(stats["mean"], t) for t in THRESHOLDS) + " |")
 
@@ -183,19 +183,19 @@ def _depth_header(base: pd.DataFrame, kept: pd.DataFrame, layers) -> list[str]:
 def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers) -> list[str]:
     """The text's three claims at this depth: the text, the authors' figure, ours under each protocol."""
     n_si, n_random = PAPER_TEXT["si_near_perfect_n"], PAPER_TEXT["random_at_n"]
-    figure = theirs.set_index(["method", "n"])["test_accuracy"] if not theirs.empty else pd.Series(dtype=float)
+    figure = theirs.set_index(["kind", "n"])["test_accuracy"] if not theirs.empty else pd.Series(dtype=float)
     lines = ["| the text's claim | text | authors' figure | " + " | ".join(f"ours `{p}`" for p in PROTOCOLS) + " |",
              "|---|---|---|" + "---|" * len(PROTOCOLS)]
 
-    def ours_at(method, n):
+    def ours_at(kind, n):
         cells = []
         for protocol in PROTOCOLS:
-            stats = _ours(at_depth[(at_depth["method"] == method) & (at_depth["protocol"] == protocol)])
+            stats = _ours(at_depth[(at_depth["kind"] == kind) & (at_depth["protocol"] == protocol)])
             cells.append(_cell(stats.loc[n]) if n in stats.index else "not run")
         return cells
 
-    def figure_at(method, n):
-        return f"{figure[(method, n)]:.3f}" if (method, n) in figure.index else "—"
+    def figure_at(kind, n):
+        return f"{figure[(kind, n)]:.3f}" if (kind, n) in figure.index else "—"
 
     lines.append(f"| SI near-perfect with {n_si:,} rows | ≥ {NEAR_PERFECT} | {figure_at('subnetwork', n_si)} | "
                  + " | ".join(ours_at("subnetwork", n_si)) + " |")

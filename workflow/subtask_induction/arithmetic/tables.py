@@ -88,7 +88,7 @@ def transfer_table(paths) -> pd.DataFrame:
     for path in paths:
         record = read_record(path)
         identity, variant = record["identity"], record["config"]["variant"]
-        point = {**{key: identity[key] for key in IDENTITY}, "method": variant["method"],
+        point = {**{key: identity[key] for key in IDENTITY}, "kind": variant["kind"],
                  "lr_scale": variant["lr_scale"], "inherit_unmasked": variant["inherit_unmasked"],
                  "top_k": variant.get("top_k"), "discovery_rows": variant.get("discovery_rows"),
                  "subtask_rows": variant.get("subtask_rows"), "task_marker": variant.get("task_marker"),
@@ -264,17 +264,17 @@ def plain_variants(transfer: pd.DataFrame) -> pd.DataFrame:
     return transfer[keep]
 
 
-def plain_variants_of(transfer: pd.DataFrame, method: str) -> list[str]:
-    """The variants that run `method` as the paper does, recognised by their settings (their plans), not their
+def plain_variants_of(transfer: pd.DataFrame, kind: str) -> list[str]:
+    """The variants that run `kind` as the paper does, recognised by their settings (their plans), not their
     names: subnetwork (SI) and sampled frozen (lr_scale 0) with the base's unmasked tensors, random init from a
     fresh network; none with a size dial, a label budget, subtask rows, a rewind or another init."""
-    rows = transfer[transfer["method"] == method]
+    rows = transfer[transfer["kind"] == kind]
     for column in ("top_k", "discovery_rows", "subtask_rows", "masked_init_std"):
         if column in rows:
             rows = rows[rows[column].isna()]
     if "init" in rows:
         rows = rows[rows["init"].fillna("fresh") == "fresh"]
-    if method == "random":
+    if kind == "random":
         rows = rows[~rows["inherit_unmasked"].astype(bool)]
     else:
         rows = rows[(rows["lr_scale"] == 0) & rows["inherit_unmasked"].astype(bool)]
@@ -307,13 +307,13 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
                   + " | ".join(f"SI agrees with {c.removeprefix('test_agree_')}" for c in agree) + " |",
                   "|---|---|---|---|---|" + "---|" * len(agree)]
         for k, at_k in part.groupby("top_k"):
-            by = {method: at_k[at_k["method"] == method] for method in ("subnetwork", "sampled")}
+            by = {kind: at_k[at_k["kind"] == kind] for kind in ("subnetwork", "sampled")}
             cells = []
-            for method in ("subnetwork", "sampled"):
-                values = by[method].groupby(RUN)["test_accuracy"].mean()
+            for kind in ("subnetwork", "sampled"):
+                values = by[kind].groupby(RUN)["test_accuracy"].mean()
                 cells.append(mean_std(values.mean(), values.std(ddof=1), len(values)) if len(values) else "—")
             runs = sorted({(r.chain, r.replicate) for r in part.itertuples()})
-            names = [by[method]["variant"].iloc[0] if len(by[method]) else None for method in ("subnetwork", "sampled")]
+            names = [by[kind]["variant"].iloc[0] if len(by[kind]) else None for kind in ("subnetwork", "sampled")]
             difference, counted = run_differences(at_k, *names, runs)
             verdict = comparison_verdict(counted, *names, unit="run") if difference.notna().any() else "—"
             agreement = [f"{by['subnetwork'][c].mean():.3f}" for c in agree]
@@ -354,7 +354,7 @@ def same_labels_markdown(transfer: pd.DataFrame, protocol: str) -> str:
                                                         "unmarked (one input, two answers)")
             start = {"subnetwork": "fresh + frozen subnetwork, inherited unmasked tensors",
                      "random": "base's unmasked tensors, rest fresh" if first["inherit_unmasked"] else "fresh"
-                     }.get(first["method"], first["method"])
+                     }.get(first["kind"], first["kind"])
             values = own.groupby(RUN)["test_accuracy"].mean()
             subtask_cell = "—"
             if "subtask_test_accuracy" in own and own["subtask_test_accuracy"].notna().any():

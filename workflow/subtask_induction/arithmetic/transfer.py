@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..claims import correct_bits
-from ..method.kinds import batch_kind
+from ..method.kinds import batch_rows
 from ..method.masks import kept_fraction, load_subnetwork
 from ..method.overlap import mask_overlap
 from ..method.transfer import TransferPlan, control_masks
@@ -38,7 +38,7 @@ from .subtask_rows import add_task_marker, discovery_rows, mark, pack_batches, p
 
 def point_seeds(point):
     v, identity = point["variant_settings"], point["identity"]
-    return arithmetic_transfer_seeds(identity["chain"], identity["replicate"], task_marker=batch_kind(v)[1],
+    return arithmetic_transfer_seeds(identity["chain"], identity["replicate"], task_marker=batch_rows(v)[1],
                                      masked_init=bool(v.get("masked_init_std")))
 
 
@@ -48,7 +48,7 @@ class Inputs:
     by content (see the module docstring)."""
 
     settings: dict
-    kind: str | None  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
+    subtask_rows: str | None  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
     marked: bool  # whether those rows carry the task marker (subtask_rows.py)
     code: str  # the package modules this step imports and the numeric libraries
     bases: dict = field(default_factory=dict)
@@ -58,14 +58,14 @@ class Inputs:
 
     @classmethod
     def load(cls, points: list[dict], settings: dict) -> Inputs:
-        kind, marked = batch_kind(points[0]["variant_settings"])
-        inputs = cls(settings, kind, marked, code_hash())
+        subtask_rows, marked = batch_rows(points[0]["variant_settings"])
+        inputs = cls(settings, subtask_rows, marked, code_hash())
         for point in points:
             if point["base"] not in inputs.bases:
                 inputs.bases[point["base"]] = load_gpt2(point["base"])
             if point["subnetwork"] not in inputs.subnetworks:
                 inputs.subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
-            for key in ("data", "subtask_data") if kind else ("data",):
+            for key in ("data", "subtask_data") if subtask_rows else ("data",):
                 if point[key] not in inputs.datasets:
                     inputs.datasets[point[key]] = load_torch(
                         point[key], ("splits", "n_numbers", "modulus", "computation"), "arithmetic dataset")
@@ -101,7 +101,7 @@ class Inputs:
     def _point_fingerprint(self, point) -> str:
         subnetwork = self.subnetworks[point["subnetwork"]]
         extra = []
-        if self.kind:
+        if self.subtask_rows:
             extra.append(self._digest(("subtask", point["subtask_data"], point["subnetwork"]), lambda: tensor_digest(
                 {"subtask": discovery_rows(self.datasets[point["subtask_data"]], subnetwork)})))
         if point["variant_settings"].get("top_k"):
@@ -128,7 +128,7 @@ class Member:
     test: torch.Tensor
     rules: dict  # competing rule -> its name, for the test agreement metrics
     config: dict
-    transferred: float | None  # the kept fraction of the transferred mask (masked methods)
+    transferred: float | None  # the kept fraction of the transferred mask (masked kinds)
     subtask: torch.Tensor | None = None  # with subtask_rows: the discovery's rows (marked with task_marker)
     teacher: torch.Tensor | None = None  # with subtask_rows distill: the subnetwork's answers on them
     subtask_test: torch.Tensor | None = None  # with subtask_rows: the subtask's test rows, as its rows are given
@@ -153,7 +153,7 @@ def train_points(todo: list[dict], inputs: Inputs, device: str, checkpoint: str,
     for member in pack:
         member.model = None  # the stacked model holds the weights now
     optimizer = StackedAdamW(optimizer_groups(model, t["lr"], plans), weight_decay=t.get("weight_decay", 0.01))
-    loss_fn, batches = pack_batches_and_loss(pack, inputs.kind, t["batch_size"])
+    loss_fn, batches = pack_batches_and_loss(pack, inputs.subtask_rows, t["batch_size"])
     names = [member.name for member in pack]
     result = fit(
         model, optimizer, loss_fn, batches,
@@ -202,14 +202,14 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
                 "base": meta},
         transferred=kept_fraction(masks)["overall"] if plan.freezes_weights else None,
     )
-    if plan.method == "magnitude":   # does the discovery pick the largest weights? (issue 48)
+    if plan.kind == "magnitude":   # does the discovery pick the largest weights? (issue 48)
         member.overlap = mask_overlap(masks, control_masks("magnitude", masks, None, base.state_dict()))
-    if inputs.kind:
+    if inputs.subtask_rows:
         subtask_data = inputs.datasets[point["subtask_data"]]
         rows_of_subtask, subtask_test = discovery_rows(subtask_data, subnetwork), subtask_data["splits"]["test"]
         given = (lambda rows: mark(rows, meta["n_numbers"])) if inputs.marked else (lambda rows: rows)  # noqa: E731
         member.subtask, member.subtask_test = given(rows_of_subtask).to(device), given(subtask_test)
-        if inputs.kind == "distill":  # the subnetwork answers the rows it knows, unmarked
+        if inputs.subtask_rows == "distill":  # the subnetwork answers the rows it knows, unmarked
             member.teacher = teacher_log_probs(base, subnetwork["masks"], rows_of_subtask).to(device)
     return member
 
@@ -223,16 +223,16 @@ def check_shapes(pack: list[Member]) -> None:
                              "only points of one shape train together")
 
 
-def pack_batches_and_loss(pack: list[Member], kind: str | None, batch_size: int):
+def pack_batches_and_loss(pack: list[Member], subtask_rows: str | None, batch_size: int):
     """The pack's loss and its batches of an epoch (each point's own batch order)."""
     trains = [member.train for member in pack]
     batch_seeds = [point_seeds(member.point)["batches"] for member in pack]
-    if not kind:
+    if not subtask_rows:
         return lm_loss, lambda epoch: stacked_batches(trains, batch_size, batch_seeds, epoch)
     subtask = [member.subtask for member in pack]
-    teacher = [member.teacher for member in pack] if kind == "distill" else None
+    teacher = [member.teacher for member in pack] if subtask_rows == "distill" else None
     subtask_seeds = [point_seeds(member.point)["subtask_batches"] for member in pack]
-    return pack_loss(kind), lambda epoch: pack_batches(trains, batch_size, batch_seeds, subtask, teacher,
+    return pack_loss(subtask_rows), lambda epoch: pack_batches(trains, batch_size, batch_seeds, subtask, teacher,
                                                        subtask_seeds, epoch)
 
 

@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from .kinds import MASKED_METHODS, METHODS, reads_subnetwork
+from .kinds import MASKED_KINDS, TRANSFER_KINDS, reads_subnetwork
 from .masks import split_name, top_k_masks
 
 
@@ -84,25 +84,25 @@ def magnitude_mask(mask: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return kept.view_as(mask)
 
 
-def control_masks(method: str, masks: dict[str, torch.Tensor], generator: torch.Generator,
+def control_masks(kind: str, masks: dict[str, torch.Tensor], generator: torch.Generator,
                   base_state: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-    """The masks a method freezes: the discovered ones, a count-matched random draw per tensor, or (magnitude) the
+    """The masks a kind freezes: the discovered ones, a count-matched random draw per tensor, or (magnitude) the
     base's largest weights per tensor, count-matched (`base_state`: the base's weights)."""
-    if method == "subnetwork":
+    if kind == "subnetwork":
         return {name: mask.bool() for name, mask in masks.items()}
-    if method == "sampled":
+    if kind == "sampled":
         return {name: sample_matched_mask(mask, generator) for name, mask in masks.items()}
-    if method == "complement":
+    if kind == "complement":
         return {name: sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
-    if method == "sampled_authors":  # their code zeroes k random positions of an all-ones mask
+    if kind == "sampled_authors":  # their code zeroes k random positions of an all-ones mask
         return {name: ~sample_matched_mask(mask, generator) for name, mask in masks.items()}
-    if method == "complement_authors":  # ... and for the complement, k random positions outside the subnetwork
+    if kind == "complement_authors":  # ... and for the complement, k random positions outside the subnetwork
         return {name: ~sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
-    if method == "magnitude":
+    if kind == "magnitude":
         if base_state is None:
             raise ValueError("the magnitude control needs the base's weights")
         return {name: magnitude_mask(mask, base_state[name]) for name, mask in masks.items()}
-    raise ValueError(f"method '{method}' uses no mask")
+    raise ValueError(f"kind '{kind}' uses no mask")
 
 
 def _insert_subnetwork(base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor], *, trainable: bool,
@@ -142,22 +142,22 @@ def inherit_unmasked_tensors(base: nn.Module, fresh: nn.Module, masks: dict[str,
 @dataclass(frozen=True)
 class TransferPlan:
     """What a transfer variant does to the network it trains, read once from its settings and checked once:
-    which weights come frozen from the base (`method`: the discovered mask, a count-matched control, none or
+    which weights come frozen from the base (`kind`: the discovered mask, a count-matched control, none or
     all; `top_k`: the top fraction of the discovery's mask scores instead of its hard mask), whether the
     transferred weights train (`lr_scale`: 0 frozen, else at lr * lr_scale), whether the tensors no mask
     covers come from the base (`inherit_unmasked`) and which parameters train (`trainable`: all, or only the
     classifier head: a linear probe). A lone model (vision) and a stacked pack (arithmetic) are built and
     given their optimizer groups from it: the one place a transfer's policy lives, checked once here."""
 
-    method: str
+    kind: str
     lr_scale: float = 0.0
     inherit_unmasked: bool = False
     top_k: float | None = None
     trainable: str = "all"
 
     def __post_init__(self):
-        if self.method not in METHODS:
-            raise ValueError(f"unknown transfer method '{self.method}'; choose from {METHODS}")
+        if self.kind not in TRANSFER_KINDS:
+            raise ValueError(f"unknown transfer kind '{self.kind}'; choose from {TRANSFER_KINDS}")
         if not 0.0 <= self.lr_scale <= 1.0:
             raise ValueError(f"lr_scale must lie in [0, 1], got {self.lr_scale}")
         if self.trainable not in ("all", "head"):
@@ -166,18 +166,18 @@ class TransferPlan:
     @classmethod
     def from_settings(cls, variant: dict) -> TransferPlan:
         """From a variant's config settings (the keys a plan does not use are left to their steps)."""
-        return cls(variant["method"], float(variant["lr_scale"]), bool(variant["inherit_unmasked"]),
+        return cls(variant["kind"], float(variant["lr_scale"]), bool(variant["inherit_unmasked"]),
                    variant.get("top_k"), variant.get("trainable", "all"))
 
     @property
     def reads_subnetwork(self) -> bool:
         """Whether it needs a discovered subnetwork (kinds.reads_subnetwork)."""
-        return reads_subnetwork({"method": self.method, "inherit_unmasked": self.inherit_unmasked})
+        return reads_subnetwork({"kind": self.kind, "inherit_unmasked": self.inherit_unmasked})
 
     @property
     def freezes_weights(self) -> bool:
-        """Whether weights of the base come into the network through a mask (a masked method)."""
-        return self.method in MASKED_METHODS
+        """Whether weights of the base come into the network through a mask (a masked kind)."""
+        return self.kind in MASKED_KINDS
 
     @property
     def trains_subnetwork(self) -> bool:
@@ -201,16 +201,16 @@ class TransferPlan:
         inherit_unmasked), the base itself (full), or `fresh` with the base's weights under this plan's masks
         (`masks`, or a count-matched random draw: sampled, complement, sampled_authors, complement_authors) put in frozen or
         trainable. `generator` draws the control masks."""
-        if self.method == "random":
+        if self.kind == "random":
             if not self.inherit_unmasked:
                 return fresh
             if masks is None:
-                raise ValueError("method random with inherit_unmasked takes the base's unmasked tensors: it needs "
+                raise ValueError("kind random with inherit_unmasked takes the base's unmasked tensors: it needs "
                                  "the subnetwork's masks to say which tensors those are")
             return inherit_unmasked_tensors(base, fresh, masks)
-        if self.method == "full":
+        if self.kind == "full":
             return copy.deepcopy(base)
-        return _insert_subnetwork(base, fresh, control_masks(self.method, masks, generator, base.state_dict()),
+        return _insert_subnetwork(base, fresh, control_masks(self.kind, masks, generator, base.state_dict()),
                                   trainable=self.trains_subnetwork, inherit_unmasked=self.inherit_unmasked)
 
     def parameter_groups(self, model: nn.Module, lr: float, head: list[str] | None = None) -> list[dict]:

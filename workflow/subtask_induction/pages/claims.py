@@ -192,7 +192,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
                         ("fft", "A mask over the frozen backbone (`fs`) beats fine-tuning (`fft`)")):
         words, numbers = {}, []
         for task, rows in points.groupby("task"):
-            by = rows.pivot_table(index="replicate", columns="method", values="test_accuracy")
+            by = rows.pivot_table(index="replicate", columns="adaptation", values="test_accuracy")
             if "fs" not in by or rival not in by:
                 continue
             difference = by["fs"] - by[rival]

@@ -34,7 +34,7 @@ def curve_rows(transfer: pd.DataFrame) -> pd.DataFrame:
     """The main experiment's rows that stand for one of the figure's curves: `curve` (the curve), `label` ("" for
     the paper's form of it, else the variant and the authors'-code options it was trained with)."""
     rows = main_rows(transfer)
-    plain = paper_form(rows).assign(curve=lambda f: f["method"], label="")
+    plain = paper_form(rows).assign(curve=lambda f: f["kind"], label="")
     options = rows.apply(authors_code_option, axis=1) if len(rows) else pd.Series(dtype=object)
     chosen = rows[options.notna()]
     optional = chosen.assign(curve=options.dropna().map(lambda o: o[0]),
@@ -67,7 +67,7 @@ def pipeline_curves(transfer: pd.DataFrame) -> pd.DataFrame:
 
 def beside_authors(curves: pd.DataFrame) -> pd.DataFrame:
     """our_curves with the authors' value at the same depth, curve and n, where their figure has it."""
-    theirs = authors_curves().rename(columns={"depth": "layers", "method": "curve", "test_accuracy": "theirs"})
+    theirs = authors_curves().rename(columns={"depth": "layers", "kind": "curve", "test_accuracy": "theirs"})
     out = curves.merge(theirs, on=["layers", "curve", "n"], how="left")
     difference = (out["mean"] - out["theirs"]).round(3)
     return out.assign(difference=difference, within=difference.abs() < CURVE_BAND)
@@ -95,12 +95,12 @@ def text_claims(compared: pd.DataFrame, layers: int, protocol: str) -> dict:
         return row.iloc[0] if len(row) else None
 
     def figure(curve, n):
-        row = theirs[(theirs["method"] == curve) & (theirs["n"] == n)]
+        row = theirs[(theirs["kind"] == curve) & (theirs["n"] == n)]
         return float(row["test_accuracy"].iloc[0]) if len(row) else None
 
     def first(curve, source):
         if source == "authors":
-            series = theirs[theirs["method"] == curve].set_index("n")["test_accuracy"]
+            series = theirs[theirs["kind"] == curve].set_index("n")["test_accuracy"]
         else:
             series = compared[(compared["layers"] == layers) & (compared["curve"] == curve)
                               & (compared["label"] == "") & (compared["protocol"] == protocol)].set_index("n")["mean"]
@@ -120,13 +120,13 @@ __all__ = ["AUTHORS_CURVES", "AUTHORS_PIPELINE", "CURVE_BAND", "HYPOTHESIS_RECOR
 
 
 # What the authors' code does differently from the paper's text and ours, the curves each can move, and how a
-# record of ours runs it: a transfer method (its rows carry the method), a transfer setting (its rows carry the
+# record of ours runs it: a transfer kind (its rows carry the kind), a transfer setting (its rows carry the
 # column), a run record of its own (a hypothesis overlay's run, stored as `<slice>_<name>`: the depth-2 slice's
 # `paper_depth2_coverage_rows`), or nothing yet (not built).
 AUTHORS_CODE_DIFFERENCES = [
-    ("their sampled control freezes N−k of the base's weights (ours: k)", ("sampled",), ("method", "sampled_authors")),
+    ("their sampled control freezes N−k of the base's weights (ours: k)", ("sampled",), ("kind", "sampled_authors")),
     ("their complement control freezes N−k, the k drawn outside the subnetwork", ("complement",),
-     ("method", "complement_authors")),
+     ("kind", "complement_authors")),
     ("fresh masked weights N(0, 0.02) for every matrix (ours: HF's init)", ("subnetwork", "sampled"),
      ("setting", "masked_init_std")),
     ("their discovery's AdamW weight decay 0.01 on the mask logits (ours: 0)", ("subnetwork", "kept"),
@@ -179,12 +179,12 @@ def rival_beside_si(records: dict, name: str, rival: str, layers: int) -> pd.Dat
     if record is None or name not in records:
         return pd.DataFrame()
     mine, slice_rows = record.csv("arithmetic/transfer.csv"), records[name].csv("arithmetic/transfer.csv")
-    mine = mine[(mine["method"] == rival) & (mine["protocol"] == "eval") & (mine["layers"] == layers)]
+    mine = mine[(mine["kind"] == rival) & (mine["protocol"] == "eval") & (mine["layers"] == layers)]
     plain = paper_form(main_rows(slice_rows))
     plain = plain[(plain["protocol"] == "eval") & (plain["layers"] == layers)]
     out = []
     for row in mine.sort_values(["n", "replicate"]).itertuples():
-        at = plain[(plain["n"] == row.n) & (plain["replicate"] == row.replicate)].set_index("method")["test_accuracy"]
+        at = plain[(plain["n"] == row.n) & (plain["replicate"] == row.replicate)].set_index("kind")["test_accuracy"]
         out.append({"n": row.n, "replicate": row.replicate, rival: row.test_accuracy, "si": at.get("subnetwork"),
                     "sampled": at.get("sampled"), "overlap": getattr(row, "overlap_jaccard", float("nan")),
                     "chance": getattr(row, "overlap_chance", float("nan"))})

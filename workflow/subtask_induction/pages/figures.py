@@ -45,7 +45,7 @@ def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
         curves = curves_by_depth[layers]
         for col, (curve, name) in enumerate(AUTHORS_CURVES.items()):
             ax = axes[row][col]
-            reference = theirs[(theirs["depth"] == layers) & (theirs["method"] == curve)].sort_values("n")
+            reference = theirs[(theirs["depth"] == layers) & (theirs["kind"] == curve)].sort_values("n")
             ax.plot(reference["n"], reference["test_accuracy"], color=THEIRS, linestyle="--", linewidth=1.2,
                     label="authors' Fig 6 (one run)")
             for protocol, colour, width in (("last", OURS_LAST, 1.2), ("eval", OURS, 1.8)):

@@ -172,10 +172,10 @@ def kept_percent(record: RunRecord) -> str:
 
 
 def _effect(records, name, compared, transfer, curve, layers, how) -> list[str]:
-    kind, key = how
-    if kind == "method":
+    by, key = how
+    if by == "kind":
         return option_effect(compared, curve, f"{key}:", layers)
-    if kind == "setting":   # variants named by what they set (`masked_init_std` → "N(0, 0.02)" in their label)
+    if by == "setting":   # variants named by what they set (`masked_init_std` → "N(0, 0.02)" in their label)
         labels = [label for label in compared[compared["curve"] == curve]["label"].unique() if "N(0, " in label]
         return [line for label in labels for line in option_effect(compared, curve, label, layers)]
     return record_effect(records, f"{name}_{key}", transfer, curve, layers)
@@ -189,7 +189,7 @@ def record_effect(records: dict[str, RunRecord], name: str, transfer: pd.DataFra
     if name not in records or not records[name].has("arithmetic/transfer.csv"):
         return []
     theirs = authors_curves()
-    theirs = theirs[(theirs["depth"] == layers) & (theirs["method"] == curve)].set_index("n")["test_accuracy"]
+    theirs = theirs[(theirs["depth"] == layers) & (theirs["kind"] == curve)].set_index("n")["test_accuracy"]
     pick = lambda rows: rows[(rows["curve"] == curve) & (rows["protocol"] == "eval") & (rows["layers"] == layers)]  # noqa: E731
     mine = pick(curve_rows(records[name].csv("arithmetic/transfer.csv")))
     slice_rows = pick(curve_rows(transfer).query("label == ''"))
@@ -388,7 +388,7 @@ def submasking_default(record: RunRecord) -> list[str]:
     first = text.split("\n## ")[0]   # the test accuracy part; the rest (sparsity, k-NN, bytes) follows it
     rest = text[len(first):]
     return (["## Submasking: the default (the vision base, adapted to the configured tasks)", "", provenance_line(record), "",
-             f"![Test accuracy per task: every method's mean over replicates (the mask, fs, in blue, its level dashed), "
+             f"![Test accuracy per task: every adaptation's mean over replicates (the mask, fs, in blue, its level dashed), "
              f"each replicate a dot]({FIGURES}/submasking.png)",
              "", "### The record's `tables.md`", ""] + embed(first, 3) + embed(rest, 3))
 
@@ -480,11 +480,11 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
                                       per_run=default.csv("vision/chains.csv"), reference="si"))
         points = default.csv("submasking/points.csv")
         points = points[points["fraction"] == points["fraction"].max()]
-        means = points.groupby(["task", "method"])["test_accuracy"].mean().unstack("task").reset_index()
+        means = points.groupby(["task", "adaptation"])["test_accuracy"].mean().unstack("task").reset_index()
         tasks = {task: task for task in sorted(points["task"].unique())}
-        per_run = points.pivot_table(index=["method", "replicate"], columns="task", values="test_accuracy").reset_index()
-        order = [m for m in ("lp", "fs", "fft", "ss_fs", "ss_fft") if m in set(points["method"])]
-        order += sorted(set(points["method"]) - set(order))
-        out.append(draw.metric_panels(means, "method", tasks, order, docs / FIGURES / "submasking.png",
+        per_run = points.pivot_table(index=["adaptation", "replicate"], columns="task", values="test_accuracy").reset_index()
+        order = [m for m in ("lp", "fs", "fft", "ss_fs", "ss_fft") if m in set(points["adaptation"])]
+        order += sorted(set(points["adaptation"]) - set(order))
+        out.append(draw.metric_panels(means, "adaptation", tasks, order, docs / FIGURES / "submasking.png",
                                       per_run=per_run, highlight="fs", reference="fs"))
     return out

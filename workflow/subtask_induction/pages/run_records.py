@@ -52,7 +52,7 @@ class RunRecord:
         return upgrade_record(pd.read_csv(self.path(table)), "table", str(self.path(table)))
 
     def text(self, table: str) -> str:
-        return self.path(table).read_text()
+        return upgrade_record(self.path(table).read_text(), "markdown", str(self.path(table)))
 
 
 def load(name: str, data: Path = DATA) -> RunRecord:

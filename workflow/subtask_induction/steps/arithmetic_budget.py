@@ -26,7 +26,7 @@ def parse_arguments(argv=None):
                    help="the discovery datasets (<subtask>.pt): their training rows, for subnetworks that do not record them")
     p.add_argument("--transfer", required=True, help="summary/transfer.csv")
     p.add_argument("--variants", required=True,
-                   help='JSON: variant name -> {"rows": discovery rows, "method": subnetwork | sampled} (the budget variants)')
+                   help='JSON: variant name -> {"rows": discovery rows, "kind": subnetwork | sampled} (the budget variants)')
     p.add_argument("--n", type=int, required=True, help="the disambiguation rows of the budget transfer points")
     p.add_argument("--protocol", default="last", choices=sorted(PROTOCOLS))
     p.add_argument("--table", required=True)

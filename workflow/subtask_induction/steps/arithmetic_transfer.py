@@ -19,7 +19,7 @@ so does a point with "retrain": true (a single-point rerun).
 from __future__ import annotations
 
 from ..arithmetic.transfer import Inputs, point_seeds, train_points
-from ..method.kinds import batch_kind
+from ..method.kinds import batch_rows
 from ..runtime import configure
 from ..sweep import read_points, run_pack
 from .common import parser, require
@@ -52,19 +52,19 @@ def parse_arguments(argv):
     args.points = points = read_points(args.points, POINT_KEYS)
     for point in points:
         require(point["identity"], "chain", "variant", "n", "replicate", where=f"identity of {point['out']}")
-        require(point["variant_settings"], "method", "lr_scale", "inherit_unmasked",
+        require(point["variant_settings"], "kind", "lr_scale", "inherit_unmasked",
                 where=f"variant '{point['identity']['variant']}'")
     if len({point["identity"]["n"] for point in points}) != 1:
         raise SystemExit("error: a pack shares its number of training rows; got n = "
                          f"{sorted({q['identity']['n'] for q in points})}")
     if len({point["out"] for point in points}) != len(points):
         raise SystemExit("error: two points of the pack write the same file")
-    kinds = {batch_kind(point["variant_settings"]) for point in points}
-    if len(kinds) != 1:
-        raise SystemExit(f"error: a pack trains one kind of batch; got (subtask_rows, task_marker) {sorted(map(str, kinds))}")
-    kind, _ = next(iter(kinds))
-    if kind and any("subtask_data" not in point for point in points):
-        raise SystemExit(f"error: subtask_rows {kind} needs each point's subtask_data (the discovery dataset)")
+    batches = {batch_rows(point["variant_settings"]) for point in points}
+    if len(batches) != 1:
+        raise SystemExit(f"error: a pack trains one kind of batch; got (subtask_rows, task_marker) {sorted(map(str, batches))}")
+    rows, _ = next(iter(batches))
+    if rows and any("subtask_data" not in point for point in points):
+        raise SystemExit(f"error: subtask_rows {rows} needs each point's subtask_data (the discovery dataset)")
     return args
 
 

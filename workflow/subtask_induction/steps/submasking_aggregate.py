@@ -1,7 +1,7 @@
 """Collect the configured submasking points into the family's tables (CSV + Markdown) and figures.
 
 The points are exactly the rule's inputs: points.submasking_points of the grid the rule passes (the config's
-backbones, tasks, methods, label fractions and replicates), never a glob of the folder, so a replicate, method,
+backbones, tasks, adaptations, label fractions and replicates), never a glob of the folder, so a replicate, adaptation,
 task or fraction dropped from the config leaves every table. (The grid, not the list of paths: the paper
 grid's paths exceed a shell argument's length limit.)"""
 
@@ -18,7 +18,7 @@ from ..submasking.tables import collect, overlaps, summary, tables_markdown
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--grid", required=True, type=json.loads,
-                   help="JSON: the config's submasking backbones and tasks (by name), methods, label_fractions, "
+                   help="JSON: the config's submasking backbones and tasks (by name), adaptations, label_fractions, "
                         "replicates: the points the rule takes as input")
     p.add_argument("--out", required=True, help="results/submasking (writes summary/ and figures/)")
     args = p.parse_args(argv)
@@ -30,7 +30,7 @@ def main(argv=None):
     save_text(summary(points, "test_accuracy").to_csv(index=False), summary_dir / "accuracy.csv")
     save_text(summary(points, "knn_accuracy").to_csv(index=False), summary_dir / "knn.csv")
     sparsity = summary(points, "off_fraction")
-    per_layer = (layers.groupby(["backbone", "task", "method", "fraction", "tensor"], sort=False)["off_fraction"]
+    per_layer = (layers.groupby(["backbone", "task", "adaptation", "fraction", "tensor"], sort=False)["off_fraction"]
                  .mean().reset_index() if not layers.empty else layers)
     save_text(sparsity.to_csv(index=False), summary_dir / "sparsity.csv")
     save_text(per_layer.to_csv(index=False), summary_dir / "sparsity_per_layer.csv")

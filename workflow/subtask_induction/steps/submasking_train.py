@@ -1,10 +1,10 @@
-"""Submasking points of one backbone and one task, one process: each (method, label fraction, seed) ->
+"""Submasking points of one backbone and one task, one process: each (adaptation, label fraction, seed) ->
 test accuracy, mask, k-NN accuracy, bytes.
 
 Points that share a backbone and a task train one after another in one process (a pack: the imports, the
 task's images and the backbone file are read once, not once per point), each from its own seeds exactly as
 alone. Records (sweep.py): a point whose record was written for the same fingerprint (its settings,
-method, fraction, seed, the contents of the task folder and backbone file, and the code the step runs) is
+adaptation, fraction, seed, the contents of the task folder and backbone file, and the code the step runs) is
 restored instead of trained, so adding a seed trains only the new points. A point's resume checkpoint is
 deleted once its outputs and records are written.
 """
@@ -18,7 +18,7 @@ import torch
 
 from ..method.masks import kept_fraction, save_subnetwork
 from ..runtime import configure, content_hash, derive_seed, resolve_device, save_json
-from ..submasking.methods import (METHODS, features, linear_probe, train_submask_or_finetune,
+from ..submasking.adaptations import (ADAPTATIONS, features, linear_probe, train_submask_or_finetune,
                                   trained_backbone_context)
 from ..submasking.model import TaskModel, load_backbone, masked_weight_names, storage_bytes
 from ..submasking.tasks import label_subset, read_task
@@ -27,14 +27,14 @@ from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import parser, require
 
-# identity: points.SubmaskingPoint.identity (backbone, task, method, fraction, replicate), recorded as given;
+# identity: points.SubmaskingPoint.identity (backbone, task, adaptation, fraction, replicate), recorded as given;
 # metrics and mask: the point's outputs
 POINT_KEYS = ("identity", "metrics", "mask")
 
 
-def method_fraction_replicate(point: dict) -> tuple[str, float, int]:
+def adaptation_fraction_replicate(point: dict) -> tuple[str, float, int]:
     identity = point["identity"]
-    return identity["method"], float(identity["fraction"]), int(identity["replicate"])
+    return identity["adaptation"], float(identity["fraction"]), int(identity["replicate"])
 
 
 @torch.no_grad()
@@ -56,39 +56,39 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
                 checkpoint_interval_s: float, point_fingerprint: str) -> None:
     """One point, from its own seeds: the numbers it would have in a process of its own."""
     t = s["training"]
-    method, fraction, seed = method_fraction_replicate(point)  # the replicate is the point's seed
+    adaptation, fraction, seed = adaptation_fraction_replicate(point)  # the replicate is the point's seed
     configure(threads, seed)
     train, test = splits["train"], splits["test"]
     labelled = train.subset(label_subset(train.labels, fraction, seed))
     torch.manual_seed(derive_seed("submasking head", seed))
     model = TaskModel(load_backbone(s["backbone"], backbone_file), len(train.classes)).to(device)
-    storage = storage_bytes(model, method, masked_weight_names(model))
+    storage = storage_bytes(model, adaptation, masked_weight_names(model))
     batch = t["batch_size"]
-    name = f"{method} {fraction:g} replicate {seed}"
+    name = f"{adaptation} {fraction:g} replicate {seed}"
     checkpoint = point["mask"] + ".ckpt"
     def saving(path):  # each stage's resume state, for this point's settings and inputs
         return Checkpointing(path, checkpoint_interval_s, point_fingerprint)
 
     binary, pretext = {}, []
-    if method == "lp":
+    if adaptation == "lp":
         history = linear_probe(model, labelled, t, seed, device, saving(checkpoint), EpochRun(desc=f"lp {name}", settings=s))
-    elif method in ("fs", "fft"):
-        history, binary = train_submask_or_finetune(model, method, labelled, t, seed, device, saving(checkpoint),
+    elif adaptation in ("fs", "fft"):
+        history, binary = train_submask_or_finetune(model, adaptation, labelled, t, seed, device, saving(checkpoint),
                                                     EpochRun(desc=name, settings=s))
     else:  # ss_fs / ss_fft: label-free pretext on every training image, then a linear probe on the labels
         ss = {**t, **s["self_supervised"]}
-        pretext, binary = train_submask_or_finetune(model, method, train, ss, seed, device,
+        pretext, binary = train_submask_or_finetune(model, adaptation, train, ss, seed, device,
                                                     saving(checkpoint + ".pretext"),
                                                     EpochRun(desc=f"pretext {name}", settings=s))
         history = linear_probe(model, labelled, t, seed, device, saving(checkpoint),
                                EpochRun(desc=f"probe {name}", settings=s))
     # optimiser steps the mask trained for (more steps flip more masks: compare off-fractions at equal steps)
-    mask_steps = (t["epochs"] * -(-len(labelled) // batch) if method == "fs" else
-                  s["self_supervised"]["epochs"] * -(-len(train) // batch) if method == "ss_fs" else 0)
+    mask_steps = (t["epochs"] * -(-len(labelled) // batch) if adaptation == "fs" else
+                  s["self_supervised"]["epochs"] * -(-len(train) // batch) if adaptation == "ss_fs" else 0)
     with trained_backbone_context(model):
         test_accuracy, knn = scores(model, labelled, test, s["knn"]["k"], batch, device)
     fractions = kept_fraction(binary) if binary else None
-    save_subnetwork(point["mask"], binary, method=method, task=s["task"]["name"], seed=seed, fraction=fraction)
+    save_subnetwork(point["mask"], binary, adaptation=adaptation, task=s["task"]["name"], seed=seed, fraction=fraction)
     save_json({"metrics": {"test_accuracy": test_accuracy, "knn_accuracy": knn,
                            "off_fraction": fractions["off"] if fractions else None, **storage},
                "off_per_tensor": {k: 1 - v for k, v in fractions["per_tensor"].items()} if fractions else None,
@@ -113,17 +113,17 @@ def main(argv=None):
     require(s["training"], "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
             where="submasking.training")
     for point in points:
-        require(point["identity"], "method", "fraction", "replicate", where=f"identity of {point['metrics']}")
-        if point["identity"]["method"] not in METHODS:
-            raise SystemExit(f"error: point {point}: method must be one of {list(METHODS)}")
-    configure(args.threads, method_fraction_replicate(points[0])[2])
+        require(point["identity"], "adaptation", "fraction", "replicate", where=f"identity of {point['metrics']}")
+        if point["identity"]["adaptation"] not in ADAPTATIONS:
+            raise SystemExit(f"error: point {point}: adaptation must be one of {list(ADAPTATIONS)}")
+    configure(args.threads, adaptation_fraction_replicate(points[0])[2])
     backbone_file = args.backbone if s["backbone"]["source"] == "vision_base" else s["backbone"].get("weights")
     if not backbone_file or not Path(backbone_file).exists():
         raise SystemExit(f"error: backbone file {backbone_file!r} (submasking.backbone) does not exist")
     inputs = [content_hash(args.task_root), content_hash(backbone_file)]  # a replaced weight file retrains
 
     def point_fingerprint(point):
-        return fingerprint(s, *method_fraction_replicate(point), inputs)
+        return fingerprint(s, *adaptation_fraction_replicate(point), inputs)
 
     def train(todo):
         device = resolve_device(args.device)

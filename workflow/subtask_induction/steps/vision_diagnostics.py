@@ -42,7 +42,7 @@ def main(argv=None):
             "pooled_test": open_split(args.pooled_test, s["data"], "pooled test", classes)}
     si_start = {}
     for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
-        require(variant, "method", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
+        require(variant, "kind", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
         si_start[f"{name} at start"] = TransferPlan.from_settings(variant).build(
             base, build_classifier(spec, seeds["init"]), masks, torch.Generator().manual_seed(seeds["mask"]),
         ).to(device)

@@ -10,7 +10,7 @@ import math
 import torch
 
 from ..method.masks import load_subnetwork
-from ..method.kinds import MASKED_METHODS
+from ..method.kinds import MASKED_KINDS
 from ..method.transfer import TransferPlan
 from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import Checkpointing, EpochRun, Schedule, fit
@@ -27,7 +27,7 @@ from .vision_common import EvaluationSets, add_evaluation_arguments
 def parse_arguments(argv=None):
     p = parser(__doc__)
     p.add_argument("--base", required=True)
-    p.add_argument("--subnetwork", help=f"the selected subnetwork .pt (the methods {list(MASKED_METHODS)} need it)")
+    p.add_argument("--subnetwork", help=f"the selected subnetwork .pt (the kinds {list(MASKED_KINDS)} need it)")
     p.add_argument("--train", required=True, help="folder of original training images")
     p.add_argument("--eval", required=True, help="folder of original eval images (model selection)")
     p.add_argument("--pooled-eval", nargs="+", required=True, help="pooled eval folders (recorded per epoch)")
@@ -47,10 +47,10 @@ def main(argv=None):
     name = identity["variant"]
     t, v, data = s["training"], s["variant"], s["data"]
     require(t, "epochs", "batch_size", "lr", where="transfer training settings")
-    require(v, "method", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{name}'")
+    require(v, "kind", "lr_scale", "inherit_unmasked", "data", "trainable", where=f"variant '{name}'")
     plan = TransferPlan.from_settings(v)
     if plan.reads_subnetwork and not args.subnetwork:
-        raise SystemExit(f"error: variant '{name}' (method {v['method']}) needs --subnetwork")
+        raise SystemExit(f"error: variant '{name}' (kind {v['kind']}) needs --subnetwork")
     seeds = vision_seeds("transfer", s["chain"])
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)

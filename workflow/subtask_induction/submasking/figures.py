@@ -12,13 +12,13 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure  # noqa: E402
-from .tables import METHOD_ORDER, summary  # noqa: E402
+from .tables import ADAPTATION_ORDER, summary  # noqa: E402
 
 
 def sparsity_per_layer(layers: pd.DataFrame, outdir: Path) -> list[Path]:
     """FS off fraction per masked tensor (in network order), one line per task, at the largest label fraction."""
     figure, ax = plt.subplots(figsize=(9, 3.6))
-    fs = layers[layers["method"] == "fs"] if not layers.empty else layers
+    fs = layers[layers["adaptation"] == "fs"] if not layers.empty else layers
     if fs.empty:
         ax.text(0.5, 0.5, "no FS run", ha="center", transform=ax.transAxes)
     else:
@@ -36,15 +36,15 @@ def sparsity_per_layer(layers: pd.DataFrame, outdir: Path) -> list[Path]:
 
 
 def label_fractions(points: pd.DataFrame, outdir: Path) -> list[Path]:
-    """Test accuracy against the fraction of labels used, per method, one panel per (backbone, task)."""
+    """Test accuracy against the fraction of labels used, per adaptation, one panel per (backbone, task)."""
     table = summary(points, "test_accuracy")
     panels = sorted(table.groupby(["backbone", "task"]).groups)
     figure, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.4), squeeze=False, sharey=True)
     for ax, (backbone, task) in zip(axes[0], panels):
         rows = table[(table["backbone"] == backbone) & (table["task"] == task)]
-        for method in [m for m in METHOD_ORDER if m in set(rows["method"])]:
-            curve = rows[rows["method"] == method].sort_values("fraction")
-            line, = ax.plot(curve["fraction"], curve["mean"], marker="o", label=method)
+        for adaptation in [m for m in ADAPTATION_ORDER if m in set(rows["adaptation"])]:
+            curve = rows[rows["adaptation"] == adaptation].sort_values("fraction")
+            line, = ax.plot(curve["fraction"], curve["mean"], marker="o", label=adaptation)
             ax.fill_between(curve["fraction"], curve["mean"] - curve["std"], curve["mean"] + curve["std"],
                             alpha=0.15, color=line.get_color())
         ax.set_xscale("log")
@@ -66,7 +66,7 @@ def mask_similarity(between: pd.DataFrame, stability: pd.DataFrame, outdir: Path
     tasks = sorted(set().union(*[set(f["task"]) for f in frames], set(between["other"]) if not between.empty else set()))
     grid = np.full((len(tasks), len(tasks)), np.nan)
     def chosen(frame):
-        return frame[(frame["method"] == "fs") & (frame["fraction"] == fraction)] if not frame.empty else frame
+        return frame[(frame["adaptation"] == "fs") & (frame["fraction"] == fraction)] if not frame.empty else frame
 
     pairs = chosen(between)
     for (task, other), rows in (pairs.groupby(["task", "other"]) if not pairs.empty else []):

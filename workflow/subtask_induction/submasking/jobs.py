@@ -42,7 +42,7 @@ class SubmaskingJobs(FamilyJobs):
         # (records restore finished points when a pack is re-formed); packs follow from the config alone.
         self.packs = form_packs(self.points, sub["pack_size"],
                                 shape=lambda p: {"backbone": p.backbone, "task": p.task},
-                                order=lambda p: (p.method, p.fraction, p.replicate))
+                                order=lambda p: (p.adaptation, p.fraction, p.replicate))
         self.members = dict(self.packs)
 
     # --- where a pack's task and backbone come from -------------------------------------------------------------
@@ -78,7 +78,7 @@ class SubmaskingJobs(FamilyJobs):
                         **self.config.get("embedded", {})})
 
     def train_settings(self, backbone: str, task: str) -> str:
-        """What every point of a (backbone, task) shares (not the lists of methods, fractions, replicates, nor
+        """What every point of a (backbone, task) shares (not the lists of adaptations, fractions, replicates, nor
         the pack size: changing those must not retrain finished points)."""
         spec = self.backbones[backbone]
         return as_json({"backbone": spec, "task": self.tasks[task], "image_size": spec["image_size"],
@@ -98,7 +98,7 @@ class SubmaskingJobs(FamilyJobs):
         """What the aggregate crosses into the configured points (points.submasking_points), names only."""
         return as_json({"backbones": [{"name": name} for name in self.backbones],
                         "tasks": [{"name": name} for name in self.tasks],
-                        **{key: self.config[key] for key in ("methods", "label_fractions", "replicates")}})
+                        **{key: self.config[key] for key in ("adaptations", "label_fractions", "replicates")}})
 
     # --- what the run makes ------------------------------------------------------------------------------------
 

@@ -84,10 +84,10 @@ def load_backbone(spec: dict, path: str | Path | None = None) -> nn.Module:
     raise ValueError(f"unknown backbone source '{source}'")
 
 
-def storage_bytes(model: TaskModel, method: str, masked: list[str]) -> dict:
+def storage_bytes(model: TaskModel, adaptation: str, masked: list[str]) -> dict:
     """What one task costs to store: a mask bit per masked weight + the head, against a full weight copy."""
     head = sum(p.numel() * p.element_size() for p in model.head.parameters())
     full = sum(p.numel() * p.element_size() for p in model.state_dict().values() if p.is_floating_point())
-    mask_bits = sum(model.get_parameter(name).numel() for name in masked) if method in ("fs", "ss_fs") else 0
-    task = {"lp": head, "fs": (mask_bits + 7) // 8 + head, "ss_fs": (mask_bits + 7) // 8 + head}.get(method, full)
+    mask_bits = sum(model.get_parameter(name).numel() for name in masked) if adaptation in ("fs", "ss_fs") else 0
+    task = {"lp": head, "fs": (mask_bits + 7) // 8 + head, "ss_fs": (mask_bits + 7) // 8 + head}.get(adaptation, full)
     return {"task_bytes": task, "full_copy_bytes": full}

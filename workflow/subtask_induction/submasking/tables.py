@@ -1,4 +1,4 @@
-"""The submasking family's tables: every point, accuracy method x task, sparsity, k-NN, storage, mask overlap."""
+"""The submasking family's tables: every point, accuracy adaptation x task, sparsity, k-NN, storage, mask overlap."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pandas as pd
 from ..method.masks import load_subnetwork
 from ..method.overlap import mask_overlap
 
-KEYS = ["backbone", "task", "method", "fraction"]
-METHOD_ORDER = ["lp", "fs", "fft", "ss_fs", "ss_fft"]
+KEYS = ["backbone", "task", "adaptation", "fraction"]
+ADAPTATION_ORDER = ["lp", "fs", "fft", "ss_fs", "ss_fft"]
 
 
 def collect(metrics: list[str | Path]) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -41,21 +41,21 @@ def _cell(mean: float, std: float, percent: bool = True) -> str:
     return f"{scale * mean:.1f} ± {scale * std:.1f}"
 
 
-def method_by_task(frame: pd.DataFrame, metric: str, methods: list[str] | None = None) -> str:
-    """Markdown, one table per (backbone, fraction): method rows x task columns, mean ± std over replicates (%)."""
+def adaptation_by_task(frame: pd.DataFrame, metric: str, adaptations: list[str] | None = None) -> str:
+    """Markdown, one table per (backbone, fraction): adaptation rows x task columns, mean ± std over replicates (%)."""
     table = summary(frame, metric)
     lines = []
     for (backbone, fraction), part in table.groupby(["backbone", "fraction"]):
         tasks = list(dict.fromkeys(part["task"]))
-        present = [m for m in METHOD_ORDER if m in set(part["method"]) and (methods is None or m in methods)]
+        present = [m for m in ADAPTATION_ORDER if m in set(part["adaptation"]) and (adaptations is None or m in adaptations)]
         lines += [f"**{backbone}, {fraction:.0%} of the labels** ({metric}, %, mean ± std over replicates)", "",
-                  "| method | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
-        for method in present:
+                  "| adaptation | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
+        for adaptation in present:
             cells = []
             for task in tasks:
-                hit = part[(part["method"] == method) & (part["task"] == task)]
+                hit = part[(part["adaptation"] == adaptation) & (part["task"] == task)]
                 cells.append(_cell(hit["mean"].item(), hit["std"].item()) if len(hit) else "—")
-            lines.append(f"| {method} | " + " | ".join(cells) + " |")
+            lines.append(f"| {adaptation} | " + " | ".join(cells) + " |")
         lines.append("")
     return "\n".join(lines)
 
@@ -64,39 +64,39 @@ def overlaps(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Off-set overlap of FS masks: between tasks (same replicate, fraction), and across replicates of one task.
     Each point's mask.pt lies beside its metrics.json (frame["path"])."""
     masks = {}
-    for row in frame[frame["method"].isin(["fs", "ss_fs"])].itertuples():
+    for row in frame[frame["adaptation"].isin(["fs", "ss_fs"])].itertuples():
         path = Path(row.path).with_name("mask.pt")
-        masks[(row.backbone, row.method, row.fraction, row.task, row.replicate)] = {
+        masks[(row.backbone, row.adaptation, row.fraction, row.task, row.replicate)] = {
             name: ~mask for name, mask in load_subnetwork(path)["masks"].items()}  # the off sets
     between, stability = [], []
     groups = {}
-    for (backbone, method, fraction, task, replicate), off in masks.items():
-        groups.setdefault((backbone, method, fraction), {}).setdefault(task, {})[replicate] = off
-    for (backbone, method, fraction), tasks in groups.items():
+    for (backbone, adaptation, fraction, task, replicate), off in masks.items():
+        groups.setdefault((backbone, adaptation, fraction), {}).setdefault(task, {})[replicate] = off
+    for (backbone, adaptation, fraction), tasks in groups.items():
         for first, second in combinations(sorted(tasks), 2):
             for seed in sorted(set(tasks[first]) & set(tasks[second])):
-                between.append({"backbone": backbone, "method": method, "fraction": fraction, "task": first,
+                between.append({"backbone": backbone, "adaptation": adaptation, "fraction": fraction, "task": first,
                                 "other": second, "replicate": seed,
                                 **mask_overlap(tasks[first][seed], tasks[second][seed])})
         for task, seeds in tasks.items():
             for a, b in combinations(sorted(seeds), 2):
-                stability.append({"backbone": backbone, "method": method, "fraction": fraction, "task": task,
+                stability.append({"backbone": backbone, "adaptation": adaptation, "fraction": fraction, "task": task,
                                   "replicate": a, "other_replicate": b, **mask_overlap(seeds[a], seeds[b])})
     overlap = ["jaccard", "chance", "ratio", "chance_pooled", "density_first", "density_second"]
-    return (pd.DataFrame(between, columns=["backbone", "method", "fraction", "task", "other", "replicate", *overlap]),
-            pd.DataFrame(stability, columns=["backbone", "method", "fraction", "task", "replicate", "other_replicate", *overlap]))
+    return (pd.DataFrame(between, columns=["backbone", "adaptation", "fraction", "task", "other", "replicate", *overlap]),
+            pd.DataFrame(stability, columns=["backbone", "adaptation", "fraction", "task", "replicate", "other_replicate", *overlap]))
 
 
 def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.DataFrame) -> str:
-    parts = ["## Test accuracy", "", method_by_task(frame, "test_accuracy"),
+    parts = ["## Test accuracy", "", adaptation_by_task(frame, "test_accuracy"),
              "## Fraction of masked weights off (FS: labels; ss_fs: rotation prediction)", "",
-             method_by_task(frame, "off_fraction", ["fs", "ss_fs"]),
+             adaptation_by_task(frame, "off_fraction", ["fs", "ss_fs"]),
              "## k-NN accuracy of the backbone's features (lp = the untouched backbone)", "",
-             method_by_task(frame, "knn_accuracy", ["lp", "fs", "fft"])]
-    storage = frame.groupby(["backbone", "task", "method"])[["task_bytes", "full_copy_bytes"]].first().reset_index()
+             adaptation_by_task(frame, "knn_accuracy", ["lp", "fs", "fft"])]
+    storage = frame.groupby(["backbone", "task", "adaptation"])[["task_bytes", "full_copy_bytes"]].first().reset_index()
     parts += ["## Bytes one task costs to store (mask bits + head, against a full weight copy)", "",
-              "| backbone | task | method | task bytes | full copy | ratio |", "|---|---|---|---|---|---|"]
-    parts += [f"| {r.backbone} | {r.task} | {r.method} | {r.task_bytes:,} | {r.full_copy_bytes:,} | "
+              "| backbone | task | adaptation | task bytes | full copy | ratio |", "|---|---|---|---|---|---|"]
+    parts += [f"| {r.backbone} | {r.task} | {r.adaptation} | {r.task_bytes:,} | {r.full_copy_bytes:,} | "
               f"{r.task_bytes / r.full_copy_bytes:.4f} |" for r in storage.itertuples()]
     for title, table, other in (("between tasks (same replicate)", between, "other"),
                                 ("across replicates of one task", stability, "other_replicate")):
@@ -104,8 +104,8 @@ def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.Da
         if table.empty:
             parts.append("(fewer than two masks to compare)")
             continue
-        grouped = table.groupby(["backbone", "method", "fraction", "task", other])[["jaccard", "chance", "ratio"]].mean()
-        parts += ["| backbone | method | fraction | task | vs | Jaccard | chance | ratio |", "|---" * 8 + "|"]
+        grouped = table.groupby(["backbone", "adaptation", "fraction", "task", other])[["jaccard", "chance", "ratio"]].mean()
+        parts += ["| backbone | adaptation | fraction | task | vs | Jaccard | chance | ratio |", "|---" * 8 + "|"]
         parts += [f"| {b} | {m} | {f:g} | {t} | {o} | {r.jaccard:.3f} | {r.chance:.3f} | {r.ratio:.1f} |"
                   for (b, m, f, t, o), r in grouped.iterrows()]
     return "\n".join(parts) + "\n"

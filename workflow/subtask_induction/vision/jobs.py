@@ -168,7 +168,7 @@ class VisionJobs(FamilyJobs):
         for name in self.cross_domain:
             by_size.setdefault(self.definitions[name].get("train_per_class"), []).append(name)
         for names in by_size.values():
-            transferred = [name for name in names if self.definitions[name]["method"] == "subnetwork"
+            transferred = [name for name in names if self.definitions[name]["kind"] == "subnetwork"
                            and self.definitions[name]["cross_domain"] == "gpt2"]
             extra = [[first, second] for first in transferred for second in names if second != first]
             report["comparisons"] = [*report["comparisons"], *(pair for pair in extra
@@ -252,7 +252,7 @@ class VisionJobs(FamilyJobs):
     def diagnostics_settings(self) -> str:
         """The first chain's, with the SI variants of the labelled subnetwork (not the label-free one's)."""
         variants = {name: self.definitions[name] for name in self.variants
-                    if self.definitions[name]["method"] == "subnetwork" and self.discovery_of(name) == "pretrained"}
+                    if self.definitions[name]["kind"] == "subnetwork" and self.discovery_of(name) == "pretrained"}
         return self.settings(self.chains[0], max_images=self.config["diagnostics"]["bn_images"], variants=variants)
 
     def samples_settings(self) -> str:

@@ -1,4 +1,4 @@
-"""The submasking family's methods, all through the one training loop (`training.fit`).
+"""The submasking family's adaptations, all through the one training loop (`training.fit`).
 
 - `lp`: linear probe. Only a new head trains; the backbone is frozen in eval mode, so its features are
   computed once and the head trains on them (the same model, without recomputing a frozen forward).
@@ -25,7 +25,7 @@ from ..training import Checkpointing, EpochRun, Schedule, epoch_order, eval_mode
 from .model import TaskModel, masked_weight_names
 from .tasks import Split
 
-METHODS = ("lp", "fs", "fft", "ss_fs", "ss_fft")
+ADAPTATIONS = ("lp", "fs", "fft", "ss_fs", "ss_fft")
 
 
 def batches(split: Split, batch_size: int, seed: int, device, transform=None):
@@ -77,15 +77,15 @@ def attach_submask(model: TaskModel, hp: dict) -> dict:
     return masks
 
 
-def train_submask_or_finetune(model: TaskModel, method: str, train: Split, hp: dict, seed: int, device,
+def train_submask_or_finetune(model: TaskModel, adaptation: str, train: Split, hp: dict, seed: int, device,
                               checkpointing: Checkpointing, run: EpochRun) -> tuple[list[dict], dict]:
     """FS or FFT on labels, or (ss_fs, ss_fft) on rotation prediction with a temporary 4-way head."""
-    objective = "rotation" if method.startswith("ss_") else "labels"
-    method = method.removeprefix("ss_")
+    objective = "rotation" if adaptation.startswith("ss_") else "labels"
+    adaptation = adaptation.removeprefix("ss_")
     task_head = model.head
     if objective == "rotation":
         model.head = nn.Linear(task_head.in_features, 4).to(device)
-    masks = attach_submask(model, hp) if method == "fs" else {}
+    masks = attach_submask(model, hp) if adaptation == "fs" else {}
     if masks:
         groups = [{"params": mask_parameters(masks), "lr": hp["mask_lr"], "weight_decay": hp.get("mask_weight_decay", 0.0)},
                   {"params": model.head.parameters(), "lr": hp["head_lr"]}]
