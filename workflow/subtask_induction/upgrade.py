@@ -6,8 +6,9 @@ tables call a replicate `seed`); a record older than 0.4.0 is refused by name, w
 read with a guessed meaning. Torch-free.
 
 A finished run folder of 0.5.0's development (its point folders `.../seed{r}`, its vision λ wildcard `penalty`, a
-transfer variant's `method` and a submasking point's `method`) is upgraded in place by `python -m subtask_induction.upgrade FOLDER` (`upgrade_run`): the folders move, and the
-records that name them (Snakemake's metadata, the packs' point lists and manifests) are rewritten, so that nothing
+transfer variant's and a submasking point's `method`) is upgraded in place by `python -m subtask_induction.upgrade
+FOLDER` (`upgrade_run`): the folders move, and the records that name them or hold those settings (Snakemake's
+metadata, the packs' point lists and manifests, the points' records, the tables) are rewritten, so that nothing
 whose numbers cannot change runs again.
 """
 
@@ -231,9 +232,10 @@ def _upgraded_param(param: str, renames, keys) -> tuple[str, str | None, str | N
         value = ast.literal_eval(param)
     except (ValueError, SyntaxError):
         return param, None, None
-    if not isinstance(value, str) or renamed_json(value, keys) == value:
+    new = renamed_json(value, keys) if isinstance(value, str) else value
+    if new == value:
         return param, None, None
-    return repr(renamed_json(value, keys)), value, renamed_json(value, keys)
+    return repr(new), value, new
 
 
 def _upgraded_record(record: dict, renames, commands, keys, checksums: dict) -> dict:
