@@ -49,7 +49,8 @@ def upgrade_keys(config: dict) -> list[str]:
     for path, old, new in RENAMED_KEYS:
         rename(section(path), ".".join(path), old, new)
     for path in VARIANT_SECTIONS:
-        for name, variant in sorted((section(path) or {}).items()):
+        variants = section(path)  # not a dict: the schema names the problem next
+        for name, variant in sorted(variants.items() if isinstance(variants, dict) else []):
             for old, new in RENAMED_VARIANT_KEYS:
                 rename(variant, ".".join(path) + "." + str(name), old, new)
     arith = config.get("arithmetic") if isinstance(config.get("arithmetic"), dict) else {}

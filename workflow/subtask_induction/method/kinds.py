@@ -20,6 +20,6 @@ def reads_subnetwork(variant: dict) -> bool:
 
 def batch_rows(variant: dict) -> tuple[str | None, bool]:
     """What a point's batches hold besides its target rows (arithmetic/subtask_rows.py): (its subtask_rows,
-    mixture or distill, or None; whether those rows carry the task marker). Points whose batches hold the same train together: the Snakefile names
-    packs by it, the transfer step checks it."""
+    mixture or distill, or None; whether those rows carry the task marker). Points whose batches hold the same
+    train together: the Snakefile names packs by it, the transfer step checks it."""
     return variant.get("subtask_rows"), bool(variant.get("task_marker", False))
