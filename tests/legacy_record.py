@@ -55,7 +55,7 @@ def in_old_words(name: str, value, side: str):
 
 def legacy_differences(old: dict, new: dict, limit: int = 40) -> list[str]:
     """0.5.0 also names a point's folder `replicate{r}` (upgrade.RENAMED_PATHS) and a transfer's `method` its
-    kind, a submasking point's its adaptation (upgrade.RENAMED_KEYS): the old record's paths and keys, renamed."""
+    kind, a submasking point's its adaptation (upgrade.RENAMED_RECORD_KEYS): the old record's paths and keys, renamed."""
     return differences({renamed_path(k): in_old_words(k, renamed_keys(json.loads(renamed_path(json.dumps(v)))), "old")
                         for k, v in old.items()},
                        {k: in_old_words(k, v, "new") for k, v in new.items()}, limit)

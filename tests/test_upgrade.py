@@ -77,7 +77,7 @@ def test_a_run_of_0_5_0_s_development_plans_nothing_after_its_upgrade(smoke_run,
     every transfer point (their outputs missing, their settings changed), and all that follows;
     `python -m subtask_induction.upgrade FOLDER` moves the folders, rewrites the records and nothing is planned."""
     from harness import clone_run, jobs_run, snakemake
-    from subtask_induction.upgrade import RENAMED_COLUMNS, RENAMED_KEYS, RENAMED_PATHS, upgrade_run
+    from subtask_induction.upgrade import RENAMED_COLUMNS, RENAMED_RECORD_KEYS, RENAMED_PATHS, upgrade_run
     from subtask_induction.upgrade import main as upgrade_main
 
     workdir = clone_run(smoke_run, tmp_path / "run")
@@ -85,7 +85,7 @@ def test_a_run_of_0_5_0_s_development_plans_nothing_after_its_upgrade(smoke_run,
     old_paths = [(pattern.replace(")seed(", ")replicate("), new.replace("replicate", "seed"))
                  for pattern, new in RENAMED_PATHS]
     assert upgrade_run(workdir, renames=old_paths, commands=[("vision_discover", "{wildcards.l0}", "{wildcards.penalty}")],
-                       keys=[(new, old, values) for old, new, values in RENAMED_KEYS],
+                       keys=[(new, old, values) for old, new, values in RENAMED_RECORD_KEYS],
                        columns={key: (new, old) for key, (old, new) in RENAMED_COLUMNS.items()})
     point = "results/arithmetic/chain0/transfer/a+ab/ab/a2+ab/layers1/si/n10/{}0/metrics.json"
     fraction = "results/submasking/points/world_base/faces/fs/fraction1/{}0/metrics.json"

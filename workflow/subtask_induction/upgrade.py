@@ -46,10 +46,12 @@ RENAMED_PATHS = [
 # One word per concept (0.5.0): a transfer variant's `method` is its `kind`, a submasking point's `method` its
 # `adaptation` (and the config's list of them `adaptations`); a mask's `method` keeps its name. (old key, new key,
 # the values that tell the meaning apart): the settings and records that a finished run's JSON holds are rewritten.
+# (A user's config file is read by workflow_config.upgrade_keys instead, which notes each key.) The values are those
+# 0.5.0's development wrote under `method`, frozen here: a kind added later was never written under the old key.
 TRANSFER_KINDS_0_5 = ("subnetwork", "sampled", "complement", "random", "full", "sampled_authors", "complement_authors",
                       "magnitude")
 ADAPTATIONS_0_5 = ("lp", "fs", "fft", "ss_fs", "ss_fft")
-RENAMED_KEYS = [
+RENAMED_RECORD_KEYS = [
     ("method", "kind", TRANSFER_KINDS_0_5),
     ("method", "adaptation", ADAPTATIONS_0_5),
     ("methods", "adaptations", ADAPTATIONS_0_5),
@@ -58,7 +60,7 @@ RENAMED_KEYS = [
 RENAMED_COLUMNS = {"backbone": ("method", "adaptation"), None: ("method", "kind")}
 
 
-def renamed_keys(value, keys=RENAMED_KEYS):
+def renamed_keys(value, keys=RENAMED_RECORD_KEYS):
     """A JSON value with every renamed key (at any depth) under its new name; the meaning is told by the value (a
     list's every item), so a mask's `method` stays."""
     if isinstance(value, list):
@@ -80,7 +82,7 @@ def renamed_keys(value, keys=RENAMED_KEYS):
 _JSON_LAYOUTS = ({"sort_keys": True}, {"indent": 1, "sort_keys": True}, {"indent": 2, "sort_keys": True})
 
 
-def renamed_json(text: str, keys=RENAMED_KEYS) -> str:
+def renamed_json(text: str, keys=RENAMED_RECORD_KEYS) -> str:
     """`text`, a JSON document in one of the package's layouts, with its keys renamed, in the same layout (so a
     setting reads exactly as the new version writes it); any other text unchanged."""
     try:
@@ -162,7 +164,7 @@ def upgrade_record(record, what: str, where: str = "record"):
     raise ValueError(f"upgrade_record: unknown record {what!r}")
 
 
-def upgrade_run(folder: Path, renames=RENAMED_PATHS, commands=RENAMED_IN_COMMANDS, keys=RENAMED_KEYS,
+def upgrade_run(folder: Path, renames=RENAMED_PATHS, commands=RENAMED_IN_COMMANDS, keys=RENAMED_RECORD_KEYS,
                 columns=RENAMED_COLUMNS) -> list[str]:
     """Upgrade a finished run folder in place: move the point folders `renames` names anew, rewrite the files
     under results/ that name them or hold renamed `keys` (the packs' point lists and manifests, the points' records,
