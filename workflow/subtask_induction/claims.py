@@ -6,24 +6,90 @@ when it is beyond noise on the same test items (McNemar's exact test at PAIRED_L
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 
+@dataclass(frozen=True)
+class Tally:
+    """One comparison over the runs it names: how many show each direction, and which named runs have no single
+    number (missing, NaN or duplicated). The one verdict rule of every family, the pipeline's tables and the pages
+    alike: a claim is read only from a complete tally."""
+
+    runs: tuple            # the runs the comparison is about, in order
+    higher: int = 0        # runs where the first is higher (a counted difference > 0)
+    lower: int = 0
+    tied: int = 0
+    missing: tuple = ()    # named runs with no number, or a NaN
+    duplicated: tuple = () # named runs with more than one number (never averaged into one)
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and not self.duplicated
+
+    @property
+    def present(self) -> int:
+        return self.higher + self.lower + self.tied
+
+    @property
+    def word(self) -> str:
+        """`yes` (first higher in every run), `reversed`, `tied`, `k of m`, `one run only`, or
+        `incomplete (k of m runs)`, which never reads as any of the others."""
+        if not self.complete:
+            return f"incomplete ({self.present} of {len(self.runs)} runs)"
+        count = len(self.runs)
+        if count < 2:
+            return "one run only"
+        if self.higher == count:
+            return "yes"
+        if self.lower == count:
+            return "reversed"
+        if self.tied == count:
+            return "tied"
+        return f"{self.higher} of {count}"
+
+    @property
+    def gaps(self) -> str:
+        """The named runs without a single number, for the reader: `run 1/0 missing; run 2/1 twice`."""
+        return "; ".join([f"{run} missing" for run in self.missing] + [f"{run} twice or more" for run in self.duplicated])
+
+
+def tally(difference: pd.Series, runs=None) -> Tally:
+    """Tally counted differences (first minus second; 0 where a paired test calls it noise), one value per run,
+    indexed by run, over the runs named by `runs` (default: the index's). A named run absent from the index, or
+    NaN, is missing; one that appears more than once is duplicated; a run not named is not read."""
+    runs = tuple(dict.fromkeys(difference.index) if runs is None else runs)
+    counts = difference.index.value_counts()
+    missing, duplicated, values = [], [], []
+    for run in runs:
+        if run not in counts.index:
+            missing.append(run)
+        elif counts[run] > 1:
+            duplicated.append(run)
+        elif pd.isna(difference.loc[run]):
+            missing.append(run)
+        else:
+            values.append(float(difference.loc[run]))
+    values = np.asarray(values)
+    return Tally(runs, int((values > 0).sum()), int((values < 0).sum()), int((values == 0).sum()), tuple(missing),
+                 tuple(duplicated))
+
+
 def comparison_verdict(difference: pd.Series, first: str, second: str, unit: str = "chain") -> str:
     """The verdict on `first` minus `second`, one value per chain (or per `unit`: a run of chain and replicate);
-    NaN marks a configured one without a result (it is named and blocks "every chain"). Pass differences
-    that are 0 where a paired test calls them noise (paired_difference)."""
-    missing = [str(chain) for chain, value in difference.items() if pd.isna(value)]
-    present = difference.dropna()
-    higher, lower, tied = int((present > 0).sum()), int((present < 0).sum()), int((present == 0).sum())
-    count = len(present)
-    if missing:
-        return (f"{unit} {', '.join(missing)} missing: no claim ({first} higher in {higher}, {second} higher in "
+    NaN marks a configured one without a result (it is named and blocks "every chain"), as does one listed twice.
+    Pass differences that are 0 where a paired test calls them noise (paired_difference)."""
+    counted = tally(difference)
+    higher, lower, tied, count = counted.higher, counted.lower, counted.tied, counted.present
+    if not counted.complete:
+        gaps = [f"{unit} {', '.join(str(run) for run in counted.missing)} missing"] if counted.missing else []
+        gaps += [f"{unit} {', '.join(str(run) for run in counted.duplicated)} duplicated"] if counted.duplicated else []
+        return (f"{'; '.join(gaps)}: no claim ({first} higher in {higher}, {second} higher in "
                 f"{lower}, tied in {tied} of the {count} present)")
     if count < 2:
-        one = float(present.iloc[0])
+        one = difference.iloc[0]
         direction = "tie" if one == 0 else f"{first if one > 0 else second} higher"
         return f"one {unit} only ({direction}): no claim"
     if higher == count:

@@ -113,6 +113,12 @@ class VisionPoint(_Point):
         return f"{RESULTS['vision']}/chain{self.chain}/transfer/{self.variant}"
 
 
+# The vision tables' rows that are not transfer points: the base, and the selected subnetworks by discovery init
+# (the random-init control is not one)
+SUBNETWORK_ROWS = {"pretrained": "subnetwork", "label_free": "subnetwork_label_free"}
+VISION_MODEL_ROWS = ("base", *SUBNETWORK_ROWS.values())
+
+
 def number_tag(value) -> str:
     """How a float looks in a path: 1e-06 for 1.0e-6, 0.5 for 0.5."""
     return f"{value:g}"

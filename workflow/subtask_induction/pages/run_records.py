@@ -6,6 +6,14 @@ and package version, the date, the machine, `make benchmark`'s plain step measur
 can scale its wall time to their machine), and the wall time. Pages read records, never results/ directly: a
 results folder is rewritten by the next run, a record is a fixed statement.
 
+A record is checked when it is stored and whenever it is loaded: every CSV against its schema
+(record_schemas.py: columns, no NaN where a number is read, one row per key), and every point its configs planned
+(`planned/<family>.csv`, planned.py) present in its family's table, less the planned points run.yaml's
+`known_gaps` names (each with why); a point in a table that no config planned must be named by `unplanned`.
+Storing refuses a run whose code or configs differ from the commit it would record, and writes the new record
+beside the old one, swapping only once it loads: a failed store leaves the previous record as it was. Records
+that are not runs (`configs: []`: the `make test` timing, a GPU check) need only their run.yaml.
+
     python -m subtask_induction.pages.run_records RUN_DIR NAME --title "..." --command "make reproduce" \\
         --configs config/config.yaml --plain-step-ms 16.9 --wall-s 1635
 """
@@ -14,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import json
+import os
 import platform
 import shutil
 import subprocess
@@ -25,6 +35,8 @@ import yaml
 
 from ..runtime import save_text
 from ..upgrade import upgrade_record
+from . import planned as planning
+from .record_schemas import TABLES, RecordError, check_table
 
 DATA = Path(__file__).resolve().parents[3] / "docs" / "data"
 # What run.yaml must state for a page to cite the run.
@@ -55,7 +67,8 @@ class RunRecord:
         return upgrade_record(self.path(table).read_text(), "markdown", str(self.path(table)))
 
 
-def load(name: str, data: Path = DATA) -> RunRecord:
+def load(name: str, data: Path = DATA, check: bool = True) -> RunRecord:
+    """A stored record, checked (check_record) unless check=False."""
     folder = Path(data) / name
     try:
         provenance = yaml.safe_load((folder / "run.yaml").read_text())
@@ -64,7 +77,53 @@ def load(name: str, data: Path = DATA) -> RunRecord:
     missing = [key for key in REQUIRED if key not in (provenance or {})]
     if missing:
         raise ValueError(f"run record {name}: run.yaml lacks {missing}")
-    return RunRecord(name, folder, provenance)
+    record = RunRecord(name, folder, provenance)
+    if check:
+        check_record(record)
+    return record
+
+
+def check_record(record: RunRecord) -> None:
+    """Refuse a record a page must not read: a table that breaks its schema, a planned point missing from its
+    family's table (unless run.yaml's known_gaps names it), a point no config planned (unless `unplanned` names
+    it). Records that are not runs (no configs) have no tables to check."""
+    if not record.provenance["configs"]:
+        return
+    for path in sorted(record.folder.glob("*/*.csv")):
+        table = str(path.relative_to(record.folder))
+        if not table.startswith("planned/"):
+            check_table(record.name, table, record.csv(table))
+    planned = planning.read_planned(record.folder)
+    if not planned:
+        raise RecordError(f"run record {record.name}: no planned/ points (the points its configs planned; "
+                          "`python -m subtask_induction.pages.run_records --plan` writes them)")
+    expected = planning.expected_points(planned, record.provenance.get("known_gaps") or [])
+    for family, points in expected.items():
+        table, rename = planning.POINT_TABLES[family]
+        if points.empty:
+            continue
+        if not record.has(table):
+            raise RecordError(f"run record {record.name}: {table} is missing; its configs plan {len(points)} "
+                              f"{family} points")
+        rows = planning.point_rows(record.csv(table).rename(columns={v: k for k, v in rename.items()}), family)
+        keys = list(points.columns)
+        have = rows[keys].drop_duplicates().astype(str)
+        gone = points.astype(str).merge(have, how="left", indicator=True).query("_merge == 'left_only'")
+        if len(gone):
+            listed = "\n".join("  " + ", ".join(f"{k} {v}" for k, v in row.items())
+                               for row in gone[keys].head(8).to_dict("records"))
+            raise RecordError(f"run record {record.name}: {table} lacks {len(gone)} point(s) its configs planned "
+                              f"(and run.yaml's known_gaps does not name):\n{listed}"
+                              + (f"\n  ... and {len(gone) - 8} more" if len(gone) > 8 else ""))
+        extra = have.merge(planned[family].astype(str), how="left", indicator=True).query("_merge == 'left_only'")
+        named = planning.gap_rows(extra, [u for u in record.provenance.get("unplanned") or []
+                                          if u.get("family") == family])
+        extra = extra[~named]
+        if len(extra):
+            listed = "\n".join("  " + ", ".join(f"{k} {v}" for k, v in row.items())
+                               for row in extra[keys].head(8).to_dict("records"))
+            raise RecordError(f"run record {record.name}: {table} holds {len(extra)} point(s) no config of the record "
+                              f"planned (a stale table? run.yaml's `unplanned` names those kept on purpose):\n{listed}")
 
 
 def load_all(data: Path = DATA) -> dict[str, RunRecord]:
@@ -108,49 +167,127 @@ def _machine() -> str:
     return f"{cores} cores, {fields.get('model name', platform.machine())} ({isa}), {memory_gib:.0f} GiB"
 
 
+def _git(run_dir: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(run_dir), *args], capture_output=True, text=True, check=True).stdout
+
+
+# What makes a run's numbers: a change here that is not committed is not what the recorded commit says.
+RUN_CODE = ("Snakefile", "workflow", "config")
+
+
+def trained_versions(run_dir: Path) -> list[str]:
+    """The package versions the run's own provenance blocks carry (every metrics.json under results/)."""
+    found = set()
+    for path in Path(run_dir).glob("results/**/metrics.json"):
+        try:
+            version = json.loads(path.read_text()).get("provenance", {}).get("package_version")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if version:
+            found.add(version)
+    return sorted(found)
+
+
 def store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float,
-          wall: str, data: Path = DATA, note: str = "") -> Path:
-    """Copy a finished run's summary tables into docs/data/<name>/ and write its run.yaml."""
+          wall: str, data: Path = DATA, note: str = "", run_folder: str = ".") -> Path:
+    """Copy a finished run's summary tables of the families its configs run into docs/data/<name>/, with the points
+    its configs planned and its run.yaml; the record is checked before it replaces the old one (which a failure
+    leaves as it was). `run_dir` is the clone the run ran in; `run_folder` the run's folder within it (Snakemake's
+    --directory)."""
     run_dir = Path(run_dir)
-    folder = Path(data) / name
-    tables = sorted(p for p in (run_dir / "results").glob("*/summary/*") if p.suffix in (".csv", ".md"))
+    results = run_dir / run_folder
+    dirty = _git(run_dir, "status", "--porcelain", "--", *RUN_CODE).strip()
+    if dirty:
+        raise RecordError(f"{run_dir}: the run's code or configs differ from its commit, so no commit says what made "
+                          f"its numbers; commit or restore them first:\n{dirty}")
+    commit = _git(run_dir, "rev-parse", "--short", "HEAD").strip()
+    version = _git(run_dir, "show", "HEAD:workflow/subtask_induction/__init__.py").split('__version__ = "')[1].split('"')[0]
+    config = planning.effective_config(configs, None, run_dir)
+    points = planning.planned_points(config)
+    tables = sorted(p for family in points for p in (results / "results" / family / "summary").glob("*")
+                    if p.suffix in (".csv", ".md"))
     if not tables:
-        raise FileNotFoundError(f"{run_dir}/results/*/summary/ holds no table: is the run finished?")
-    if folder.exists():
-        shutil.rmtree(folder)
-    for path in tables:
-        target = folder / path.parent.parent.name / path.name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, target)
-    git = ["git", "-C", str(run_dir)]
-    commit = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                            check=True).stdout.strip()
-    version = subprocess.run([*git, "show", "HEAD:workflow/subtask_induction/__init__.py"], capture_output=True,
-                             text=True, check=True).stdout.split('__version__ = "')[1].split('"')[0]
-    provenance = {"title": title, "command": command, "configs": configs, "commit": commit, "version": version,
+        raise FileNotFoundError(f"{results}/results/<family>/summary/ holds no table of {sorted(points)}: is the run "
+                                "finished?")
+    unknown = [str(p.relative_to(results)) for p in tables
+               if p.suffix == ".csv" and f"{p.parent.parent.name}/{p.name}" not in TABLES]
+    if unknown:
+        raise RecordError(f"{results}: tables no schema describes (pages/record_schemas.py TABLES): {unknown}")
+    trained = trained_versions(results)
+    provenance = {"title": title, "command": command, "configs": configs, "commit": commit,
+                  "version": ", ".join(trained) if trained else version,
                   "date": datetime.date.today().isoformat(), "machine": _machine(), "plain_step_ms": plain_step_ms,
                   "wall": wall}
-    if note:
+    if trained and trained != [version]:
+        provenance["note"] = (f"Its points were trained by version {', '.join(trained)}; the tables were made at "
+                              f"{commit} ({version}). " + note).strip()
+    elif note:
         provenance["note"] = note
-    save_text(yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100), folder / "run.yaml")
+    folder = Path(data) / name
+    staged = folder.with_name(f".{name}.new")
+    shutil.rmtree(staged, ignore_errors=True)
+    try:
+        for path in tables:
+            target = staged / path.parent.parent.name / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        planning.write_planned(points, staged)
+        save_text(yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100), staged / "run.yaml")
+        load(staged.name, staged.parent)   # every check a page's load makes, before the old record is touched
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    swap(staged, folder)
     return folder
 
 
+def swap(staged: Path, folder: Path) -> None:
+    """Put `staged` where `folder` is: the old record moves aside first and is removed only once the new one is in
+    place (a crash between the two renames leaves `.<name>.old`, the old record whole)."""
+    old = folder.with_name(f".{folder.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        os.replace(folder, old)
+    os.replace(staged, folder)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def plan(name: str, data: Path = DATA, repo: Path = planning.REPO) -> Path:
+    """Write an existing record's planned points, from its configs at its commit (or at run.yaml's `planned_at`,
+    where its configs were completed later than its tables were made)."""
+    record = load(name, data, check=False)
+    p = record.provenance
+    config = planning.effective_config(p["configs"], str(p.get("planned_at", p["commit"])), repo)
+    planning.write_planned(planning.planned_points(config), record.folder)
+    load(name, data)
+    return record.folder / "planned"
+
+
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(description="Store a finished run's summary tables as a run record.")
-    parser.add_argument("run_dir", type=Path, help="the clone the run ran in (its results/ and git)")
-    parser.add_argument("name", help="the record's folder under docs/data/")
-    parser.add_argument("--title", required=True)
-    parser.add_argument("--command", required=True, help="the command that made the run")
-    parser.add_argument("--configs", nargs="+", required=True, help="its config files, in order")
-    parser.add_argument("--plain-step-ms", type=float, required=True,
-                        help="benchmarks/step_costs.py's plain step, measured beside the run")
-    parser.add_argument("--wall", required=True, help="the run's wall time, and under what load")
+    parser = argparse.ArgumentParser(description="Store a finished run's summary tables as a run record (or, with "
+                                                 "--plan NAME, write a stored record's planned points).")
+    parser.add_argument("run_dir", type=Path, nargs="?", help="the clone the run ran in (its results/ and git)")
+    parser.add_argument("name", nargs="?", help="the record's folder under docs/data/")
+    parser.add_argument("--plan", metavar="NAME", help="write the planned points of the stored record NAME")
+    parser.add_argument("--title")
+    parser.add_argument("--command", help="the command that made the run")
+    parser.add_argument("--configs", nargs="+", help="its config files, in order")
+    parser.add_argument("--plain-step-ms", type=float, help="benchmarks/step_costs.py's plain step, measured beside the run")
+    parser.add_argument("--wall", help="the run's wall time, and under what load")
+    parser.add_argument("--run-folder", default=".", help="the run's folder in the clone (Snakemake's --directory)")
     parser.add_argument("--note", default="")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
+    if args.plan:
+        print(plan(args.plan, args.data))
+        return
+    needed = ("run_dir", "name", "title", "command", "configs", "plain_step_ms", "wall")
+    missing = [f"--{key.replace('_', '-')}" if key not in ("run_dir", "name") else key for key in needed
+               if getattr(args, key) is None]
+    if missing:
+        parser.error(f"storing a run needs {', '.join(missing)}")
     print(store(args.run_dir, args.name, args.title, args.command, args.configs, args.plain_step_ms, args.wall,
-                args.data, args.note))
+                args.data, args.note, args.run_folder))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired, paired_difference,
                       shape_bias_difference)
+from ..points import SUBNETWORK_ROWS
 from ..records import read_record
 
 TABLE1_METRICS = ["original_accuracy", "original_balanced_accuracy", "pooled_accuracy", "pooled_balanced_accuracy",
@@ -40,8 +41,6 @@ def with_cue_conflict(metrics: dict, cue: dict | None) -> dict:
             "items": {**(metrics.get("items") or {}), **cue["items"]}}
 
 
-# The selected subnetworks that are Table 1 rows, by discovery init (the random-init control is not one)
-SUBNETWORK_ROWS = {"pretrained": "subnetwork", "label_free": "subnetwork_label_free"}
 
 
 def _read_records(base_paths, discovery_paths, selected, transfer_paths, cue):

@@ -1,0 +1,111 @@
+"""The points a run record's configs planned: what its tables must hold, read from the config files at the
+record's own commit (`git show <commit>:<file>`), merged as Snakemake merges them (config/config.yaml, then each
+--configfile in order), old keys renamed and the schema's defaults set as the Snakefile does, then the sweep's
+points (points.py) of every family the config runs.
+
+A record stores them (`planned/<family>.csv`) when it is stored, so the pages never need the git history: a claim
+is computed from exactly the runs they name, and a table that lacks one of them is refused or, where run.yaml's
+`known_gaps` names it, said to be a gap."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from ..points import VISION_MODEL_ROWS, arithmetic_points, submasking_points, vision_points
+from ..workflow_config import upgrade_keys
+from .settings import merged
+
+REPO = Path(__file__).resolve().parents[3]
+SCHEMA = "workflow/schemas/config.schema.yaml"
+DEFAULT_CONFIG = "config/config.yaml"
+FAMILIES = ("arithmetic", "vision", "submasking")
+# How a family's points are found in its record's tables: (table, {point column: table column}).
+POINT_TABLES = {"arithmetic": ("arithmetic/transfer.csv", {}),
+                "vision": ("vision/chains.csv", {"variant": "model"}),
+                "submasking": ("submasking/points.csv", {})}
+
+
+def point_rows(table: pd.DataFrame, family: str) -> pd.DataFrame:
+    """A family's table less its rows that are not sweep points (vision: the base and the subnetworks)."""
+    return table[~table["variant"].isin(VISION_MODEL_ROWS)] if family == "vision" else table
+
+
+def file_at(repo: Path, commit: str | None, path: str) -> str:
+    """A file's text at `commit` (None: the working tree)."""
+    if commit is None:
+        return (Path(repo) / path).read_text()
+    found = subprocess.run(["git", "-C", str(repo), "show", f"{commit}:{path}"], capture_output=True, text=True)
+    if found.returncode:
+        raise FileNotFoundError(f"{path} at commit {commit}: {found.stderr.strip()}")
+    return found.stdout
+
+
+def effective_config(configs: list[str], commit: str | None = None, repo: Path = REPO) -> dict:
+    """The config a run with these --configfile files had: the default first, as the Snakefile's `configfile:`,
+    each file over it in order; old keys renamed and the schema's defaults set (the schema of `commit`)."""
+    from snakemake.utils import validate
+
+    config = yaml.safe_load(file_at(repo, commit, DEFAULT_CONFIG))
+    for name in configs:
+        if name != DEFAULT_CONFIG:
+            config = merged(config, yaml.safe_load(file_at(repo, commit, name)) or {})
+    upgrade_keys(config)
+    schema = yaml.safe_load(file_at(repo, None, SCHEMA))   # today's schema: its defaults, and it reads old keys
+    schema_file = Path(repo) / SCHEMA
+    validate(config, str(schema_file) if schema else SCHEMA)
+    return config
+
+
+def planned_points(config: dict) -> dict[str, pd.DataFrame]:
+    """{family: one row per point the config plans} for every family it runs."""
+    makers = {"arithmetic": lambda c: arithmetic_points(c["arithmetic"]),
+              "vision": lambda c: vision_points(c["vision"]),
+              "submasking": lambda c: submasking_points(c["submasking"])}
+    out = {}
+    for family in config.get("families", FAMILIES):
+        rows = [asdict(point) for point in makers[family](config)]
+        frame = pd.DataFrame(rows)
+        if family == "submasking" and len(frame):
+            frame["fraction"] = frame["fraction"].astype(float)
+        out[family] = frame
+    return out
+
+
+def read_planned(folder: Path) -> dict[str, pd.DataFrame]:
+    return {path.stem: pd.read_csv(path) for path in sorted((Path(folder) / "planned").glob("*.csv"))}
+
+
+def write_planned(points: dict[str, pd.DataFrame], folder: Path) -> None:
+    (Path(folder) / "planned").mkdir(parents=True, exist_ok=True)
+    for family, frame in points.items():
+        frame.to_csv(Path(folder) / "planned" / f"{family}.csv", index=False, lineterminator="\n")
+
+
+def gap_rows(frame: pd.DataFrame, gaps: list[dict]) -> pd.Series:
+    """Which planned points a record's `known_gaps` names (each gap: {family, why, and column: value or [values]})."""
+    named = pd.Series(False, index=frame.index)
+    for gap in gaps:
+        where = pd.Series(True, index=frame.index)
+        for column, value in gap.items():
+            if column in ("family", "why"):
+                continue
+            if column not in frame:
+                raise ValueError(f"known_gaps names the column {column!r}, which no planned point has")
+            values = value if isinstance(value, list) else [value]   # compared as text: a table read as text matches
+            where &= frame[column].astype(str).isin([str(v) for v in values])
+        named |= where
+    return named
+
+
+def expected_points(planned: dict[str, pd.DataFrame], gaps: list[dict]) -> dict[str, pd.DataFrame]:
+    """The planned points less the known gaps: what a record's tables must hold."""
+    out = {}
+    for family, frame in planned.items():
+        mine = [gap for gap in gaps if gap.get("family") == family]
+        out[family] = frame[~gap_rows(frame, mine)].reset_index(drop=True) if mine else frame
+    return out
