@@ -57,6 +57,8 @@ def test_a_whole_pipeline_record_gets_its_section_and_figure_and_stays_out_of_th
     si = rows["variant"] == "si"
     rows.loc[si, ["variant", "masked_init_std", "test_accuracy"]] = ["si_authors_init", 0.02, 0.1114]  # reads 0.111
     rows.to_csv(transfer, index=False)
+    points = ["chain", "base", "subtask", "target", "layers", "variant", "n", "replicate"]
+    rows.rename(columns={"seed": "replicate"})[points].drop_duplicates().to_csv(pipeline / "planned" / "arithmetic.csv", index=False)   # what it planned
     page = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
     section = page.split("**Their whole pipeline**")[1].split("\n\n**")[0]
     assert "| Subtask Induction | ours, their whole pipeline | 0.111 (1) † | 0.111 (1) † | 0.111 (1) †" in section
@@ -94,17 +96,20 @@ def test_every_run_record_says_what_made_it(tmp_path):
         run_records.load("broken", tmp_path)
 
 
-def test_verdicts_read_from_the_pipeline_s_tables():
-    text = ("### x, protocol `last`\n\n| layers | n | comparison | verdict |\n|---|---|---|---|\n"
-            "| 2 | 250 | si vs sampled | si higher in every run (6) |\n"
-            "| 2 | 0 | si vs full | mixed: si higher in 1, full higher in 3, tied in 2 of 6 |\n")
+def test_verdicts_are_computed_from_the_pipeline_s_per_run_differences():
+    """A claim reads each run's difference (`*`: beyond noise) from the pipeline's tables and tallies the planned runs
+    itself: the pipeline's verdict text is not what it trusts."""
+    text = ("### x, protocol `last`\n\n| layers | n | comparison | runs | difference per run | verdict |\n"
+            "|---|---|---|---|---|---|\n| 2 | 250 | si vs sampled | 0/0, 1/0 | +4.4*, +0.2 | si higher in every run (2) |\n")
     (heading, table), = run_records.markdown_tables(text)
-    assert heading == "x, protocol `last`" and list(table["n"]) == ["250", "0"]
-    words = {n: claims.verdict_word(v, *c.split(" vs ")) for n, c, v in zip(table["n"], table["comparison"],
-                                                                            table["verdict"])}
-    assert words == {"250": "yes", "0": "1 of 6"}
-    assert claims.verdict_word("sampled higher in every run (6)", "si", "sampled") == "reversed"
-    assert claims.holds_text({"n = 0": "1 of 6", "n = 250": "yes"}).startswith("**at n = 250**")
+    assert heading == "x, protocol `last`" and list(table["n"]) == ["250"]
+    assert claims.parse_differences("+4.4*, +0.2, missing")[1][:2] == [4.4, 0.0]
+    from subtask_induction.claims import tally
+
+    counted = claims.parse_differences(table["difference per run"].iloc[0])[1]
+    found = tally(claims.pd.Series(counted, index=["0/0", "1/0"]), ["0/0", "1/0"])
+    assert found.word == "1 of 2"   # the text said "every run"; the differences say one tie
+    assert claims.holds_text({"n = 0": found, "n = 250": tally(claims.pd.Series([1.0, 2.0]))}).startswith("**at n = 250**")
 
 
 def _links(path):
@@ -175,18 +180,18 @@ def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_pa
     sizes = sorted({int(size) for size in re.findall(r"\| vit_gpt2_si_(\d+) vs vit_gpt2_sampled_\1 \| original_accuracy", text)})
     assert len(sizes) == 3
 
-    def verdict(size: int, word: str) -> None:
+    def verdict(size: int, differences: str) -> None:
         nonlocal text
-        text = re.sub(rf"(\| vit_gpt2_si_{size} vs vit_gpt2_sampled_{size} \| original_accuracy \| [^|]+\| )[^|]+\|",
-                      rf"\g<1>{word} |", text)
+        text = re.sub(rf"(\| vit_gpt2_si_{size} vs vit_gpt2_sampled_{size} \| original_accuracy \| )[^|]+\|",
+                      rf"\g<1>{differences} |", text)
 
     for size in sizes:
-        verdict(size, f"vit_gpt2_si_{size} higher in every chain (3)")
+        verdict(size, "+5.0*, +6.0*, +7.0*")
     comparisons.write_text(text)
     found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
     crossed = found[claims.CROSS_DOMAIN[0][1]]
     assert crossed.holds == "**yes** (" + ", ".join(f"{size}/class" for size in sizes) + ")" and crossed.headline
-    verdict(sizes[0], f"vit_gpt2_sampled_{sizes[0]} higher in every chain (3)")
+    verdict(sizes[0], "-5.0*, -6.0*, -7.0*")
     comparisons.write_text(text)
     found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
     assert found[claims.CROSS_DOMAIN[0][1]].holds.startswith(f"**at {sizes[1]}/class, {sizes[2]}/class**; not at "

@@ -1,9 +1,14 @@
-"""The claims table (docs/results.md's summary, the README's headline): one row per claim, whether it holds in
-every run, and the numbers, every cell read from a run record.
+"""The claims table (docs/results.md's summary, the README's headline): one row per claim, what it is judged on,
+whether it holds, and the numbers, every cell read from a run record.
 
-A claim of the default run holds only where the pipeline's paired test finds it in every run (chains.md,
-comparisons.md: a run's difference counts only beyond noise on the same test items). A claim at the paper's
-scale compares our curve with the paper's text or the authors' figure at a stated n (curves.py's band)."""
+Each row is judged on one of three things (JUDGED_ON), and says which:
+- every run: the claim holds where each run it names (chain, or chain x replicate, as the record's configs planned
+  them: planned/) shows it, the runs' differences counting only beyond noise (the pipeline's paired test on the
+  same test items, read from chains.md / comparisons.md, or a stated threshold where no per-item record is kept).
+  One tally for every family (claims.tally): a run that is missing, NaN or listed twice makes the claim
+  "incomplete (k of m runs)", with the runs named; it never reads as yes, tied or no.
+- the mean: the paper's text states a threshold on a mean; ours is the mean over the record's runs, with its spread.
+- a band: our curve against the authors' plotted curve (one run of theirs), less than curves.CURVE_BAND away."""
 
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ import pandas as pd
 
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
+from ..claims import Tally, tally
+from .planned import read_planned
 from .run_records import RunRecord, markdown_tables
 
 # The default run's arithmetic questions: (first, second) as chains.md names them, and how the claim reads.
@@ -54,8 +61,41 @@ CROSS_DOMAIN = [
     ("vit_scratch", "The arithmetic subnetwork, frozen in a world ViT, beats the ViT from scratch on the world's test "
                     "images", False),
 ]
+# The questions this project answered beyond the paper before issue 48 (config/beyond.yaml), as claims of the same
+# rules: rewinding and the same labels given as data (arithmetic, every 2-layer run of the default) ...
+OLDER_ARITHMETIC = [
+    ("si", "si_rewind", "SI (fresh unkept weights) beats SI whose unkept weights rewind to the base's initial values"),
+    ("si", "mixture_inherit", "SI beats the same subtask labels given as data (multi-task, the base's unmasked weights)"),
+    ("si", "distill_inherit", "SI beats the subnetwork distilled into the new model (the base's unmasked weights)"),
+]
+# ... label-free discovery and the texture-swap augmentation (vision)
+OLDER_VISION = [
+    ("subnetwork_label_free vs base", "pooled_accuracy",
+     "A discovery without labels finds a subnetwork that beats the base on pooled images", False),
+    ("subnetwork_label_free vs subnetwork", "pooled_accuracy",
+     "The label-free subnetwork beats the labelled one on pooled images", False),
+    ("si_label_free vs si", "shape_bias", "SI from the label-free subnetwork has more shape bias than SI", False),
+    ("si vs texture_swap", "shape_bias",
+     "SI has more shape bias than the texture-swap augmentation (shapes drawn with unseen textures)", False),
+]
+# The BatchNorm question (config/groupnorm.yaml, the record `groupnorm`): the default's vision claims on a ResNet whose
+# normalisation stores no statistics
+GROUPNORM_VISION = [
+    ("subnetwork vs base", "pooled_accuracy", "With GroupNorm (no stored statistics), the subnetwork beats the base on "
+                                              "pooled images", False),
+    ("si vs scratch", "pooled_accuracy", "With GroupNorm, SI beats training from scratch on pooled images", False),
+    ("si vs scratch", "shape_bias", "With GroupNorm, SI has more shape bias than training from scratch", False),
+]
+BUDGET_THRESHOLD = 0.01   # budget.csv keeps each chain's accuracy, no per-item record: 10 of 1,000 test pairs
 CURVE_NAMES = {"subnetwork": "SI", "full": "full", "sampled": "sampled", "complement": "complement",
                "random": "random init"}
+
+
+# What a row is judged on (the table's column and the README's legend)
+PER_RUN = "every run (paired test)"
+PER_RUN_THRESHOLD = "every run (difference > {threshold}; no per-item record)"
+MEAN = "the mean (the paper's threshold)"
+BAND = f"a band (< {CURVE_BAND} from the authors' figure)"
 
 
 @dataclass(frozen=True)
@@ -67,30 +107,68 @@ class Claim:
     numbers: str
     record: str
     headline: bool = True   # in the README's table too
+    judged_on: str = PER_RUN
 
 
-def verdict_word(verdict: str, first: str, second: str) -> str:
-    """chains.md / comparisons.md verdict -> `yes` (first higher in every run), `reversed`, `tied`, `k of N`."""
-    if verdict.startswith(f"{first} higher in every"):
-        return "yes"
-    if verdict.startswith(f"{second} higher in every"):
-        return "reversed"
-    if verdict.startswith("tied in every"):
-        return "tied"
-    mixed = re.match(rf"mixed: {re.escape(first)} higher in (\d+), .* of (\d+)", verdict)
-    if mixed:
-        return f"{mixed.group(1)} of {mixed.group(2)}"
-    return verdict
+def parse_differences(cell: str) -> tuple[list[float], list[float]]:
+    """A `difference per run` cell the pipeline wrote (`+4.4*, +0.2, missing`: claims.format_paired) -> (the
+    differences, the differences that count: 0 without `*`, NaN where missing)."""
+    values, counted = [], []
+    for entry in (part.strip() for part in str(cell).split(",")):
+        if entry == "missing" or not entry:
+            values.append(float("nan"))
+            counted.append(float("nan"))
+            continue
+        value = float(entry.rstrip("*"))
+        values.append(value)
+        counted.append(value if entry.endswith("*") else 0.0)
+    return values, counted
 
 
-def holds_text(words: dict) -> str:
-    """{where: verdict word} -> the claims table's cell: `yes`, `no`, or where it holds and where not."""
+def paired_by_run(first: pd.Series, second: pd.Series) -> pd.Series:
+    """first − second per run, both indexed by run: a run with no value on either side is NaN, a run listed twice on
+    either side is listed twice (never averaged), so tally names both."""
+    out = {}
+    for run in dict.fromkeys(list(first.index) + list(second.index)):
+        a, b = first[first.index == run], second[second.index == run]
+        out[run] = [float("nan")] if a.empty or b.empty else [a.iloc[0] - b.iloc[0]] * (1 + (len(a) > 1 or len(b) > 1))
+    return pd.Series([v for values in out.values() for v in values],
+                     index=[run for run, values in out.items() for _ in values], dtype=float)
+
+
+def holds_text(tallies: dict[str, Tally]) -> str:
+    """{where: its tally} -> the claims table's cell: `yes`, `no`, where it holds and where not, or `incomplete`
+    with the runs that lack a number (never a verdict from fewer runs than named)."""
+    if not tallies:
+        return "**incomplete** (no run of it in the record)"
+    incomplete = {where: t for where, t in tallies.items() if not t.complete}
+    if incomplete:
+        present = sum(t.present for t in tallies.values())
+        named = sum(len(t.runs) for t in tallies.values())
+        return (f"**incomplete** ({present} of {named} runs; "
+                + "; ".join(f"{where}: {t.gaps}" for where, t in incomplete.items()) + ")")
+    words = {where: t.word for where, t in tallies.items()}
     if all(word == "yes" for word in words.values()):
         return f"**yes** ({', '.join(words)})"
     if not any(word == "yes" for word in words.values()):
         return "no (" + "; ".join(f"{where}: {word}" for where, word in words.items()) + ")"
     return ("**at " + ", ".join(where for where, word in words.items() if word == "yes") + "**; not at "
             + "; ".join(f"{where} ({word})" for where, word in words.items() if word != "yes"))
+
+
+def planned_runs(record: RunRecord, family: str, **where) -> list:
+    """The runs the record's configs planned for the points matching `where` (column: value or list): arithmetic
+    `chain/replicate`, vision the chain, submasking the replicate; in order, each once."""
+    points = read_planned(record.folder).get(family)
+    if points is None:
+        return []
+    for column, value in where.items():
+        points = points[points[column].astype(str).isin([str(v) for v in (value if isinstance(value, list) else [value])])]
+    if family == "arithmetic":
+        runs = [f"{c}/{r}" for c, r in zip(points["chain"], points["replicate"])]
+    else:
+        runs = list(points["chain" if family == "vision" else "replicate"])
+    return list(dict.fromkeys(sorted(runs, key=str)))
 
 
 def verdict_rows(record: RunRecord, page: str, header_column: str, protocol: str | None = None) -> pd.DataFrame:
@@ -106,42 +184,94 @@ def run_means(transfer: pd.DataFrame, layers: int, protocol: str) -> pd.DataFram
     return per_run.groupby(["variant", "n"])["test_accuracy"].agg(["mean", "std", "count"])
 
 
+MAIN = {"base": "a+ab", "subtask": "ab", "target": "a2+ab"}   # arithmetic/paper.py's MAIN_EXPERIMENT
+
+
+def _planned_n(record: RunRecord, variants: list[str], layers: int) -> list[int]:
+    points = read_planned(record.folder).get("arithmetic")
+    if points is None:
+        return []
+    sets = [set(points[(points["variant"] == v) & (points["layers"] == layers)
+                       & (points[list(MAIN)] == pd.Series(MAIN)).all(axis=1)]["n"]) for v in variants]
+    return sorted(set.intersection(*sets)) if sets else []
+
+
+def arithmetic_tally(record: RunRecord, verdicts: pd.DataFrame, first: str, second: str, layers: int, n: int) -> Tally:
+    """One n's comparison over the runs the record planned for both variants there, from the pipeline's per-run
+    differences (chains.md's `runs` and `difference per run`: `*` beyond noise on the same test pairs)."""
+    runs = planned_runs(record, "arithmetic", variant=[first, second], layers=layers, n=n, **MAIN)
+    rows = verdicts[(verdicts["comparison"] == f"{first} vs {second}") & (verdicts["n"] == str(n))]
+    names, counted = [], []
+    for row in rows.to_dict("records"):
+        run_names = [run.strip() for run in row["runs"].split(",")]
+        _, values = parse_differences(row["difference per run"])
+        if len(run_names) != len(values):
+            raise ValueError(f"run record {record.name}: chains.md names {len(run_names)} runs but gives "
+                             f"{len(values)} differences for {first} vs {second} at n = {n}")
+        names += run_names
+        counted += values
+    return tally(pd.Series(counted, index=names, dtype=float), runs)
+
+
 def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last",
                        questions=ARITHMETIC_CLAIMS) -> list[Claim]:
     verdicts = verdict_rows(record, "arithmetic/chains.md", "layers", protocol)
+    if verdicts.empty:
+        return []
     verdicts = verdicts[verdicts["layers"] == str(layers)]
     means = run_means(record.csv("arithmetic/transfer.csv"), layers, protocol)
-    if means.empty:
-        return []
-    runs = int(means["count"].max())
     claims = []
     for first, second, text in questions:
-        rows = verdicts[verdicts["comparison"] == f"{first} vs {second}"]
-        if rows.empty:
+        sizes = _planned_n(record, [first, second], layers)
+        if not sizes:
             continue
-        words = {f"n = {n}": verdict_word(v, first, second) for n, v in zip(rows["n"], rows["verdict"])}
-        numbers = "; ".join(f"n = {n}: {means.loc[(first, int(n)), 'mean']:.3f} vs {means.loc[(second, int(n)), 'mean']:.3f}"
-                            for n in rows["n"])
+        tallies = {f"n = {n}": arithmetic_tally(record, verdicts, first, second, layers, n) for n in sizes}
+        runs = max(len(t.runs) for t in tallies.values())
+        numbers = "; ".join(f"n = {n}: {_mean(means, first, n)} vs {_mean(means, second, n)}" for n in sizes)
         claims.append(Claim("arithmetic", f"default, {layers} layers, {runs} runs, `{protocol}`", text,
-                            holds_text(words), numbers, record.name))
+                            holds_text(tallies), numbers, record.name))
     return claims
+
+
+def _mean(means: pd.DataFrame, variant: str, n: int) -> str:
+    return f"{means.loc[(variant, n), 'mean']:.3f}" if (variant, n) in means.index else "—"
+
+
+def chain_tally(record: RunRecord, verdicts: pd.DataFrame, comparison: str, metric: str) -> Tally:
+    """One vision comparison over the chains the record planned, from comparisons.md's per-chain differences (the
+    pipeline writes one per chain of its chains.csv, in order)."""
+    first, second = comparison.split(" vs ")
+    variants = [v for v in (first, second) if v not in ("base", "subnetwork", "subnetwork_label_free")]
+    runs = planned_runs(record, "vision", **({"variant": variants} if variants else {}))
+    row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
+    if row.empty:
+        return tally(pd.Series(dtype=float), runs)
+    if len(row) > 1:   # the comparison twice: no chain has one number
+        return Tally(tuple(runs), duplicated=tuple(runs))
+    chains = sorted(record.csv("vision/chains.csv")["chain"].unique())
+    _, counted = parse_differences(row[[c for c in row.columns if c.startswith("difference per")][0]].iloc[0])
+    if len(counted) != len(chains):
+        raise ValueError(f"run record {record.name}: comparisons.md gives {len(counted)} differences for "
+                         f"{comparison} ({metric}) but its chains.csv has {len(chains)} chains")
+    return tally(pd.Series(counted, index=chains, dtype=float), runs)
 
 
 def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
     verdicts = verdict_rows(record, "vision/comparisons.md", "metric")
     table = record.csv("vision/table1.csv").set_index("model")
-    chains = int(table["pooled_accuracy_count"].max())
     claims = []
     for comparison, metric, text, headline in questions:
-        row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
-        if row.empty:
-            continue
         first, second = comparison.split(" vs ")
-        word = verdict_word(row["verdict"].iloc[0], first, second)
-        holds = "**yes**" if word == "yes" else f"no ({word})"
+        if first not in table.index or second not in table.index:
+            continue
+        counted = chain_tally(record, verdicts, comparison, metric)
+        row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
+        per_chain = row["difference per chain (points)"].iloc[0] if len(row) else "—"
+        holds = holds_text({"": counted}) if not counted.complete else (
+            "**yes**" if counted.word == "yes" else f"no ({counted.word})")
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
-                   f"(per chain: {row['difference per chain (points)'].iloc[0]} points)")
-        claims.append(Claim("vision", f"default (generated world), {chains} chains", text, holds, numbers,
+                   f"(per chain: {per_chain} points)")
+        claims.append(Claim("vision", f"default (generated world), {len(counted.runs)} chains", text, holds, numbers,
                             record.name, headline))
     return claims
 
@@ -153,55 +283,128 @@ def cross_domain(record: RunRecord) -> list[Claim]:
     if verdicts.empty:
         return []
     table = record.csv("vision/table1.csv").set_index("model")
-    sizes = sorted(int(name.rsplit("_", 1)[1]) for name in table.index if re.fullmatch(r"vit_gpt2_si_\d+", name))
+    planned = read_planned(record.folder).get("vision", pd.DataFrame(columns=["variant"]))
+    sizes = sorted(int(name.rsplit("_", 1)[1]) for name in set(planned["variant"])
+                   if re.fullmatch(r"vit_gpt2_si_\d+", name))
     claims = []
     for rival, text, headline in CROSS_DOMAIN:
-        words, numbers = {}, []
+        tallies, numbers = {}, []
         for size in sizes:
             first, second = f"vit_gpt2_si_{size}", f"{rival}_{size}"
-            row = verdicts[(verdicts["comparison"] == f"{first} vs {second}")
-                           & (verdicts["metric"] == "original_accuracy")]
-            if row.empty or second not in table.index:
+            if second not in set(planned["variant"]):
                 continue
-            words[f"{size}/class"] = verdict_word(row["verdict"].iloc[0], first, second)
-            numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
-                           f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "
-                           f"{100 * table.loc[first, 'pooled_accuracy']:.1f} vs "
-                           f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
-        if words:
-            chains = int(table.loc[f"vit_gpt2_si_{sizes[0]}", "pooled_accuracy_count"])
+            tallies[f"{size}/class"] = chain_tally(record, verdicts, f"{first} vs {second}", "original_accuracy")
+            if first in table.index and second in table.index:
+                numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
+                               f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "
+                               f"{100 * table.loc[first, 'pooled_accuracy']:.1f} vs "
+                               f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
+        if tallies:
+            chains = max(len(t.runs) for t in tallies.values())
             claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
-                                text, holds_text(words), "; ".join(numbers), record.name, headline))
+                                text, holds_text(tallies), "; ".join(numbers), record.name, headline))
     return claims
 
 
 def beyond(record: RunRecord) -> list[Claim]:
-    """The record of `make beyond` (the default with config/beyond.yaml): only the questions it adds."""
-    default_shaped = arithmetic_default(record, questions=BEYOND_ARITHMETIC) + vision_default(record, BEYOND_VISION)
-    return [replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in default_shaped] \
-        + cross_domain(record)
+    """The record of `make beyond` (the default with config/beyond.yaml): only the questions it adds, the three of
+    issue 48 first, then the older ones (rewinding, the same labels, the size dial, the label budget, label-free
+    discovery, the texture swap)."""
+    older = [replace(claim, headline=False) for claim in arithmetic_default(record, questions=OLDER_ARITHMETIC)]
+    default_shaped = (arithmetic_default(record, questions=BEYOND_ARITHMETIC) + vision_default(record, BEYOND_VISION)
+                      + older + vision_default(record, OLDER_VISION))
+    return ([replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in default_shaped]
+            + cross_domain(record) + sparsity_dial(record) + label_budget(record))
+
+
+def groupnorm(record: RunRecord) -> list[Claim]:
+    return [replace(claim, scale=claim.scale.replace("default (generated world)", "GroupNorm ResNet, generated world"))
+            for claim in vision_default(record, GROUPNORM_VISION)]
+
+
+def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
+    """The bias's strength by kept fraction: SI from the top k % of the discovery's scores against the random mask of
+    its own per-tensor counts, run by run at each k and n (sparsity_dial.md's paired differences)."""
+    if not record.has("arithmetic/sparsity_dial.md"):
+        return []
+    tallies, numbers = {}, []
+    for heading, table in markdown_tables(record.text("arithmetic/sparsity_dial.md")):
+        found = re.search(r"(\d+) layers, n = (\d+), protocol `(\w+)`", heading)
+        if not found or found.group(3) != protocol or "top k %" not in table.columns:
+            continue
+        layers, n = int(found.group(1)), int(found.group(2))
+        column = next(c for c in table.columns if c.startswith("SI − sampled per run"))
+        for row in table.to_dict("records"):
+            k = row["top k %"]
+            variant = f"si_top{k}"
+            runs = planned_runs(record, "arithmetic", variant=[variant, f"sampled_top{k}"], layers=layers, n=n, **MAIN)
+            _, counted = parse_differences(row[column])
+            ordered = sorted(runs, key=lambda run: tuple(int(x) for x in run.split("/")))
+            series = (pd.Series(counted, index=ordered, dtype=float) if len(counted) == len(ordered)
+                      else pd.Series(dtype=float))   # the pipeline found another set of runs: none is read
+            tallies[f"top {k}% (n = {n})"] = tally(series, runs)
+            if n == max(int(m) for m in re.findall(r"n = (\d+), protocol", record.text("arithmetic/sparsity_dial.md"))):
+                numbers.append(f"top {k}%: {row['SI']} vs {row['sampled']}")
+    if not tallies:
+        return []
+    runs = max(len(t.runs) for t in tallies.values())
+    return [Claim("arithmetic", f"beyond, 2 layers, {runs} runs, `{protocol}`",
+                  "The bias's strength by kept fraction: SI from the top k % of the discovery's scores beats the random "
+                  "mask of its own per-tensor counts", holds_text(tallies),
+                  "largest n: " + "; ".join(numbers), record.name, headline=False)]
+
+
+def label_budget(record: RunRecord) -> list[Claim]:
+    """How many labels a discovery needs: SI from a discovery on the first r subtask rows against the random mask of its
+    own counts, chain by chain (budget.csv; no per-item record: a chain counts beyond BUDGET_THRESHOLD)."""
+    if not record.has("arithmetic/budget.csv"):
+        return []
+    budget = record.csv("arithmetic/budget.csv")
+    tallies, numbers = {}, []
+    for rows_used, rows in budget.groupby("rows"):
+        variant = rows["variant"].iloc[0]
+        runs = sorted({int(run.split("/")[0]) for run in planned_runs(record, "arithmetic", variant=variant)})
+        difference = pd.Series((rows["si_test_accuracy"] - rows["sampled_test_accuracy"]).to_numpy(),
+                               index=rows["chain"].to_numpy(), dtype=float)
+        counted = difference.where(difference.abs() > BUDGET_THRESHOLD, 0.0).where(difference.notna())
+        labelled = int(rows_used) + int(rows["selection_rows"].iloc[0])
+        tallies[f"{int(rows_used):,} rows"] = tally(counted, runs)
+        numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {rows['si_test_accuracy'].mean():.3f} vs "
+                       f"{rows['sampled_test_accuracy'].mean():.3f}, Jaccard with the every-row subnetwork "
+                       f"{rows['jaccard_vs_every_row'].mean():.2f} (chance {rows['chance_vs_every_row'].mean():.2f})")
+    chains = max(len(t.runs) for t in tallies.values())
+    return [Claim("arithmetic", f"beyond, 2 layers, {chains} chains, `last`, n = 750",
+                  "How many labels a discovery needs: SI from a discovery on the first r subtask rows beats the random "
+                  "mask of its own counts", holds_text(tallies), "; ".join(numbers), record.name, headline=False,
+                  judged_on=PER_RUN_THRESHOLD.format(threshold=BUDGET_THRESHOLD))]
 
 
 def submasking_default(record: RunRecord) -> list[Claim]:
     """A mask over the frozen backbone against the linear probe and fine-tuning, per task, at full labels: each
-    replicate's test accuracy (no per-item test is kept for submasking, so a claim needs every replicate)."""
+    replicate's test accuracy (no per-item test is kept for submasking, so every replicate must show it)."""
     points = record.csv("submasking/points.csv")
-    points = points[points["fraction"] == points["fraction"].max()]
+    planned = read_planned(record.folder).get("submasking")
+    if planned is None or planned.empty:
+        return []
+    fraction = planned["fraction"].max()
+    points = points[points["fraction"] == fraction]
     claims = []
     for rival, text in (("lp", "A mask over the frozen backbone (`fs`) beats a linear probe (`lp`)"),
                         ("fft", "A mask over the frozen backbone (`fs`) beats fine-tuning (`fft`)")):
-        words, numbers = {}, []
-        for task, rows in points.groupby("task"):
-            by = rows.pivot_table(index="replicate", columns="adaptation", values="test_accuracy")
-            if "fs" not in by or rival not in by:
+        tallies, numbers = {}, []
+        for task in sorted(planned["task"].unique()):
+            runs = planned_runs(record, "submasking", task=task, adaptation=["fs", rival], fraction=fraction)
+            if not runs or not {"fs", rival} <= set(planned[planned["task"] == task]["adaptation"]):
                 continue
-            difference = by["fs"] - by[rival]
-            words[task] = ("yes" if (difference > 0).all() else "reversed" if (difference < 0).all()
-                           else f"{int((difference > 0).sum())} of {len(difference)}")
-            numbers.append(f"{task}: {100 * by['fs'].mean():.1f} vs {100 * by[rival].mean():.1f} %")
-        if words:
-            claims.append(Claim("submasking", f"default, {points['replicate'].nunique()} replicates, every label",
-                                text, holds_text(words), "; ".join(numbers), record.name, headline=rival == "lp"))
+            rows = points[points["task"] == task]
+            mine, theirs = (rows[rows["adaptation"] == a].set_index("replicate")["test_accuracy"] for a in ("fs", rival))
+            tallies[task] = tally(paired_by_run(mine, theirs), runs)
+            numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
+        if tallies:
+            replicates = max(len(t.runs) for t in tallies.values())
+            claims.append(Claim("submasking", f"default, {replicates} replicates, every label", text,
+                                holds_text(tallies), "; ".join(numbers), record.name, headline=rival == "lp",
+                                judged_on=PER_RUN_THRESHOLD.format(threshold=0)))
     return claims
 
 
@@ -221,7 +424,7 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                                 "**yes**" if si["mean"] >= NEAR_PERFECT else "no",
                                 f"ours {si['mean']:.3f}" + (f" ± {si['std']:.3f} ({int(si['count'])} runs)" if si["count"] > 1 else "")
                                 + f"; the authors' figure {text['si_figure']:.3f}", record.name,
-                                headline=protocol == "eval"))
+                                headline=protocol == "eval", judged_on=MEAN))
     ours = text_claims(compared, layers, "eval")
     (si_first, si_max), (sampled_first, sampled_max) = ours["first"][("subnetwork", "ours")], ours["first"][("sampled", "ours")]
     (their_si, _), (their_sampled, _) = ours["first"][("subnetwork", "authors")], ours["first"][("sampled", "authors")]
@@ -231,7 +434,8 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
         holds = "no" if not sampled_first or sampled_first / si_first < PAPER_TEXT["sampled_factor"] / 2 else "**yes**"
         claims.append(Claim("arithmetic", f"{scale}, `eval`",
                             f"The paper's text: the count-matched random mask needs about {PAPER_TEXT['sampled_factor']}× SI's rows to reach {NEAR_PERFECT}",
-                            holds, f"ours {factor} (on our grid of n); the authors' figure {theirs}", record.name))
+                            holds, f"ours {factor} (on our grid of n); the authors' figure {theirs}", record.name,
+                            judged_on=MEAN))
     for curve, name in CURVE_NAMES.items():
         where = on_their_curve(compared, layers, curve, "eval")
         within, outside = where["within"], where["outside"]
@@ -246,7 +450,7 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                        f"{worst['theirs']:.3f} at {int(worst['n']):,}")
         claims.append(Claim("arithmetic", f"{scale}, `eval`",
                             f"Our {name} curve lies on the authors' Fig 6 (less than {CURVE_BAND} away at every n both ran)",
-                            holds, numbers, record.name, headline=False))
+                            holds, numbers, record.name, headline=False, judged_on=BAND))
     option = compared[(compared["curve"] == "sampled") & compared["label"].str.contains("N−k", regex=False)
                       & (compared["protocol"] == "eval") & compared["theirs"].notna() & (compared["label"].str.startswith("sampled_authors:"))]
     if len(option):
@@ -256,36 +460,60 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                             "**yes**" if within.all() else ("no" if not within.any() else
                                                             f"at n = {', '.join(f'{n:,}' for n in option[within]['n'])} only"),
                             "; ".join(f"n = {int(r.n):,}: {r.mean:.3f} vs theirs {r.theirs:.3f}" for r in option.itertuples()),
-                            record.name, headline=layers == 12))
+                            record.name, headline=layers == 12, judged_on=BAND))
+    gaps = [gap["why"] for gap in record.provenance.get("known_gaps") or [] if gap.get("family") == "arithmetic"]
+    if gaps:   # a mean or a band over fewer points than planned is not the claim's
+        claims = [replace(claim, holds=f"**incomplete** (known gaps: {'; '.join(gaps)})") for claim in claims]
     return claims
 
 
+MAGNITUDE_THRESHOLD = 0.01   # 10 of 1,000 test pairs: no per-item record of the rival's run is stored
+
+
 def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> list[Claim]:
-    """SI against the base's largest weights (count-matched per tensor), run by run on the same replicates."""
-    table = rival_beside_si(records, name, "magnitude", layers)
-    if table.empty or table["si"].isna().all():
+    """SI against the base's largest weights (count-matched per tensor), run by run: the rival record's planned runs,
+    each paired with the slice's SI run of the same chain, replicate and n on the same subnetwork (rival_beside_si)."""
+    rival = records.get(f"{name}_magnitude")
+    if rival is None or name not in records:
         return []
-    words, numbers = {}, []
-    for n, rows in table.groupby("n"):
-        # no per-item record of the rival's run is stored: a run counts only beyond 0.01 (10 of 1,000 test pairs)
-        difference = rows["si"] - rows["magnitude"]
-        higher, lower = int((difference > 0.01).sum()), int((difference < -0.01).sum())
-        words[f"n = {int(n):,}"] = ("yes" if higher == len(rows) else "reversed" if lower == len(rows) else
-                                    "tied" if higher == lower == 0 else f"{higher} of {len(rows)}")
+    pairing = rival_beside_si(records, name, "magnitude", layers)
+    if isinstance(pairing, str):
+        return [Claim("arithmetic", f"paper scale, {layers} layers", "SI beats the base's largest weights, count-matched "
+                      "per tensor (`magnitude`)", f"**incomplete** (not paired: {pairing})", "—", rival.name,
+                      headline=False, judged_on=PER_RUN_THRESHOLD.format(threshold=MAGNITUDE_THRESHOLD))]
+    table = pairing
+    tallies, numbers = {}, []
+    for n in _planned_n(rival, ["magnitude"], layers):
+        runs = planned_runs(rival, "arithmetic", variant="magnitude", layers=layers, n=n, **MAIN)
+        rows = table[table["n"] == n]
+        run = [f"{c}/{r}" for c, r in zip(rows["chain"], rows["replicate"])]
+        difference = pd.Series((rows["si"] - rows["magnitude"]).to_numpy(), index=run, dtype=float)
+        counted = difference.where(difference.abs() > MAGNITUDE_THRESHOLD, 0.0).where(difference.notna())
+        tallies[f"n = {int(n):,}"] = tally(counted, runs)
         numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
     overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"
-    return [Claim("arithmetic", f"paper scale, {layers} layers, {table['replicate'].nunique()} runs, `eval` (no paired test)",
-                  "SI beats the base's largest weights, count-matched per tensor (`magnitude`), by more than 0.01 in every run",
-                  holds_text(words),
-                  "; ".join(numbers) + overlap, f"{name}_magnitude", headline=False)]
+    runs = max((len(t.runs) for t in tallies.values()), default=0)
+    return [Claim("arithmetic", f"paper scale, {layers} layers, {runs} runs, `eval`",
+                  f"SI beats the base's largest weights, count-matched per tensor (`magnitude`), by more than "
+                  f"{MAGNITUDE_THRESHOLD} in every run", holds_text(tallies), "; ".join(numbers) + overlap,
+                  rival.name, headline=False, judged_on=PER_RUN_THRESHOLD.format(threshold=MAGNITUDE_THRESHOLD))]
+
+
+LEGEND = ("*Judged on*: **every run** — the claim holds only if each run it names (chain, or chain × replicate, as "
+          "the record's configs planned them) shows it, a run's difference counting only beyond noise (`*`: McNemar's "
+          "exact test on the same test items, p < 0.05; or the stated threshold where no per-item record is kept); "
+          "**the mean** — the paper's text states a threshold on a mean, ours is the mean over the runs; **a band** — "
+          f"our curve lies less than {CURVE_BAND} from the authors' plotted curve at every n both ran. **incomplete**: a "
+          "run the claim names has no single number in the record (missing, NaN or twice); the runs are named.")
 
 
 def markdown(claims: list[Claim], records: dict[str, RunRecord], link: str = "", commits: bool = True) -> str:
     """The table; `link` is the results page's path from where the table is shown (its provenance anchors)."""
-    lines = ["| family | claim | holds in every run? | the numbers | scale | record |", "|---|---|---|---|---|---|"]
+    lines = ["| family | claim | judged on | holds? | the numbers | scale | record |", "|---|---|---|---|---|---|---|"]
     for claim in claims:
         record = records[claim.record].provenance
         anchor = f"[{claim.record}]({link}#run-{claim.record.lower()})"
-        lines.append(f"| {claim.family} | {claim.claim} | {claim.holds} | {claim.numbers} | {claim.scale} | "
+        lines.append(f"| {claim.family} | {claim.claim} | {claim.judged_on} | {claim.holds} | {claim.numbers} | "
+                     f"{claim.scale} | "
                      f"{anchor}" + (f" ({record['commit']})" if commits else "") + " |")
-    return "\n".join(lines)
+    return "\n".join(lines + ["", LEGEND])

@@ -172,9 +172,15 @@ def option_effect(compared: pd.DataFrame, curve: str, label_prefix: str, layers:
     return out
 
 
-def rival_beside_si(records: dict, name: str, rival: str, layers: int) -> pd.DataFrame:
+PAIR_KEYS = ["layers", "chain", "replicate", "n"]
+
+
+def rival_beside_si(records: dict, name: str, rival: str, layers: int) -> pd.DataFrame | str:
     """A rival's points (record `<slice>_<rival>`, on the slice's base and discovery) beside the slice's SI and
-    sampled points of the same n and replicate, under `eval`: n, replicate, rival, si, sampled, overlap, chance."""
+    sampled points of the same depth, chain, replicate and n, under `eval`: layers, chain, n, replicate, rival, si,
+    sampled, overlap, chance. Pairs only where each side has one row per key and the rival's subnetwork is the
+    slice's (its kept fraction per chain, the fingerprint both records' tables carry, equal to 12 digits); otherwise
+    the reason it cannot pair them (a string), never a pairing of other runs."""
     record = records.get(f"{name}_{rival}")
     if record is None or name not in records:
         return pd.DataFrame()
@@ -182,10 +188,26 @@ def rival_beside_si(records: dict, name: str, rival: str, layers: int) -> pd.Dat
     mine = mine[(mine["kind"] == rival) & (mine["protocol"] == "eval") & (mine["layers"] == layers)]
     plain = paper_form(main_rows(slice_rows))
     plain = plain[(plain["protocol"] == "eval") & (plain["layers"] == layers)]
+    for side, rows in ((f"{name}_{rival}", mine), (name, plain)):
+        twice = rows[rows.duplicated(PAIR_KEYS + ["kind"], keep=False)]
+        if len(twice):
+            first = twice.iloc[0]
+            return (f"{side} has more than one {first['kind']} row at chain {first['chain']}, replicate "
+                    f"{first['replicate']}, n = {first['n']}")
+    kept = lambda rows: rows.groupby("chain")["mask_fraction"].agg(lambda v: sorted(set(v.round(12))))  # noqa: E731
+    theirs, ours = kept(mine), kept(plain[plain["kind"] == "subnetwork"])
+    for chain, fractions in theirs.items():
+        if chain not in ours.index:
+            return f"the slice {name} has no SI run of chain {chain}"
+        if fractions != ours[chain] or len(fractions) != 1:
+            return (f"the subnetworks differ at chain {chain}: {name}_{rival} keeps {fractions}, the slice {name} keeps "
+                    f"{ours[chain]} (another base or discovery)")
+    by_kind = {kind: plain[plain["kind"] == kind].set_index(PAIR_KEYS)["test_accuracy"] for kind in ("subnetwork", "sampled")}
     out = []
-    for row in mine.sort_values(["n", "replicate"]).itertuples():
-        at = plain[(plain["n"] == row.n) & (plain["replicate"] == row.replicate)].set_index("kind")["test_accuracy"]
-        out.append({"n": row.n, "replicate": row.replicate, rival: row.test_accuracy, "si": at.get("subnetwork"),
-                    "sampled": at.get("sampled"), "overlap": getattr(row, "overlap_jaccard", float("nan")),
+    for row in mine.sort_values(["n", "chain", "replicate"]).itertuples():
+        key = (row.layers, row.chain, row.replicate, row.n)
+        out.append({"layers": row.layers, "chain": row.chain, "n": row.n, "replicate": row.replicate,
+                    rival: row.test_accuracy, "si": by_kind["subnetwork"].get(key), "sampled": by_kind["sampled"].get(key),
+                    "overlap": getattr(row, "overlap_jaccard", float("nan")),
                     "chance": getattr(row, "overlap_chance", float("nan"))})
     return pd.DataFrame(out)

@@ -17,6 +17,7 @@ from .run_records import RunRecord, markdown_tables
 
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
 BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yaml
+GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a folder of its own
 FIGURES = "figures"   # relative to docs/
 
 
@@ -47,6 +48,8 @@ def all_claims(records: dict[str, RunRecord]) -> list:
         found += claims_module.vision_default(records["default"]) + claims_module.submasking_default(records["default"])
     if BEYOND in records:
         found += claims_module.beyond(records[BEYOND])
+    if GROUPNORM in records:
+        found += claims_module.groupnorm(records[GROUPNORM])
     return found
 
 
@@ -258,6 +261,9 @@ def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int, transf
 
 def magnitude_section(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
     table = rival_beside_si(records, name, "magnitude", layers)
+    if isinstance(table, str):
+        return [f"**Is the discovery needed?** The record [`{name}_magnitude`](#run-{name}_magnitude) cannot be paired "
+                f"with the slice: {table}.", ""]
     if table.empty:
         return []
     lines = [f"**Is the discovery needed?** The base's largest-|w| weights, count-matched per tensor (`magnitude`, "
@@ -380,7 +386,64 @@ def beyond_section(record: RunRecord) -> list[str]:
               "`vit_scratch_N`: nothing frozen; N training images per class. Table 1's rows and the comparisons:", ""]
     lines += table_rows(record.text("vision/table1.md"), names("vit_"))
     lines += table_rows(record.text("vision/comparisons.md"), names("vit_"))
+    return lines + older_questions(record)
+
+
+def older_questions(record: RunRecord) -> list[str]:
+    """The questions answered beyond the paper before issue 48, from the same record (config/beyond.yaml): each
+    table the pipeline made for them, as the record holds it."""
+    def names(*words):
+        return lambda row: any(word in str(row.iloc[0]) for word in words)
+
+    lines = ["### Rewinding: fresh unkept weights or the base's own initial values? (arithmetic)", "",
+             "`si_rewind` is SI whose unkept weights start at the base's own initialisation (the lottery-ticket "
+             "rewind) instead of a fresh network's. The record's `chains.md`, its rows with `si_rewind`:", ""]
+    lines += table_rows(record.text("arithmetic/chains.md"), lambda row: "si_rewind" in str(row.get("comparison")))
+    if record.has("arithmetic/same_labels.md"):
+        lines += ["### The same labels given as data (arithmetic)", "",
+                  "The subtask rows the discovery read, given to the new model as data instead (multi-task `mixture`, "
+                  "marked with a task token; `distill` from the subnetwork's answers), from a fresh start or the base's "
+                  "unmasked tensors (`_inherit`). The record's `same_labels.md`:", ""]
+        lines += embed(record.text("arithmetic/same_labels.md"), 4)
+        lines += ["Paired, run by run (the record's `chains.md`):", ""]
+        lines += table_rows(record.text("arithmetic/chains.md"),
+                            lambda row: any(w in str(row.get("comparison")) for w in ("mixture", "distill")))
+    if record.has("arithmetic/sparsity_dial.md"):
+        lines += ["### The bias's strength by kept fraction: the size dial (arithmetic)", "",
+                  "SI from the top k % of the discovery's scores (`si_topK`) against the random mask of its own "
+                  "per-tensor counts (`sampled_topK`). The record's `sparsity_dial.md`:", ""]
+        lines += embed(record.text("arithmetic/sparsity_dial.md"), 4)
+    if record.has("arithmetic/budget.md"):
+        lines += ["### How many labels a discovery needs: the label budget (arithmetic)", "",
+                  "Each discovery from the first r subtask rows trains the same number of optimiser steps as the "
+                  "every-row one (the `steps` column), so a smaller budget is not also a shorter training. The "
+                  "record's `budget.md`:", ""]
+        lines += embed(record.text("arithmetic/budget.md"), 4)
+    lines += ["### Discovery without labels (vision)", "",
+              "The record's `table2.md` (every discovery) and the paired comparisons of the label-free subnetwork and "
+              "its SI:", ""]
+    lines += embed(record.text("vision/table2.md"), 4)
+    lines += table_rows(record.text("vision/comparisons.md"), names("label_free"))
+    lines += ["### Shape bias by augmentation: the texture swap (vision)", "",
+              "`texture_swap` trains from scratch on the world's shapes drawn with textures no class and no cue-conflict "
+              "stimulus uses (Stylized-ImageNet's idea without a style network); `texture_swap_finetune` fine-tunes "
+              "the base on them. Table 1's rows and the paired comparisons:", ""]
+    lines += table_rows(record.text("vision/table1.md"), names("texture_swap", "si", "scratch"))
+    lines += table_rows(record.text("vision/comparisons.md"), names("texture_swap"))
     return lines
+
+
+def groupnorm_section(record: RunRecord) -> list[str]:
+    """The BatchNorm question: the default's vision family on a ResNet whose normalisation stores no statistics."""
+    return (["## The BatchNorm question: a GroupNorm ResNet (vision)", "", provenance_line(record), "",
+             record.provenance["title"] + ". The default's subnetwork's pooled gain sits largely in the base's stored "
+             "BatchNorm statistics, which SI's retraining re-estimates on original images; GroupNorm stores none.", "",
+             "### Table 1 (the record's `table1.md`)", ""] + embed(record.text("vision/table1.md"), 4)
+            + ["### Every chain's difference and the verdict (the record's `comparisons.md`)", ""]
+            + embed(record.text("vision/comparisons.md"), 4)
+            + ["### The subnetworks (the record's `table2.md`)", ""] + embed(record.text("vision/table2.md"), 4)
+            + ["### Where the pooled gain sits (the record's `diagnostics.md`)", ""]
+            + embed(record.text("vision/diagnostics.md"), 4))
 
 
 def submasking_default(record: RunRecord) -> list[str]:
@@ -398,20 +461,29 @@ def same_labels(record: RunRecord) -> list[str]:
              record.provenance["title"] + ".", ""] + embed(record.text("arithmetic/same_labels.md"), 2))
 
 
+def exception_text(entry: dict) -> str:
+    """A known gap or an unplanned set of points, as run.yaml states it: its points, then why."""
+    where = ", ".join(f"{key} {value}" for key, value in entry.items() if key not in ("family", "why"))
+    return f"{entry.get('family')} points{' with ' + where if where else ''}: {entry.get('why', '')}"
+
+
 def provenance(records: dict[str, RunRecord]) -> list[str]:
     lines = ["## Provenance: the records", "",
              "Each record is a folder of `docs/data/` (the run's summary tables as the pipeline wrote them, and "
              "`run.yaml`); `python -m subtask_induction.pages.run_records` stores a finished run's. The plain step is "
              "`benchmarks/step_costs.py`'s (`make benchmark`) measured beside the run: scale a wall time by the "
-             "ratio of yours to it.", ""]
+             "ratio of yours to it. *Planned at*: the commit whose configs planned the record's points, where it is "
+             "not the record's; *known gaps*: planned points the record lacks, and why; *unplanned*: points its "
+             "tables hold that no config of the record planned, and why.", ""]
     for name, record in records.items():
         p = record.provenance
         lines += [f"### run {name}", "", "| | |", "|---|---|"]
-        for key in ("title", "command", "configs", "commit", "version", "date", "machine", "plain_step_ms", "wall",
-                    "note"):
+        for key in ("title", "command", "configs", "commit", "planned_at", "version", "date", "machine",
+                    "plain_step_ms", "wall", "note", "known_gaps", "unplanned"):
             if key in p:
                 value = ", ".join(f"`{v}`" for v in p[key]) if key == "configs" else (
-                    f"`{p[key]}`" if key == "command" else p[key])
+                    f"`{p[key]}`" if key == "command" else "<br>".join(map(exception_text, p[key]))
+                    if key in ("known_gaps", "unplanned") else p[key])
                 lines.append(f"| {key.replace('_', ' ')} | {value} |")
         lines.append("")
     return lines
@@ -446,6 +518,8 @@ def render(records: dict[str, RunRecord]) -> str:
         lines += vision_default(records["default"]) + submasking_default(records["default"])
     if BEYOND in records:
         lines += beyond_section(records[BEYOND])
+    if GROUPNORM in records:
+        lines += groupnorm_section(records[GROUPNORM])
     lines += provenance(records)
     return "\n".join(lines).rstrip() + "\n"
 
