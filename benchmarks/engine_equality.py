@@ -7,7 +7,7 @@ the pipeline's size: the base, the subtask's rows, the settings and the batch se
 `CircuitModel` (the authors' loop: AdamW on the mask logits, the temperature set at each epoch's start,
 `output.loss` backward). Prints, and writes as JSON (--out), per epoch the largest score difference and the hard-mask
 entries that differ; at the end the kept fraction and the subtask's test accuracy of both hard masks, and those of the
-run's own subnetwork (which our engine here must reproduce exactly).
+run's own subnetwork (which our engine here must reproduce exactly: it runs under the run's kernel pins).
 
     python benchmarks/engine_equality.py RUN_FOLDER [--chain 0 --base a+ab --subtask ab --layers 2 --lambda 1e-06]
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -91,6 +92,12 @@ def main(argv=None) -> None:
     root = args.run / "results" / "arithmetic"
     found = root / f"chain{args.chain}" / "discovery" / args.base / args.subtask / f"layers{args.layers}" / f"lambda{args.l0}"
     record = json.loads((found / "metrics.json").read_text())
+    # the run's kernel pins (cpu_kernels: avx2 sets them in the rule's shell) are read once, when torch loads: run
+    # again under them, or our engine here would compute with other kernels than the run did
+    pins = record["provenance"].get("kernel_environment", {})
+    if any(os.environ.get(key) != value for key, value in pins.items()):
+        os.execve(sys.executable, [sys.executable, __file__, *(sys.argv[1:] if argv is None else argv)],
+                  {**os.environ, **pins})
     settings, l0_weight = record["config"], record["config"]["l0_weight"]
     configure(1, record["seeds"]["batches"])
     torch.set_flush_denormal(True)
@@ -131,7 +138,9 @@ def main(argv=None) -> None:
                        "test_accuracy_theirs": their_accuracy},
         "selected_epoch_ours": result.best_epoch,
         "ours_selected": {"kept": stored["kept_fraction"], "test_accuracy": our_selected_accuracy,
-                          "equals_the_run_s_own_record": abs(our_selected_accuracy - stored["test_accuracy"]) < 1e-12},
+                          "kept_here": kept(mine[result.best_epoch - 1]),
+                          "equals_the_run_s_own_record": kept(mine[result.best_epoch - 1]) == stored["kept_fraction"]
+                          and our_selected_accuracy == stored["test_accuracy"]},
         "seconds": {"ours": round(ours_s, 1), "theirs": round(theirs_s, 1)},
     }
     for row in per_epoch:
