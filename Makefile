@@ -1,5 +1,7 @@
 # Set-up and main entry points. `make reproduce` and `make test` work on a fresh machine.
 PYTHON ?= python3.11
+# Snakemake's --cores for `make reproduce` and `make beyond`: every core unless given (`make reproduce CORES=2`)
+CORES ?= all
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -26,7 +28,7 @@ BYTECODE = $(BIN)/python -m compileall -q workflow
 
 reproduce: $(STAMP)
 	$(BYTECODE)
-	$(BIN)/snakemake --cores all
+	$(BIN)/snakemake --cores $(CORES)
 
 # The default plus the experiments beyond the paper (config/beyond.yaml and the three questions of
 # config/beyond/; what the default finished is reused, only the overlays' own jobs run), then the GroupNorm
@@ -36,12 +38,12 @@ reproduce: $(STAMP)
 BEYOND_QUESTIONS := magnitude blurpool cross_domain
 beyond: $(STAMP)
 	$(BYTECODE)
-	$(BIN)/snakemake --cores all --configfile config/config.yaml config/beyond.yaml $(BEYOND_QUESTIONS:%=config/beyond/%.yaml)
-	$(BIN)/snakemake --cores all --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
+	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond.yaml $(BEYOND_QUESTIONS:%=config/beyond/%.yaml)
+	$(BIN)/snakemake --cores $(CORES) --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
 
 beyond-magnitude beyond-blurpool beyond-cross-domain: $(STAMP)
 	$(BYTECODE)
-	$(BIN)/snakemake --cores all --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
+	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread.
@@ -52,7 +54,8 @@ test: $(STAMP)
 	$(BIN)/pytest -q -n auto
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
-# each family's paper path, bad data caught first; minutes, so not part of `make test`.
+# the vision and submasking paper paths (arithmetic's reads no user data: `make dry-run`), bad data caught first;
+# minutes, so not part of `make test`.
 test-paper: $(STAMP)
 	$(BIN)/pytest -q -m paper_slice
 

@@ -88,7 +88,7 @@ rule arithmetic_discover:
 
 
 # A checkpoint: the packs read the chosen lambda's own subnetwork.pt, found from selected.json once this
-# has run, so adding a lambda that loses reruns no pack (README, "Changing the config and running again").
+# has run, so adding a lambda that loses reruns no pack (docs/running.md, "What reruns after a change").
 checkpoint arithmetic_select_subnetwork:
     input:
         expand(

@@ -24,8 +24,8 @@ here, or a value outside its limits, stops the run with a message naming it.
 
 - `config/config.yaml` is the embedded default: a CPU-sized run on generated and bundled data.
 - `config/paper.yaml` holds the paper's settings. Give it as `snakemake TARGETS --configfile config/paper.yaml`:
-  Snakemake merges it over the default, and it states every key its families use (README, "The paper's
-  settings"), so no CPU default leaks into a paper run.
+  Snakemake merges it over the default, and it states every key its families use (docs/running.md, "The
+  paper's settings"), so no CPU default leaks into a paper run.
 - `a.b[].c` is key `c` of every item of the list `a.b`; `a.<name>.c` is key `c` of every entry of the
   mapping `a` (named by you).
 - Values are shown as YAML would write them; "—" means the file does not set the key.

@@ -71,7 +71,7 @@ def _library_versions() -> dict:
 def provenance() -> dict:
     """Which code and which machine computed a record: versions, the CPU and the kernels torch dispatches to
     (ATen's capability, BLAS, oneDNN), threads, kernel pins from the environment, and the GPU if one ran it.
-    Same seeds give bit-identical numbers on one CPU type, other numbers on another (README, docs/results.md)."""
+    Same seeds give bit-identical numbers on one CPU type, other numbers on another (docs/running.md, "What reruns after a change"; docs/glossary.md, `cpu_kernels`)."""
     build = torch.__config__.show()
     onednn = next((line.split("MKL-DNN", 1)[1].split("(")[0].strip() for line in build.splitlines()
                    if "MKL-DNN" in line or "oneDNN" in line), None)

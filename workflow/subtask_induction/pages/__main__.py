@@ -1,5 +1,6 @@
-"""`python -m subtask_induction.pages [--check]` (`make docs`): render docs/results.md, its figures, and the README's
-generated blocks (the claims table, the settings table, the timings) from the run records and the configs.
+"""`python -m subtask_induction.pages [--check]` (`make docs`): render docs/results.md, its figures, the README's
+generated blocks (the verdict, the claims table, the timings, the `make beyond` line) and docs/running.md's settings
+table from the run records, the configs and the Makefile.
 With --check it writes nothing and exits 1 naming every page that differs from its render."""
 
 from __future__ import annotations
@@ -27,9 +28,27 @@ def timings(records: dict) -> str:
     return "\n".join(lines)
 
 
+def make_beyond(makefile: Path) -> str:
+    """The quick start's `make beyond` line, naming the config files the Makefile's target gives, in order."""
+    text = makefile.read_text()
+    questions = re.search(r"^BEYOND_QUESTIONS := (.+)$", text, re.M).group(1).split()
+    recipe = re.search(r"^beyond: .*\n((?:\t.*\n)+)", text, re.M).group(1)
+    recipe = recipe.replace("$(BEYOND_QUESTIONS:%=config/beyond/%.yaml)",
+                            " ".join(f"config/beyond/{q}.yaml" for q in questions))
+    runs = [[f for f in re.findall(r"config/[\w/.-]+\.yaml", line) if f != "config/config.yaml"]
+            for line in recipe.splitlines() if "snakemake" in line]
+    folders = [re.search(r"--directory (\S+)", line) for line in recipe.splitlines() if "snakemake" in line]
+    parts = [", ".join(files) + (f" (in {folder.group(1)})" if folder else "") for files, folder in zip(runs, folders)]
+    return "make beyond                        # the experiments beyond the paper: " + "; then ".join(parts)
+
+
 def readme_blocks(records: dict) -> dict[str, str]:
-    return {"claims": results.readme_claims(records), "settings": settings.settings_table(),
-            "timings": timings(records)}
+    return {"verdict": results.readme_verdict(records), "claims": results.readme_claims(records),
+            "timings": timings(records), "beyond": make_beyond(REPO / "Makefile")}
+
+
+def running_blocks() -> dict[str, str]:
+    return {"settings": settings.settings_table()}
 
 
 def fill(text: str, blocks: dict[str, str], where: str) -> str:
@@ -52,9 +71,10 @@ def fill(text: str, blocks: dict[str, str], where: str) -> str:
 def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     """{path: its rendered text} of every generated page."""
     records = run_records.load_all(data or repo / "docs" / "data")
-    readme = repo / "README.md"
+    readme, running = repo / "README.md", repo / "docs" / "running.md"
     return {repo / "docs" / "results.md": results.render(records),
-            readme: fill(readme.read_text(), readme_blocks(records), "README.md")}
+            readme: fill(readme.read_text(), readme_blocks(records), "README.md"),
+            running: fill(running.read_text(), running_blocks(), "docs/running.md")}
 
 
 def main(argv=None) -> int:

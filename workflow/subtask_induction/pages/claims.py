@@ -42,7 +42,7 @@ BEYOND_ARITHMETIC = [("si", "magnitude", "SI beats the base's largest weights, c
 # An architectural route to shape bias (anti-aliased downsampling, trained as scratch) beside SI
 BEYOND_VISION = [
     ("si vs scratch_blurpool", "shape_bias",
-     "SI has more shape bias than an architectural route (scratch with blur-pooled downsampling)", True),
+     "SI has more shape bias than blur-pooled scratch (an architectural route: anti-aliased downsampling)", True),
     ("si vs scratch_blurpool", "pooled_accuracy", "SI beats blur-pooled scratch on pooled images", False),
     ("si vs scratch_blurpool", "cue_shape_accuracy", "SI beats blur-pooled scratch on cue-conflict shape accuracy",
      False),
@@ -270,7 +270,7 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         holds = holds_text({"": counted}) if not counted.complete else (
             "**yes**" if counted.word == "yes" else f"no ({counted.word})")
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
-                   f"(per chain: {per_chain} points)")
+                   f"(per chain: {per_chain} percentage points)")
         claims.append(Claim("vision", f"default (generated world), {len(counted.runs)} chains", text, holds, numbers,
                             record.name, headline))
     return claims
@@ -499,21 +499,34 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
                   rival.name, headline=False, judged_on=PER_RUN_THRESHOLD.format(threshold=MAGNITUDE_THRESHOLD))]
 
 
-LEGEND = ("*Judged on*: **every run** — the claim holds only if each run it names (chain, or chain × replicate, as "
-          "the record's configs planned them) shows it, a run's difference counting only beyond noise (`*`: McNemar's "
-          "exact test on the same test items, p < 0.05; or the stated threshold where no per-item record is kept); "
-          "**the mean** — the paper's text states a threshold on a mean, ours is the mean over the runs; **a band** — "
-          f"our curve lies less than {CURVE_BAND} from the authors' plotted curve at every n both ran. **incomplete**: a "
-          "run the claim names has no single number in the record (missing, NaN or twice); the runs are named.")
+def legend(docs: str = "docs/") -> str:
+    """The claims' key, for a reader who has not read the paper; `docs` is the docs folder's path from the page that
+    shows it."""
+    return ("*How to read it.* **SI**: Subtask Induction; the **base** is the trained network its subnetwork is found in. The **count-matched random mask** (`sampled`) freezes as many "
+            "random weights per tensor as the subnetwork keeps; `full` fine-tunes the whole trained network; other "
+            "words in `code` are [variants](docs/glossary.md#variant). **n**: the training rows that tell the new task "
+            "apart from the subtask's. **Pooled images** have their texture averaged away, shape kept "
+            "([glossary](docs/glossary.md#pooled-image)). A **run** is one independent repeat "
+            "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **every run** — it holds only if "
+            "each run the record planned shows it, a run's difference counting only beyond noise (`*`: a "
+            "[paired test](docs/glossary.md#paired-test) on the same test items, p < 0.05; or the stated threshold); "
+            "**the mean** — the paper's text states a threshold on a mean; **a band** — our curve lies less than "
+            f"{CURVE_BAND} from the authors' plotted curve at every n both ran. **incomplete**: a run the claim names "
+            "has no single number in the record. `last` / `eval`: the final epoch / the epoch best on labelled eval "
+            "rows (the paper's choice; [protocols](docs/glossary.md#protocols)). Vision differences are percentage "
+            "points.").replace("docs/", docs)
 
 
-def markdown(claims: list[Claim], records: dict[str, RunRecord], link: str = "", commits: bool = True) -> str:
-    """The table; `link` is the results page's path from where the table is shown (its provenance anchors)."""
-    lines = ["| family | claim | judged on | holds? | the numbers | scale | record |", "|---|---|---|---|---|---|---|"]
+def markdown(claims: list[Claim], records: dict[str, RunRecord], link: str = "", commits: bool = True,
+             key: bool = True) -> str:
+    """The table (after its key, unless key=False); `link` is the results page's path from where the table is shown
+    (its provenance anchors)."""
+    lines = ([legend("docs/" if link else ""), ""] if key else []) + ["| family | claim | judged on | holds? | the numbers | scale | record |",
+             "|---|---|---|---|---|---|---|"]
     for claim in claims:
         record = records[claim.record].provenance
         anchor = f"[{claim.record}]({link}#run-{claim.record.lower()})"
         lines.append(f"| {claim.family} | {claim.claim} | {claim.judged_on} | {claim.holds} | {claim.numbers} | "
                      f"{claim.scale} | "
                      f"{anchor}" + (f" ({record['commit']})" if commits else "") + " |")
-    return "\n".join(lines + ["", LEGEND])
+    return "\n".join(lines)

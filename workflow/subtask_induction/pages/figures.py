@@ -15,7 +15,13 @@ from ..arithmetic.paper import authors_curves  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
 from .curves import AUTHORS_CURVES, NEAR_PERFECT, PAPER_TEXT  # noqa: E402
 
-OURS, OURS_LAST, THEIRS, OPTION, PIPELINE = "tab:blue", "#9ecae1", "black", "tab:orange", "tab:red"
+# Each of our selection protocols its own colour, line style and marker, so the two read apart where they overlap
+OURS, OURS_LAST, THEIRS, OPTION, PIPELINE, CLAIM = "tab:blue", "tab:purple", "black", "tab:orange", "tab:red", "crimson"
+DPI = 150   # plotting.save_figure's
+# Sizes in points for a figure shown 900 px wide (the README on GitHub): at DPI and the figure's width, a tick label is
+# TICK_PT * DPI / 72 * 900 / width px tall; FIG6_WIDTH_IN keeps that at 9 px or more (tests/test_figures.py)
+TICK_PT, LABEL_PT, TITLE_PT, LEGEND_PT = 10, 10.5, 11, 10
+FIG6_WIDTH_IN = 12.0
 
 
 def _save(figure, path: Path) -> Path:
@@ -23,99 +29,142 @@ def _save(figure, path: Path) -> Path:
     return save_figure(figure, path.parent, path.stem, formats=("png",))[0]
 
 
-def _with_band(ax, curve: pd.DataFrame, colour: str, width: float, label: str) -> None:
-    ax.plot(curve["n"], curve["mean"], color=colour, marker="o", markersize=3, linewidth=width, label=label)
-    spread = curve["std"].fillna(0)
-    ax.fill_between(curve["n"], curve["mean"] - spread, curve["mean"] + spread, color=colour, alpha=0.2, linewidth=0,
-                    label="± std over replicates")
+def segments(ns: list, grid: list) -> list[list]:
+    """Our sizes split where the authors' grid has a size between two of ours that we did not run: a line is drawn
+    only between neighbours on their grid, never across sizes we have no point for."""
+    runs, current = [], []
+    for n in sorted(ns):
+        if current and any(current[-1] < m < n for m in grid):
+            runs.append(current)
+            current = []
+        current.append(n)
+    return runs + ([current] if current else [])
 
 
-def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
-                         pipeline: dict[int, pd.DataFrame] | None = None) -> Path:
-    """Rows: depths; columns: the figure's five curves. Ours under the paper's selection (`eval`, its seed band:
-    ± std where a size has several runs), ours leak-free (`last`), the authors' plotted curve, and their code's
-    control where we ran it; the text's claims marked (0.99 at 1,000 rows for SI; 50.6% for random init).
+def _ours(ax, curve: pd.DataFrame, grid: list, colour: str, style: str, marker: str, label: str, shift: float = 1.0):
+    """Markers with ± std error bars at every size we ran (shifted slightly to the right by `shift`, so two protocols
+    at one n do not hide each other), lines only within a segment."""
+    curve = curve.sort_values("n")
+    x = curve["n"] * shift
+    ax.errorbar(x, curve["mean"], yerr=curve["std"].fillna(0), color=colour, linestyle="none", marker=marker,
+                markersize=4, elinewidth=1.0, capsize=2.5, label=label)
+    for part in segments(list(curve["n"]), grid):
+        rows = curve[curve["n"].isin(part)]
+        ax.plot(rows["n"] * shift, rows["mean"], color=colour, linestyle=style, linewidth=1.6)
+
+
+def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd.DataFrame] | None = None):
+    """Rows: depths; columns: the figure's five curves. Ours under the paper's selection (`eval`) and leak-free
+    (`last`), each with ± std over runs where a size has several; the authors' plotted curve; their code's control
+    where we ran it; the text's claims, one marker in panel and legend; "not run" where we have no curve.
     With `pipeline` (depth -> pipeline_curves): the authors' curve, ours under `eval` and ours with their whole
     pipeline under `eval`, nothing else."""
     depths = sorted(curves_by_depth)
     theirs = authors_curves()
-    figure, axes = plt.subplots(len(depths), len(AUTHORS_CURVES), figsize=(3.0 * len(AUTHORS_CURVES), 2.6 * len(depths)),
-                                sharex=True, sharey=True, squeeze=False)
+    figure, axes = plt.subplots(len(depths), len(AUTHORS_CURVES),
+                                figsize=(FIG6_WIDTH_IN, 2.5 * len(depths) + 0.6), sharex=True, sharey=True,
+                                squeeze=False)
     for row, layers in enumerate(depths):
         curves = curves_by_depth[layers]
         for col, (curve, name) in enumerate(AUTHORS_CURVES.items()):
             ax = axes[row][col]
             reference = theirs[(theirs["depth"] == layers) & (theirs["kind"] == curve)].sort_values("n")
-            ax.plot(reference["n"], reference["test_accuracy"], color=THEIRS, linestyle="--", linewidth=1.2,
-                    label="authors' Fig 6 (one run)")
-            for protocol, colour, width in (("last", OURS_LAST, 1.2), ("eval", OURS, 1.8)):
-                ours = curves[(curves["curve"] == curve) & (curves["label"] == "")
-                              & (curves["protocol"] == protocol)].sort_values("n")
+            grid = list(reference["n"])
+            ax.plot(reference["n"], reference["test_accuracy"], color=THEIRS, linestyle="--", linewidth=1.1,
+                    marker=".", markersize=3, label="authors' Fig 6 (one run; a dot per n they ran)")
+            drawn = False
+            for protocol, colour, style, marker, shift in (("eval", OURS, "-", "o", 1.0),
+                                                           ("last", OURS_LAST, ":", "s", 1.12)):
+                ours = curves[(curves["curve"] == curve) & (curves["label"] == "") & (curves["protocol"] == protocol)]
                 if ours.empty or (pipeline and protocol == "last"):
                     continue
-                label = f"ours, `{protocol}`" + (" (the paper's selection)" if protocol == "eval" else " (leak-free)")
-                if protocol == "eval":
-                    _with_band(ax, ours, colour, width, label)
-                else:
-                    ax.plot(ours["n"], ours["mean"], color=colour, marker="o", markersize=3, linewidth=width,
-                            label=label)
+                label = ("ours, `eval`: the paper's selection (best epoch on labelled eval rows)" if protocol == "eval"
+                         else "ours, `last`: the final epoch (no extra labels)")
+                _ours(ax, ours, grid, colour, style, marker, label + ", ± std over runs", shift)
+                drawn = True
             if pipeline:
-                theirs_in_ours = pipeline[layers]
-                mine = theirs_in_ours[(theirs_in_ours["curve"] == curve)
-                                      & (theirs_in_ours["protocol"] == "eval")].sort_values("n")
+                mine = pipeline[layers]
+                mine = mine[(mine["curve"] == curve) & (mine["protocol"] == "eval")]
                 if not mine.empty:
-                    _with_band(ax, mine, PIPELINE, 1.8, "ours with the authors' whole pipeline, `eval`")
+                    _ours(ax, mine, grid, PIPELINE, "-", "D", "ours with the authors' whole pipeline, `eval`")
             options = curves[(curves["curve"] == curve) & (curves["label"] != "") & (curves["protocol"] == "eval")]
             for label, option in ([] if pipeline else options.groupby("label")):
                 if option["n"].nunique() > 1 or curve == "sampled":
-                    ax.plot(option["n"], option["mean"], color=OPTION, marker="s", markersize=3, linewidth=1.2,
-                            label="ours, their code's N−k control (`eval`)" if "N−k" in label else f"ours, {label}")
-            if curve == "subnetwork":
-                ax.axhline(NEAR_PERFECT, color="grey", linewidth=0.6)
-                ax.axvline(PAPER_TEXT["si_near_perfect_n"], color="grey", linewidth=0.6)
-                ax.annotate("text: ≥ 0.99\nat 1,000", (PAPER_TEXT["si_near_perfect_n"], NEAR_PERFECT),
-                            xytext=(-58, -38), textcoords="offset points", fontsize=7, color="dimgrey")
-            if curve == "random":
-                ax.plot([PAPER_TEXT["random_at_n"]], [PAPER_TEXT["random"]], marker="*", color="crimson",
-                        markersize=9, linestyle="none", label="the text's claim")
+                    _ours(ax, option, grid, OPTION, "-", "^",
+                          "ours, their code's N−k control (`eval`)" if "N−k" in label else f"ours, {label}")
+            if not drawn:
+                ax.text(0.5, 0.55, "not run", transform=ax.transAxes, ha="center", va="center", color="dimgrey",
+                        fontsize=LABEL_PT + 1, fontstyle="italic")
+            claim = {"subnetwork": (PAPER_TEXT["si_near_perfect_n"], NEAR_PERFECT),
+                     "random": (PAPER_TEXT["random_at_n"], PAPER_TEXT["random"])}.get(curve)
+            if claim:
+                ax.plot(*claim, marker="*", color=CLAIM, markersize=11, linestyle="none", zorder=5,
+                        label="the paper's text (SI ≥ 0.99 at 1,000 rows; random init 0.506 at 1,000)")
             ax.set_xscale("symlog", linthresh=10)
-            ax.set_ylim(0.2, 1.02)
+            ax.set_xticks([0, 10, 100, 1000, 10000], ["0", "10", "100", "1k", "10k"])
+            ax.set_ylim(0.2, 1.03)
+            ax.tick_params(labelsize=TICK_PT)
             ax.grid(alpha=0.3, linewidth=0.5)
             if row == 0:
-                ax.set_title(name, fontsize=10)
+                ax.set_title(name, fontsize=TITLE_PT)
             if col == 0:
-                ax.set_ylabel(f"{layers} layers\ntest accuracy (a²+ab)")
+                ax.set_ylabel(f"{layers} layers\ntest accuracy", fontsize=LABEL_PT)
             if row == len(depths) - 1:
-                ax.set_xlabel("n (disambiguation rows)")
-    handles, labels = {}, {}
+                ax.set_xlabel("n (rows)", fontsize=LABEL_PT)
+    handles = {}
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, frameon=False,
-                  bbox_to_anchor=(0.5, -0.02 - 0.06 * (3 - len(depths))), fontsize=8)
+    figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=2, frameon=False,
+                  bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT)
     figure.tight_layout()
-    return _save(figure, path)
+    return figure
+
+
+def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
+                         pipeline: dict[int, pd.DataFrame] | None = None) -> Path:
+    return _save(fig6_figure(curves_by_depth, pipeline), path)
+
+
+def metric_panels_figure(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str],
+                         per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None,
+                         run_word: str = "chain", ylabel: str = "percent"):
+    """One panel per metric, in percent as the tables: a bar per model (its mean over runs; `highlight` in colour),
+    each run's value as a dot (spread sideways so equal values stay visible), `reference`'s mean as a dashed line
+    across every panel, and a legend saying which is which."""
+    order = [name for name in order if name in set(table[group])]
+    figure, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 3.4), squeeze=False)
+    for ax, (metric, title) in zip(axes[0], metrics.items()):
+        rows = table.set_index(group).reindex(order)
+        ax.bar(range(len(order)), 100 * rows[metric],
+               color=["tab:blue" if name == highlight else "lightgrey" for name in order], edgecolor="grey",
+               linewidth=0.5, label=f"mean over {run_word}s ({highlight} in blue)")
+        if per_run is not None:
+            for i, name in enumerate(order):
+                values = per_run[per_run[group] == name][metric].dropna().to_numpy()
+                offsets = [0.0] if len(values) == 1 else [0.3 * (k / (len(values) - 1) - 0.5) for k in range(len(values))]
+                ax.scatter([i + o for o in offsets], 100 * values, color="black", s=10, zorder=3,
+                           label=f"one {run_word}")
+        if reference is not None and reference in rows.index:
+            ax.axhline(100 * rows.loc[reference, metric], color="crimson", linewidth=0.9, linestyle="--",
+                       label=f"{reference}'s mean, across the panel")
+        ax.set_xticks(range(len(order)), order, rotation=45, ha="right", fontsize=TICK_PT - 1)
+        ax.tick_params(axis="y", labelsize=TICK_PT - 1)
+        ax.set_title(title, fontsize=TITLE_PT - 1)
+        ax.set_ylabel(ylabel, fontsize=LABEL_PT - 1)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="y", alpha=0.3, linewidth=0.5)
+    handles = {}
+    for handle, label in zip(*axes[0][0].get_legend_handles_labels()):
+        handles.setdefault(label, handle)
+    figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=3, frameon=False,
+                  bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT - 1)
+    figure.tight_layout()
+    return figure
 
 
 def metric_panels(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str], path: Path,
-                  per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None) -> Path:
-    """One panel per metric: a bar per model (its mean over runs; `highlight` in colour), each run's value as a dot;
-    `reference` (a model) drawn as a dashed line across every panel, so each bar reads against it."""
-    order = [name for name in order if name in set(table[group])]
-    figure, axes = plt.subplots(1, len(metrics), figsize=(2.8 * len(metrics), 3.0), squeeze=False)
-    for ax, (metric, title) in zip(axes[0], metrics.items()):
-        rows = table.set_index(group).reindex(order)
-        ax.bar(range(len(order)), rows[metric], color=["tab:blue" if name == highlight else "lightgrey" for name in order],
-               edgecolor="grey", linewidth=0.5)
-        if per_run is not None:
-            for i, name in enumerate(order):
-                values = per_run[per_run[group] == name][metric]
-                ax.scatter([i] * len(values), values, color="black", s=8, zorder=3)
-        if reference is not None and reference in rows.index:
-            ax.axhline(rows.loc[reference, metric], color="crimson", linewidth=0.8, linestyle="--")
-        ax.set_xticks(range(len(order)), order, rotation=45, ha="right", fontsize=8)
-        ax.set_title(title, fontsize=9)
-        ax.set_ylim(0, 1.0)
-        ax.grid(axis="y", alpha=0.3, linewidth=0.5)
-    figure.tight_layout()
-    return _save(figure, path)
+                  per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None,
+                  run_word: str = "chain", ylabel: str = "percent") -> Path:
+    return _save(metric_panels_figure(table, group, metrics, order, per_run, highlight, reference, run_word, ylabel),
+                 path)

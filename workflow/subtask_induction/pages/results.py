@@ -4,6 +4,7 @@ that set our curves beside the authors' figure are computed here from the record
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -550,10 +551,37 @@ def render(records: dict[str, RunRecord]) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _short(claim) -> str:
+    """A claim in a few words for the verdict lines: its text without the parentheses, and where it was measured when
+    the same text stands at two scales."""
+    text = re.sub(r"\s*\([^)]*\)", "", claim.claim).removeprefix("The paper's text: ")
+    scale = re.search(r"paper scale, (\d+ layers)", claim.scale)
+    return text + (f" ({scale.group(1)})" if scale and claim.claim.startswith("The paper's text") else "")
+
+
+def readme_verdict(records: dict[str, RunRecord]) -> str:
+    """The README's answer in four lines, from the headline claims: what holds in every run, what holds only at some
+    sizes (where), what does not, and what a record cannot answer yet."""
+    headline = [c for c in all_claims(records) if c.headline]
+    groups = {"Holds": [], "Holds only at some sizes": [], "Does not hold": [], "Incomplete": []}
+    for claim in headline:
+        if claim.holds.startswith("**yes**"):
+            groups["Holds"].append(_short(claim))
+        elif claim.holds.startswith("**at "):
+            where = claim.holds.split("**")[1].removeprefix("at ")
+            groups["Holds only at some sizes"].append(f"{_short(claim)} (at {where})")
+        elif claim.holds.startswith("**incomplete**"):
+            groups["Incomplete"].append(_short(claim))
+        else:
+            groups["Does not hold"].append(_short(claim))
+    return "\n".join([claims_module.legend(), ""] + [f"- **{name}**: " + "; ".join(items) + "."
+                                                     for name, items in groups.items() if items])
+
+
 def readme_claims(records: dict[str, RunRecord]) -> str:
     """The README's headline table: the claims marked headline, linked to the results page's provenance."""
     return claims_module.markdown([c for c in all_claims(records) if c.headline], records, link="docs/results.md",
-                                  commits=False)
+                                  commits=False, key=False)
 
 
 def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
@@ -586,5 +614,6 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
         order = [m for m in ("lp", "fs", "fft", "ss_fs", "ss_fft") if m in set(points["adaptation"])]
         order += sorted(set(points["adaptation"]) - set(order))
         out.append(draw.metric_panels(means, "adaptation", tasks, order, docs / FIGURES / "submasking.png",
-                                      per_run=per_run, highlight="fs", reference="fs"))
+                                      per_run=per_run, highlight="fs", reference="fs", run_word="replicate",
+                                      ylabel="test accuracy (%)"))
     return out
