@@ -3,10 +3,12 @@ every metrics.json, without what may differ between two runs of the same code an
 (wall-clock times, fingerprints of code and inputs, the machine's provenance).
 
 tests/data/smoke_record.json is this record of the smoke run (tests/smoke_config.yaml, its kernels pinned to
-AVX2 so that AVX2 and AVX-512 machines compute the same numbers). A change meant to change numbers makes a
-new one from a finished smoke run, and says why in its commit:
+AVX2 so that AMD's AVX2 and AVX-512 machines compute the same numbers) made on an AMD CPU;
+smoke_record_GenuineIntel.json the same run on an Intel CPU, where the pins do not give AMD's last digits
+(tests/test_smoke_record.py). A change meant to change numbers makes new ones from a finished smoke run on each
+vendor, and says why in its commit:
 
-    python tests/record.py RUN_DIR > tests/data/smoke_record.json
+    python tests/record.py RUN_DIR > tests/data/smoke_record.json   # or smoke_record_GenuineIntel.json
 """
 
 from __future__ import annotations
