@@ -79,9 +79,9 @@ def test_a_replicate_without_numbers_makes_the_submasking_claims_incomplete(tmp_
 def test_every_row_says_what_it_is_judged_on():
     found = run_records.load_all()
     table = claims.markdown(__import__("subtask_induction.pages.results", fromlist=["x"]).all_claims(found), found)
-    header = table.splitlines()[0]
+    header = next(line for line in table.splitlines() if line.startswith("| family"))
     assert "judged on" in header and "holds in every run" not in header
-    rows = [line.split(" | ") for line in table.splitlines()[2:] if line.startswith("| ")]
+    rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and not line.startswith("| family")]
     judged = {row[1]: row[2] for row in rows}
     assert all(value.startswith("the mean") for claim, value in judged.items() if claim.startswith("The paper's text"))
     assert all(value.startswith("a band") for claim, value in judged.items() if "Fig 6" in claim)

@@ -1,4 +1,4 @@
-"""Records of earlier versions are read in one place (upgrade.upgrade_record) within a stated support window
+"""Records of earlier versions are read in one place (legacy.upgrade_record) within a stated support window
 (0.4.0 and later): a 0.4.0 table reads as today's, an older record is refused by name with what to run again."""
 
 import json
@@ -12,8 +12,8 @@ from subtask_induction.arithmetic.subtask_rows import discovery_rows
 from subtask_induction.method.masks import load_subnetwork, masks_to_bits
 from subtask_induction.pages import run_records
 from subtask_induction.runtime import save_torch
-from subtask_induction.upgrade import (SUPPORTED_FROM, OutsideSupport, renamed_json, renamed_keys, renamed_table,
-                                       upgrade_record)
+from subtask_induction.legacy import SUPPORTED_FROM, OutsideSupport, upgrade_record
+from subtask_induction.upgrade import renamed_json, renamed_keys, renamed_table
 
 
 def test_a_0_4_0_table_reads_as_today_s():

@@ -23,8 +23,10 @@ from subtask_induction.data_checks import retrain_problems, submasking_data_prob
 from subtask_induction.jobs import BENCH_DIR, as_json
 from subtask_induction.job_python import job_python_problem
 from subtask_induction.kernels import pin_prefix
-from subtask_induction.listing import folder_digest, track_folder, write_text_atomic
+from subtask_induction.files import write_text
+from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes
+from subtask_induction.upgrade import pending as upgrade_pending
 from subtask_induction.workflow_config import normalise, upgrade_keys
 
 # The jobs run the first `python` on PATH: unless a software deployment method gives them their own (conda), it
@@ -33,16 +35,25 @@ from subtask_induction.workflow_config import normalise, upgrade_keys
 _DEPLOYMENT = {str(m).lower().rsplit(".", 1)[-1] for m in workflow.deployment_settings.deployment_method}
 
 
+# A run folder of an earlier version (or an interrupted upgrade) must be upgraded before a run, or finished points
+# would train again: a run stops before any job (onstart), a dry run (which runs no onstart) warns here.
+_UPGRADE_NEEDED = upgrade_pending(Path("."))
+if _UPGRADE_NEEDED:
+    print(f"warning: {_UPGRADE_NEEDED}", file=sys.stderr)
+
+
 onstart:
     _problem = None if "conda" in _DEPLOYMENT else job_python_problem()
     if _problem:
         raise WorkflowError(_problem)
+    if _UPGRADE_NEEDED:
+        raise WorkflowError(_UPGRADE_NEEDED)
 
 
 def write_points(path, points, log):
     """A pack's points file (the *_pack_points rules: a JSON list, as the pack's step reads it), atomically;
     the log says how many."""
-    write_text_atomic(Path(path), points)
+    write_text(Path(path), points)
     Path(log).write_text(f"{len(json.loads(points))} points -> {path}\n")
 
 

@@ -19,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+
+from .files import write_json
 
 IMAGE_SUFFIXES = {".jpeg", ".jpg", ".png"}
 
@@ -68,33 +69,6 @@ def _read_json(path: Path):
         return None
 
 
-def write_json_atomic(path: Path, value) -> None:
-    """`value` as JSON, atomically (write_text_atomic). Torch-free (the rule files and the run upgrade write with
-    it)."""
-    write_text_atomic(path, json.dumps(value, indent=1, sort_keys=True) + "\n")
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Atomically, through a temporary file of a unique name: two processes parsing the workflow at once (a
-    cluster job's own Snakemake beside the main one) must not write into each other's temporary file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def track_folder(root: str | os.PathLike, record: str | os.PathLike) -> str:
     """Write `record` (JSON: digest, image count) unless it already holds this folder's digest; return its path,
     for a rule's input. The hash cache lives beside it (`<record>.files.json`)."""
@@ -103,10 +77,10 @@ def track_folder(root: str | os.PathLike, record: str | os.PathLike) -> str:
     cache = _read_json(cache_file)
     digest, count, fresh = listing_digest(root, cache if isinstance(cache, dict) else None)
     if fresh != cache:
-        write_json_atomic(cache_file, fresh)
+        write_json(cache_file, fresh)
     wanted = {"digest": digest, "images": count}
     if _read_json(record) != wanted:
-        write_json_atomic(record, wanted)
+        write_json(record, wanted)
     return str(record)
 
 

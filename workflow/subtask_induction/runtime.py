@@ -7,13 +7,13 @@ import io
 import json
 import os
 import random
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from .files import atomic_write, write_text
 from .kernels import NUMERIC_LIBRARIES, PIN_VARIABLES
 
 
@@ -183,30 +183,6 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-def current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def atomic_write(path: Path, write) -> None:
-    """Call write(temporary_path), then rename it onto `path`: readers never see half a file.
-
-    The file gets the permissions a plain open() would give (0666 less the umask), not mkstemp's 0600,
-    so collaborators sharing a project directory can read results as the umask allows."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o666 & ~current_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_torch(obj: Any, path: str | os.PathLike) -> None:
     """torch.save through a temporary file and rename, so a killed job never leaves half a file. Serialised in
     memory first: torch names the archive inside after the file it writes, and the temporary file's random name
@@ -217,16 +193,11 @@ def save_torch(obj: Any, path: str | os.PathLike) -> None:
 
 
 def save_json(obj: Any, path: str | os.PathLike) -> None:
-    def write(tmp):
-        with open(tmp, "w") as handle:
-            json.dump(obj, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-
-    atomic_write(Path(path), write)
+    write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
 
 
 def save_text(text: str, path: str | os.PathLike) -> None:
-    atomic_write(Path(path), lambda tmp: Path(tmp).write_text(text))
+    write_text(path, text)
 
 
 def load_torch(path: str | os.PathLike, required_keys: tuple[str, ...] = (), what: str = "checkpoint") -> dict:

@@ -1,15 +1,24 @@
-"""Records written by earlier versions, read as today's: the one place that knows an old record's shape.
-
-Support window: records of version 0.4.0 and later. A finished run of 0.4.0 trains its points again once at 0.5.0
-(CHANGELOG), so what is still read from 0.4.0 are stored tables (the run records of docs/data/, whose transfer
-tables call a replicate `seed`); a record older than 0.4.0 is refused by name, with what to run again, rather than
-read with a guessed meaning. Torch-free.
+"""`python -m subtask_induction.upgrade FOLDER`: the migration of a finished run folder to this version's names.
+(Old records are read as today's by legacy.py; this tool rewrites a user's folder and sits above the library.)
 
 A finished run folder of 0.5.0's development (its point folders `.../seed{r}`, its vision λ wildcard `penalty`, a
 transfer variant's and a submasking point's `method`) is upgraded in place by `python -m subtask_induction.upgrade
 FOLDER` (`upgrade_run`): the folders move, and the records that name them or hold those settings (Snakemake's
-metadata, the packs' point lists and manifests, the points' records, the tables) are rewritten, so that nothing
-whose numbers cannot change runs again.
+metadata, the packs' point lists and manifests, the points' records, the tables and their `path` cells, the summary
+pages' headers) are rewritten, so that nothing whose numbers cannot change runs again. The renames are STEPS, one
+versioned Step each; a later rename is one more.
+
+A finished run is days of computing, so the upgrade is a transaction (Alembic's and Snakemake's own habits):
+- it refuses a folder a run uses or left half-written (.snakemake/locks, .snakemake/incomplete), records outside the
+  support window or newer than the package, a target that exists, a second upgrade at once (a lock), too little
+  space for its backup; each before changing anything;
+- it plans first (plan_upgrade: every move and rewrite, unreadable Snakemake records skipped and named, as Snakemake
+  skips them); `--dry-run` prints the plan and stops;
+- it journals the plan under .snakemake/upgrade/ with every original and new byte, each file's mode and times, and
+  marks each operation done (synced): run again after an interruption, it finishes the journal; `--rollback` puts
+  every byte, mode and time back; every write is files.atomic_write's (atomic, synced, mode and group kept);
+- it stamps the folder (stamp.json) and lists every change (log.txt); a run in a folder that still needs it stops
+  before any job (pending(), read by the rule files).
 """
 
 from __future__ import annotations
@@ -22,11 +31,14 @@ import json
 import os
 import re
 import shlex
+import shutil
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from .listing import write_json_atomic, write_text_atomic
+from .files import fsync_folder, write_bytes, write_json, write_text
+from .legacy import RENAMED_COLUMNS, SUPPORTED_FROM, OutsideSupport, upgrade_record  # noqa: F401 (re-exported)
 
-SUPPORTED_FROM = "0.4.0"
 # A rule's command names its wildcards, and Snakemake reruns a job whose recorded command text differs (its
 # `code` trigger), so a renamed wildcard would retrain every finished job of the rule: (rule, old, new) text
 # that `upgrade_run` rewrites in a finished run's records. Each entry says what was renamed, and when.
@@ -56,10 +68,6 @@ RENAMED_RECORD_KEYS = [
     ("method", "adaptation", ADAPTATIONS_0_5),
     ("methods", "adaptations", ADAPTATIONS_0_5),
 ]
-# A table's column of the same two meanings, told apart by the table's family (a submasking table has a backbone).
-RENAMED_COLUMNS = {"backbone": ("method", "adaptation"), None: ("method", "kind")}
-
-
 def renamed_keys(value, keys=RENAMED_RECORD_KEYS):
     """A JSON value with every renamed key (at any depth) under its new name; the meaning is told by the value (a
     list's every item), so a mask's `method` stays."""
@@ -78,7 +86,7 @@ def renamed_keys(value, keys=RENAMED_RECORD_KEYS):
     return out
 
 
-# The JSON layouts the package writes (as_json's settings and point lists, write_json_atomic, save_json).
+# The JSON layouts the package writes (as_json's settings and point lists, files.write_json, save_json).
 _JSON_LAYOUTS = ({"sort_keys": True}, {"indent": 1, "sort_keys": True}, {"indent": 2, "sort_keys": True})
 
 
@@ -116,114 +124,399 @@ def renamed_path(text: str, renames=RENAMED_PATHS) -> str:
     return text
 
 
-class OutsideSupport(ValueError):
-    """A record older than SUPPORTED_FROM."""
+RENAMED_MARKDOWN = {"backbone": ("method", "adaptation"), None: ("method", "kind")}   # summary pages' headers
 
 
-def refuse(where: str, what: str, again: str) -> OutsideSupport:
-    return OutsideSupport(f"{where}: {what}, so it was written before version {SUPPORTED_FROM}; records of "
-                          f"{SUPPORTED_FROM} and later are read (upgrade.py): {again}")
+@dataclass(frozen=True)
+class Step:
+    """One versioned rename of the run folder's names: what the version renamed, and the tables that say how. A later
+    rename is one more Step in STEPS (Alembic's revisions; this tool has no downgrade but the journal's rollback)."""
+
+    version: str
+    what: str
+    paths: tuple = ()      # (pattern, new) over any text holding a path
+    commands: tuple = ()   # (rule, old, new) in Snakemake's recorded command text
+    keys: tuple = ()       # (old key, new key, the values that tell the meaning apart) in JSON
+    columns: dict = field(default_factory=dict)   # a table's {family marker: (old, new)} column
 
 
-def upgrade_record(record, what: str, where: str = "record"):
-    """`record` of `what` in today's words:
-    - "table": a summary table (DataFrame) a run wrote: 0.4.0 called a transfer's replicate `seed`, and before
-      0.5.0 called a transfer's kind and a submasking point's adaptation `method`;
-    - "markdown": a summary page's text (its `where`, the path, names its family): the same columns, in its tables;
-    - "masks": a subnetwork file's masks: bit-packed ({shape, bits}) since 0.3.0;
-    - "arithmetic subnetwork": an arithmetic subnetwork file's dict: the rows it read (`train_rows`) since 0.3.0;
-    - "base": an arithmetic base's model file's dict: its seeds recorded (since 0.3.0).
-    Raises OutsideSupport for a record older than SUPPORTED_FROM."""
-    if what == "table":
-        if "seed" in record and "replicate" not in record:
-            record = record.rename(columns={"seed": "replicate"})
-        old, new = RENAMED_COLUMNS["backbone" if "backbone" in record else None]
-        if old in record and new not in record:
-            record = record.rename(columns={old: new})
-        return record
-    if what == "markdown":  # a summary page's pipe tables: their header rows, as the tables' columns
-        old, new = RENAMED_COLUMNS["backbone" if "submasking/" in where else None]
-        lines = record.split("\n")
-        for index, line in enumerate(lines[:-1]):
-            if line.startswith("|") and lines[index + 1].startswith("|---"):
-                lines[index] = line.replace(f"| {old} |", f"| {new} |")
-        return "\n".join(lines)
-    if what == "masks":
-        plain = sorted(name for name, mask in record.items() if not isinstance(mask, dict))
-        if plain:
-            raise refuse(where, f"its masks {plain[:3]} are not bit-packed", "run its discovery again")
-        return record
-    if what == "arithmetic subnetwork":
-        if "train_rows" not in record:
-            raise refuse(where, "it records no `train_rows` (the discovery's rows)", "run its discovery again")
-        return record
-    if what == "base":
-        if "seeds" not in record:
-            raise refuse(where, "it records no seeds", "train the base again")
-        return record
-    raise ValueError(f"upgrade_record: unknown record {what!r}")
+STEPS = (
+    Step("0.5.0", "one λ wildcard, `l0`, in every family (the vision discovery's was `penalty`)",
+         commands=tuple(RENAMED_IN_COMMANDS)),
+    Step("0.5.0", "a point's folder says `replicate{r}` (was `seed{r}`)", paths=tuple(RENAMED_PATHS)),
+    Step("0.5.0", "a transfer variant's `method` is its `kind`, a submasking point's its `adaptation`",
+         keys=tuple(RENAMED_RECORD_KEYS), columns=RENAMED_COLUMNS),
+)
+UPGRADE = Path(".snakemake") / "upgrade"   # the journal, the backup, the log, the lock and the stamp
 
 
-def upgrade_run(folder: Path, renames=RENAMED_PATHS, commands=RENAMED_IN_COMMANDS, keys=RENAMED_RECORD_KEYS,
-                columns=RENAMED_COLUMNS) -> list[str]:
-    """Upgrade a finished run folder in place: move the point folders `renames` names anew, rewrite the files
-    under results/ that name them or hold renamed `keys` (the packs' point lists and manifests, the points' records,
-    the tables' columns; their times kept, so that no output looks older than its input), then Snakemake's records
-    (.snakemake/metadata: each record's name is its output's path; its inputs, logs, params, command and input
-    checksums), and `commands` in the recorded command text. Every write is atomic, and a second run changes
-    nothing. Returns the outputs whose record changed."""
+def combined(steps) -> tuple:
+    paths = [rule for step in steps for rule in step.paths]
+    commands = [rule for step in steps for rule in step.commands]
+    keys = [rule for step in steps for rule in step.keys]
+    columns = {}
+    for step in steps:
+        columns.update(step.columns)
+    return paths, commands, keys, columns or RENAMED_COLUMNS
+
+
+class UpgradeRefused(SystemExit):
+    """A run folder the upgrade must not touch (yet): the message says why and what to do."""
+
+    def __init__(self, message: str):
+        super().__init__(f"error: {message}")
+
+
+@dataclass
+class Plan:
+    """Every change of an upgrade, read before any is made: folder moves, file rewrites (results/ and Snakemake's
+    records), and the records skipped as unreadable. Each rewrite keeps its original bytes, mode and times."""
+
+    folder: Path
+    moves: list = field(default_factory=list)      # (old, new), relative to the folder
+    rewrites: list = field(default_factory=list)   # dicts: path (after the moves), was (before), new bytes, ...
+    records: list = field(default_factory=list)    # dicts: was (record path), path (new record path), new bytes
+    skipped: list = field(default_factory=list)    # (record path, why)
+
+    def counts(self) -> dict[str, int]:
+        kinds = {"point folders moved": len(self.moves), "Snakemake records rewritten": len(self.records),
+                 "unreadable Snakemake records skipped (as Snakemake skips them)": len(self.skipped)}
+        for rewrite in self.rewrites:
+            kind = {".json": "JSON files rewritten", ".csv": "tables rewritten", ".md": "summary pages rewritten"}
+            kinds[kind.get(Path(rewrite["path"]).suffix, "files rewritten")] = \
+                kinds.get(kind.get(Path(rewrite["path"]).suffix, "files rewritten"), 0) + 1
+        return kinds
+
+    def empty(self) -> bool:
+        return not (self.moves or self.rewrites or self.records)
+
+    def lines(self) -> list[str]:
+        out = [f"move {old} -> {new}" for old, new in self.moves]
+        out += [f"rewrite {r['path']}" for r in self.rewrites]
+        out += [f"record {r['output']}" + (" (renamed)" if r["was"] != r["path"] else "") for r in self.records]
+        out += [f"skip {path}: {why}" for path, why in self.skipped]
+        return out
+
+
+def check_folder(folder: Path) -> None:
+    """Refuse a folder a run is using or left half-written: Snakemake's locks and incomplete markers."""
+    for name, what in (("locks", "a Snakemake run holds its lock (or a killed one left it: `snakemake --unlock`)"),
+                       ("incomplete", "Snakemake marks outputs as incomplete (a killed run: finish it with the old "
+                                      "version, or delete them)")):
+        found = sorted(p.name for p in (folder / ".snakemake" / name).glob("*")) if (folder / ".snakemake" / name).is_dir() else []
+        if found:
+            raise UpgradeRefused(f"{folder}: {what}: .snakemake/{name}/ holds {len(found)} entries ({found[:3]}); "
+                                 "nothing was changed")
+
+
+def run_versions(folder: Path) -> list[str]:
+    """The package versions the run's records carry (every metrics.json's provenance)."""
+    found = set()
+    for path in (folder / "results").rglob("metrics.json"):
+        try:
+            version = json.loads(path.read_text()).get("provenance", {}).get("package_version")
+        except (ValueError, AttributeError, OSError):
+            continue
+        if version:
+            found.add(version)
+    return sorted(found, key=_version_key)
+
+
+def _version_key(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version)[:3])
+
+
+def check_versions(folder: Path) -> None:
+    from . import __version__
+
+    versions = run_versions(folder)
+    old = [v for v in versions if _version_key(v) < _version_key(SUPPORTED_FROM)]
+    new = [v for v in versions if _version_key(v) > _version_key(__version__)]
+    if old:
+        raise UpgradeRefused(f"{folder}: its records were written by version {old}, older than the upgrade's support "
+                             f"window ({SUPPORTED_FROM} and later): run it again with this version")
+    if new:
+        raise UpgradeRefused(f"{folder}: its records were written by version {new}, newer than this package "
+                             f"({__version__}): upgrade the package, not the run")
+
+
+def plan_upgrade(folder: Path, steps=STEPS) -> Plan:
+    """Read everything an upgrade would touch and check every target; change nothing."""
     folder = Path(folder)
     metadata = folder / ".snakemake" / "metadata"
     if not metadata.is_dir():
-        raise SystemExit(f"error: {folder} holds no finished run (no .snakemake/metadata)")
-    _move_folders(folder / "results", folder, renames)
-    checksums = _rewrite_files(folder / "results", renames, keys, columns)
-    changed = []
-    for path in sorted(p for p in metadata.rglob("*") if p.is_file() and not p.name.startswith(".")):
-        output = _record_output(path.relative_to(metadata))
-        record = json.loads(path.read_text())
-        new = _upgraded_record(record, renames, commands, keys, checksums)
-        new_output = renamed_path(output, renames)
-        if new == record and new_output == output:
-            continue
-        write_json_atomic(_record_path(metadata, new_output), new)
-        if new_output != output:
-            path.unlink()
-            for parent in path.relative_to(metadata).parents:   # Snakemake's "@" folders of a long name
-                if parent != Path(".") and not any((metadata / parent).iterdir()):
-                    (metadata / parent).rmdir()
-        changed.append(new_output)
-    return changed
+        raise UpgradeRefused(f"{folder} holds no finished run (no .snakemake/metadata)")
+    renames, commands, keys, columns = combined(steps)
+    plan = Plan(folder)
+    results = folder / "results"
 
-
-def _move_folders(results: Path, folder: Path, renames) -> None:
-    """Each old point folder to its new name (the outermost renamed folder: its files move with it)."""
     def renamed(path: Path) -> bool:
         name = str(path.relative_to(folder))
         return renamed_path(name, renames) != name
 
     for path in [p for p in sorted(results.rglob("*")) if p.is_dir() and renamed(p) and not renamed(p.parent)]:
-        target = folder / renamed_path(str(path.relative_to(folder)), renames)
-        if target.exists():
-            raise SystemExit(f"error: cannot move {path} to {target}: it exists (a run of both versions?)")
-        os.rename(path, target)
-
-
-def _rewrite_files(results: Path, renames, keys, columns) -> dict[str, str]:
-    """The JSON files under results/ whose text names an old folder or holds a renamed key, and the tables with a
-    renamed column, rewritten (times kept); returns their new sha256 checksums by path relative to the run folder,
-    as Snakemake records an input's."""
+        old = str(path.relative_to(folder))
+        new = renamed_path(old, renames)
+        if (folder / new).exists():
+            raise UpgradeRefused(f"cannot move {old} to {new}: it exists (a run of the new version in the old folder? "
+                                 "nothing was changed)")
+        plan.moves.append((old, new))
     checksums = {}
-    for path in sorted([*results.rglob("*.json"), *results.rglob("*.csv")]):
+    for path in sorted([*results.rglob("*.json"), *results.rglob("*.csv"), *results.glob("*/summary/*.md")]):
+        old = str(path.relative_to(folder))
         text = path.read_text()
-        new = renamed_json(renamed_path(text, renames), keys) if path.suffix == ".json" else renamed_table(text, columns)
-        if new == text:
+        if path.suffix == ".json":
+            new_text = renamed_json(renamed_path(text, renames), keys)
+        elif path.suffix == ".csv":
+            new_text = renamed_table(renamed_path(text, renames), columns)
+        else:
+            new_text = renamed_markdown(text, old)
+        if new_text == text:
             continue
-        times = path.stat()
-        write_text_atomic(path, new)
-        os.utime(path, ns=(times.st_atime_ns, times.st_mtime_ns))
-        checksums[str(path.relative_to(results.parent))] = "sha256:" + hashlib.sha256(new.encode()).hexdigest()
-    return checksums
+        after = renamed_path(old, renames)
+        info = path.stat()
+        plan.rewrites.append({"was": old, "path": after, "new": new_text.encode(), "old": text.encode(),
+                              "mode": stat.S_IMODE(info.st_mode), "times": (info.st_atime_ns, info.st_mtime_ns)})
+        checksums[after] = "sha256:" + hashlib.sha256(new_text.encode()).hexdigest()
+    for path in sorted(p for p in metadata.rglob("*") if p.is_file() and not p.name.startswith(".")):
+        relative = path.relative_to(metadata)
+        try:
+            output = _record_output(relative)
+            raw = path.read_bytes()
+            record = json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as error:
+            plan.skipped.append((str(path.relative_to(folder)), f"unreadable ({type(error).__name__})"))
+            continue
+        new = _upgraded_record(record, renames, commands, keys, checksums)
+        new_output = renamed_path(output, renames)
+        if new == record and new_output == output:
+            continue
+        target = _record_path(metadata, new_output)
+        info = path.stat()
+        plan.records.append({"was": str(path.relative_to(folder)), "path": str(target.relative_to(folder)),
+                             "output": new_output, "new": (json.dumps(new, indent=1, sort_keys=True) + "\n").encode(),
+                             "old": raw, "mode": stat.S_IMODE(info.st_mode),
+                             "times": (info.st_atime_ns, info.st_mtime_ns)})
+    return plan
+
+
+def renamed_markdown(text: str, where: str) -> str:
+    """A summary page's tables with the renamed column headers (legacy.upgrade_record's reading, written)."""
+    return upgrade_record(text, "markdown", where)
+
+
+def _write(path: Path, data: bytes, mode: int, times) -> None:
+    write_bytes(path, data)
+    os.chmod(path, mode)
+    os.utime(path, ns=tuple(times))
+
+
+class Journal:
+    """An upgrade in progress under .snakemake/upgrade/: the plan (journal.json, every original's and every new
+    content's bytes in backup/ and new/), the operations done (done: one index a line, each synced), and a lock."""
+
+    def __init__(self, folder: Path):
+        self.root = Path(folder) / UPGRADE
+        self.file, self.done_file, self.lock = self.root / "journal.json", self.root / "done", self.root / "lock"
+
+    def exists(self) -> bool:
+        return self.file.exists()
+
+    def acquire(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            os.close(os.open(self.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            raise UpgradeRefused(f"{self.lock} exists: another upgrade of this folder is running (if none is, a killed "
+                                 "one left it: remove the file and run the upgrade again)") from None
+
+    def release(self) -> None:
+        self.lock.unlink(missing_ok=True)
+
+    def write(self, plan: Plan, steps) -> list[dict]:
+        """Store the plan's operations and every byte they need; returns them."""
+        operations = []
+        for old, new in plan.moves:
+            operations.append({"op": "move", "was": old, "path": new})
+        for index, item in enumerate(plan.rewrites + plan.records):
+            kind = "rewrite" if index < len(plan.rewrites) else "record"
+            write_bytes(self.root / "backup" / str(index), item["old"])
+            write_bytes(self.root / "new" / str(index), item["new"])
+            operations.append({"op": kind, "was": item["was"], "path": item["path"], "bytes": str(index),
+                               "mode": item["mode"], "times": list(item["times"])})
+        from . import __version__
+
+        write_json(self.file, {"to_version": __version__, "steps": [f"{s.version}: {s.what}" for s in steps],
+                               "operations": operations, "skipped": plan.skipped})
+        self.done_file.unlink(missing_ok=True)
+        return operations
+
+    def finished(self) -> bool:
+        return (self.root / "stamp.json").exists() and len(self.done()) >= len(self.operations())
+
+    def operations(self) -> list[dict]:
+        return json.loads(self.file.read_text())["operations"]
+
+    def done(self) -> set[int]:
+        if not self.done_file.exists():
+            return set()
+        return {int(line) for line in self.done_file.read_text().split() if line.isdigit()}
+
+    def mark(self, index: int) -> None:
+        with open(self.done_file, "a") as handle:
+            handle.write(f"{index}\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def bytes(self, kind: str, name: str) -> bytes:
+        return (self.root / kind / name).read_bytes()
+
+
+def _apply(folder: Path, journal: Journal, operations: list[dict], fault=None) -> None:
+    """Carry out the journal's operations not yet done, in order; each can be carried out again (a rerun after an
+    interruption finishes the journal). `fault(index, operation)` is the tests' hook for an injected failure."""
+    done = journal.done()
+    for index, operation in enumerate(operations):
+        if index in done:
+            continue
+        if fault:
+            fault(index, operation)
+        was, path = folder / operation["was"], folder / operation["path"]
+        if operation["op"] == "move":
+            if was.exists():
+                if path.exists():
+                    raise UpgradeRefused(f"cannot move {operation['was']} to {operation['path']}: it exists")
+                path.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(was, path)
+                fsync_folder(path.parent)
+        else:
+            _write(path, journal.bytes("new", operation["bytes"]), operation["mode"], operation["times"])
+            if operation["op"] == "record" and was != path and was.exists():
+                was.unlink()
+                _prune(was.parent, folder / ".snakemake" / "metadata")
+        journal.mark(index)
+
+
+def _prune(folder: Path, stop: Path) -> None:
+    """Snakemake's "@" folders of a long record name, left empty."""
+    while folder != stop and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+
+
+def rollback(folder: Path) -> int:
+    """Undo an upgrade, finished or interrupted, from its journal: every file back to its original bytes, mode and
+    times, every folder back to its old name; the journal, the backup and the stamp removed. Returns the operations
+    undone."""
+    folder = Path(folder)
+    journal = Journal(folder)
+    if not journal.exists():
+        raise UpgradeRefused(f"{folder}: no upgrade journal ({journal.file}): nothing to roll back")
+    journal.acquire()
+    try:
+        operations = journal.operations()
+        done = journal.done()
+        # the operations marked done, and the first one not marked (it may have finished before its mark was written)
+        touched = done | ({min(set(range(len(operations))) - done)} if len(done) < len(operations) else set())
+        undone = 0
+        for index in sorted(touched, reverse=True):
+            operation = operations[index]
+            was, path = folder / operation["was"], folder / operation["path"]
+            if operation["op"] == "move":
+                if path.exists() and not was.exists():
+                    os.rename(path, was)
+                    fsync_folder(was.parent)
+                    undone += 1
+                continue
+            new = journal.bytes("new", operation["bytes"])
+            if not (path.exists() and path.read_bytes() == new):
+                continue   # never written: nothing to undo
+            if operation["op"] == "record" and was != path:
+                path.unlink()
+                _prune(path.parent, folder / ".snakemake" / "metadata")
+            target = was if operation["op"] == "record" else path
+            _write(target, journal.bytes("backup", operation["bytes"]), operation["mode"], operation["times"])
+            undone += 1
+    finally:
+        journal.release()
+    shutil.rmtree(journal.root)
+    return undone
+
+
+def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=None, steps=STEPS, dry_run: bool = False,
+                fault=None, log=print) -> list[str]:
+    """Upgrade a finished run folder in place, transactionally: refuse a folder a run is using; plan every change
+    (plan_upgrade); journal the plan with every original byte; apply it; stamp the folder. An interrupted upgrade is
+    finished by running it again; `rollback` undoes it. Returns the outputs whose Snakemake record changed.
+    `renames`, `commands`, `keys`, `columns` give one step of their own (the tests' reversed renames)."""
+    folder = Path(folder)
+    if any(x is not None for x in (renames, commands, keys, columns)):
+        steps = (Step("test", "given renames", tuple(renames or ()), tuple(commands or ()), tuple(keys or ()),
+                      columns or {}),)
+    journal = Journal(folder)
+    check_folder(folder)
+    if journal.exists() and not journal.finished() and not dry_run:
+        log(f"finishing the interrupted upgrade of {folder} ({journal.file})")
+        journal.acquire()
+        try:
+            _apply(folder, journal, journal.operations(), fault)
+        finally:
+            journal.release()
+        _stamp(folder, journal)
+        return [op["path"] for op in journal.operations() if op["op"] == "record"]
+    check_versions(folder)
+    plan = plan_upgrade(folder, steps)
+    summary = [f"{count} {kind}" for kind, count in plan.counts().items() if count]
+    log(f"upgrade of {folder}: " + (", ".join(summary) if summary else "nothing to change"))
+    if dry_run or plan.empty():
+        for line in plan.lines()[:10]:
+            log(f"  {line}")
+        if dry_run and len(plan.lines()) > 10:
+            log(f"  ... and {len(plan.lines()) - 10} more")
+        return [item["output"] for item in plan.records]
+    needed = sum(len(item["old"]) + len(item["new"]) for item in plan.rewrites + plan.records)
+    free = shutil.disk_usage(folder).free
+    if needed * 2 > free:
+        raise UpgradeRefused(f"{folder}: the upgrade's backup needs {needed:,} bytes (kept twice that free), only "
+                             f"{free:,} are free; nothing was changed")
+    if journal.exists():   # an earlier, finished upgrade: its journal moves aside, still rolled back by hand
+        journal.root.rename(journal.root.with_name(f"upgrade-{len(list(journal.root.parent.glob('upgrade-*'))) + 1}"))
+    journal.acquire()
+    try:
+        operations = journal.write(plan, steps)
+        write_text(journal.root / "log.txt", "\n".join(plan.lines()) + "\n")
+        _apply(folder, journal, operations, fault)
+    finally:
+        journal.release()
+    _stamp(folder, journal)
+    log(f"every change is listed in {journal.root / 'log.txt'}; `python -m subtask_induction.upgrade --rollback "
+        f"{folder}` undoes it (its backup: {journal.root}, {needed // 2:,} bytes; delete it to free the space)")
+    return [item["output"] for item in plan.records]
+
+
+def _stamp(folder: Path, journal: Journal) -> None:
+    """The mark a later run reads: this folder holds this version's names."""
+    from . import __version__
+
+    record = json.loads(journal.file.read_text())
+    write_json(journal.root / "stamp.json", {"version": __version__, "steps": record["steps"]})
+
+
+def pending(folder: Path) -> str | None:
+    """Why a run must not start in `folder` before an upgrade, or None: an interrupted upgrade, or point folders of
+    the old layout (found by their shape, cheaply: no file is read)."""
+    folder = Path(folder)
+    journal = Journal(folder)
+    if journal.exists() and not journal.finished():
+        return (f"an upgrade of this folder was interrupted ({journal.file}): run `python -m subtask_induction.upgrade "
+                f"{folder}` again to finish it, or with --rollback to undo it")
+    old = [*folder.glob("results/arithmetic/chain*/transfer/*/*/*/layers*/*/n*/seed*"),
+           *folder.glob("results/submasking/points/*/*/*/fraction*/seed*")]
+    if old:
+        return (f"{len(old)} point folders of an earlier version's layout (e.g. {old[0].relative_to(folder)}): a run "
+                f"now would train them again; run `PYTHONPATH=workflow python -m subtask_induction.upgrade {folder}` "
+                "first (`--dry-run` shows what it changes)")
+    return None
 
 
 def _upgraded_param(param: str, renames, keys) -> tuple[str, str | None, str | None]:
@@ -245,6 +538,8 @@ def _upgraded_record(record: dict, renames, commands, keys, checksums: dict) -> 
     for key in ("input", "log"):
         if isinstance(record.get(key), list):
             new[key] = [renamed_path(item, renames) for item in record[key]]
+            if record[key] == sorted(record[key]):   # Snakemake compares a job's recorded inputs sorted
+                new[key] = sorted(new[key])
     settings = []
     if isinstance(record.get("params"), list):
         params = [_upgraded_param(item, renames, keys) for item in record["params"]]
@@ -287,9 +582,15 @@ def main(argv=None) -> int:
                                                  "(run it in the folder you run Snakemake in, before the first run "
                                                  "of the new version; running it twice changes nothing).")
     parser.add_argument("folder", nargs="?", default=".", help="the run folder (holding .snakemake/)")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--dry-run", action="store_true", help="print the plan (counts per kind, the first changes) "
+                                                               "and change nothing")
+    action.add_argument("--rollback", action="store_true", help="undo the last upgrade of the folder, byte for byte")
     args = parser.parse_args(argv)
-    changed = upgrade_run(Path(args.folder))
-    print(f"upgraded the records of {len(changed)} output(s)" + "".join(f"\n  {path}" for path in changed[:20]))
+    if args.rollback:
+        print(f"rolled back {rollback(Path(args.folder))} change(s) of {args.folder}")
+        return 0
+    upgrade_run(Path(args.folder), dry_run=args.dry_run)
     return 0
 
 

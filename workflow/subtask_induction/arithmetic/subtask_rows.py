@@ -23,7 +23,7 @@ from torch import nn
 
 from ..method.masks import apply_binary_masks
 from ..training import epoch_order
-from ..upgrade import upgrade_record
+from ..legacy import upgrade_record
 from .model import lm_loss, stacked_batches
 
 KINDS = ("mixture", "distill")

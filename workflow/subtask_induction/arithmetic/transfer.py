@@ -28,7 +28,7 @@ from ..runtime import code_hash, load_torch, resolve_device, save_json, tensor_d
 from ..seeds import arithmetic_transfer_seeds
 from ..stacked_training import StackedAdamW
 from ..training import Checkpointing, EpochRun, Schedule, fit
-from ..upgrade import upgrade_record
+from ..legacy import upgrade_record
 from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
 from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, predict_answers,
                     redraw_masked_weights, stacked_batches)

@@ -34,7 +34,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from ..upgrade import upgrade_record
+from ..legacy import upgrade_record
 
 
 class WeightMask(nn.Module):
@@ -320,7 +320,7 @@ def masks_to_bits(binary_masks: dict[str, torch.Tensor]) -> dict[str, dict]:
 
 
 def masks_from_bits(packed: dict, where: str = "masks") -> dict[str, torch.Tensor]:
-    """Inverse of `masks_to_bits` (a file of another shape: upgrade.upgrade_record)."""
+    """Inverse of `masks_to_bits` (a file of another shape: legacy.upgrade_record)."""
     masks = {}
     for name, value in upgrade_record(packed, "masks", where).items():
         if not {"shape", "bits"} <= set(value):

@@ -34,7 +34,7 @@ import pandas as pd
 import yaml
 
 from ..runtime import save_text
-from ..upgrade import upgrade_record
+from ..legacy import upgrade_record
 from . import planned as planning
 from .record_schemas import TABLES, RecordError, check_table
 
