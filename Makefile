@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce beyond beyond-magnitude beyond-blurpool beyond-cross-domain test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -34,14 +34,15 @@ reproduce: $(STAMP)
 # config/beyond/; what the default finished is reused, only the overlays' own jobs run), then the GroupNorm
 # ResNet's vision family in its own folder (config/groupnorm.yaml; the ViT overlay, which answered nothing, is
 # left to run by hand). One question alone, on the default: make beyond-magnitude | beyond-blurpool |
-# beyond-cross-domain.
+# beyond-cross-domain. The signs and mimetic rivals (config/beyond/signs.yaml) run by their own target alone:
+# make beyond-signs.
 BEYOND_QUESTIONS := magnitude blurpool cross_domain
 beyond: $(STAMP)
 	$(BYTECODE)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond.yaml $(BEYOND_QUESTIONS:%=config/beyond/%.yaml)
 	$(BIN)/snakemake --cores $(CORES) --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
 
-beyond-magnitude beyond-blurpool beyond-cross-domain: $(STAMP)
+beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs: $(STAMP)
 	$(BYTECODE)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
 

@@ -126,7 +126,7 @@ def test_the_paper_overlays_only_add_variants_and_points(overlay):
 def test_the_authors_pipeline_overlay_turns_on_every_option_of_their_code():
     """Every setting a single-option overlay tests, every authors'-code transfer kind and setting, at once, for
     the five curves of their figure."""
-    from subtask_induction.arithmetic.paper import AUTHORS_CODE_OPTIONS, AUTHORS_CODE_SETTINGS, AUTHORS_CURVES
+    from subtask_induction.arithmetic.paper import AUTHORS_CODE_SETTINGS, AUTHORS_CURVES, authors_code_options
 
     run = effective_config("config/paper.yaml", "config/paper_depth2.yaml",
                            "config/paper_hypotheses/authors_pipeline.yaml")
@@ -136,8 +136,8 @@ def test_the_authors_pipeline_overlay_turns_on_every_option_of_their_code():
                                                           f"config/paper_hypotheses/{single}"), path), path
     variants = {name for experiment in run["arithmetic"]["experiments"] for name in experiment["variants"]}
     plans = [run["arithmetic"]["transfer"]["variants"][name] for name in variants]
-    assert {plan["kind"] for plan in plans} >= set(AUTHORS_CODE_OPTIONS)
+    assert {plan["kind"] for plan in plans} >= set(authors_code_options())
     masked = [plan for plan in plans if plan["kind"] not in ("random", "full")]
     assert all(setting in plan for plan in masked for setting in AUTHORS_CODE_SETTINGS)
-    curves = {AUTHORS_CODE_OPTIONS.get(plan["kind"], (plan["kind"],))[0] for plan in plans}
+    curves = {authors_code_options().get(plan["kind"], (plan["kind"],))[0] for plan in plans}
     assert curves == set(AUTHORS_CURVES)

@@ -5,7 +5,7 @@ Torch-free: the Snakefile imports it."""
 
 from __future__ import annotations
 
-from .method.kinds import MASKED_KINDS
+from .method.kinds import KINDS, MASKED_KINDS, kinds_of
 from .points import arithmetic_experiments
 from .vision.layers import LAYER_ARGUMENTS
 from .vision.sources import SOURCES
@@ -41,8 +41,9 @@ def arithmetic_problems(arith: dict) -> list[str]:
             problems.append(f"config arithmetic.experiments: variants {unknown} are not defined in "
                             "arithmetic.transfer.variants")
     for name, variant in transfer["variants"].items():
+        problems += kind_problems("arithmetic", name, variant)
         problems += same_labels_problems(name, variant)
-        if "masked_init_std" in variant and variant["kind"] not in MASKED_KINDS:
+        if "masked_init_std" in variant and variant["kind"] in KINDS and not KINDS[variant["kind"]].masked:
             problems.append(f"config arithmetic.transfer.variants.{name}: masked_init_std draws the fresh weights of a "
                             f"masked kind again; kind {variant['kind']} has none (choose one of {list(MASKED_KINDS)})")
     model = arith["model"]
@@ -91,9 +92,17 @@ def same_labels_problems(name: str, variant: dict) -> list[str]:
     return problems
 
 
+def kind_problems(family: str, name: str, variant: dict) -> list[str]:
+    """A variant's kind must be one of the transfer kinds (method/kinds.py) its family accepts."""
+    if variant["kind"] in kinds_of(family):
+        return []
+    return [f"config {family}.transfer.variants.{name}: kind {variant['kind']!r} is not a transfer kind of the {family} "
+            f"family (choose one of {list(kinds_of(family))}; method/kinds.py)"]
+
+
 def vision_problems(vision: dict) -> list[str]:
-    problems = []
     variants = vision["transfer"]["variants"]
+    problems = [problem for name, variant in variants.items() for problem in kind_problems("vision", name, variant)]
     run = list(vision["transfer"].get("run") or variants)
     unknown = sorted(set(run) - set(variants))
     if unknown:

@@ -53,12 +53,13 @@ def arithmetic_discovery_seeds(seed: int, base: str, subtask: str, layers: int) 
 
 
 def arithmetic_transfer_seeds(chain: int, replicate: int, task_marker: bool = False,
-                              masked_init: bool = False) -> dict[str, int]:
+                              masked_init: bool = False, mimetic: bool = False) -> dict[str, int]:
     """A transfer point of `chain`, replicate `replicate`, from the replicate's number across chains
     (points.replicate_number: 100 chain + replicate, as every earlier record derived them). Every variant and n
     of one (chain, replicate) shares these: the comparisons between variants are paired on one fresh network. A
     point whose subtask rows carry a task marker also draws the marker's embedding row (its own role); one with
-    the authors' init of the masked weights (masked_init_std) draws them again (its own role)."""
+    the authors' init of the masked weights (masked_init_std) draws them again (its own role), one with the mimetic
+    init draws its attention targets (its own role)."""
     where = (chain, replicate_number(chain, replicate))
     return {"init": role_seed("transfer init", "arithmetic", *where),
             "mask": role_seed("sampled mask", "arithmetic", *where),
@@ -66,7 +67,8 @@ def arithmetic_transfer_seeds(chain: int, replicate: int, task_marker: bool = Fa
             "batches": role_seed("transfer batches", "arithmetic", *where),
             "subtask_batches": role_seed("subtask batches", "arithmetic", *where),
             **({"marker": role_seed("task marker", "arithmetic", *where)} if task_marker else {}),
-            **({"masked_init": role_seed("masked init", "arithmetic", *where)} if masked_init else {})}
+            **({"masked_init": role_seed("masked init", "arithmetic", *where)} if masked_init else {}),
+            **({"mimetic": role_seed("mimetic init", "arithmetic", *where)} if mimetic else {})}
 
 
 def vision_train_subset_seed(chain: int) -> int:

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..method.kinds import KINDS
+
 from .tables import rows_statement
 
 MAIN_EXPERIMENT = ("a+ab", "ab", "a2+ab")
@@ -35,18 +37,19 @@ AUTHORS_CURVES = {"subnetwork": "Subtask Induction", "full": "Full Model Transfe
 # Options that train as the authors' code does where the paper's text is silent or our code differs, each
 # compared with the figure's curve it would reproduce (item by item: docs/results.md). A kind:
 # (kind -> the figure's curve it is compared with, and what it does)
-AUTHORS_CODE_OPTIONS = {"sampled_authors": ("sampled", "N−k of the base's weights frozen"),
-                        "complement_authors": ("complement", "N−k frozen, the k drawn outside the subnetwork")}
+def authors_code_options() -> dict[str, tuple[str, str]]:
+    """Each transfer kind that is an authors'-code option (its record's `option`): kind -> (its curve, its label)."""
+    return {name: (kind.curve, kind.option) for name, kind in KINDS.items() if kind.option}
 # and settings of a variant (transfer.csv column -> what it does, given its value)
 AUTHORS_CODE_SETTINGS = {"masked_init_std": lambda std: f"fresh masked weights N(0, {std:g})"}
 
 
 def authors_code_option(row) -> tuple[str, str] | None:
     """(the figure's curve, what it does) for a transfer row trained with an authors'-code option (a kind of
-    AUTHORS_CODE_OPTIONS, a setting of AUTHORS_CODE_SETTINGS, or both), else None."""
-    curve, labels = row["kind"], []
-    if row["kind"] in AUTHORS_CODE_OPTIONS:
-        curve, label = AUTHORS_CODE_OPTIONS[row["kind"]]
+    authors_code_options, a setting of AUTHORS_CODE_SETTINGS, or both), else None."""
+    curve, labels, options = row["kind"], [], authors_code_options()
+    if row["kind"] in options:
+        curve, label = options[row["kind"]]
         labels.append(label)
     labels += [describe(row[column]) for column, describe in AUTHORS_CODE_SETTINGS.items()
                if column in row and pd.notna(row[column])]

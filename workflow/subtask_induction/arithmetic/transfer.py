@@ -30,7 +30,7 @@ from ..stacked_training import StackedAdamW
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..legacy import upgrade_record
 from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
-from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, predict_answers,
+from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, mimetic_init, predict_answers,
                     redraw_masked_weights, stacked_batches)
 from .stacked import StackedGPT2, optimizer_groups
 from .subtask_rows import add_task_marker, discovery_rows, mark, pack_batches, pack_loss, teacher_log_probs
@@ -39,7 +39,7 @@ from .subtask_rows import add_task_marker, discovery_rows, mark, pack_batches, p
 def point_seeds(point):
     v, identity = point["variant_settings"], point["identity"]
     return arithmetic_transfer_seeds(identity["chain"], identity["replicate"], task_marker=batch_rows(v)[1],
-                                     masked_init=bool(v.get("masked_init_std")))
+                                     masked_init=bool(v.get("masked_init_std")), mimetic=v.get("init") == "mimetic")
 
 
 @dataclass
@@ -185,6 +185,8 @@ def build_member(point: dict, inputs: Inputs, device) -> Member:
     fresh = build_gpt2(meta["n_numbers"], meta["layers"], meta["model_settings"], seed=transfer_init_seed(point, meta))
     if v.get("masked_init_std"):  # the authors' code's init of the fresh masked weights (an option: docs/results.md)
         fresh = redraw_masked_weights(fresh, v["masked_init_std"], seeds["masked_init"])
+    if v.get("init") == "mimetic":   # a data-free rival: attention set to look trained (issue 59)
+        fresh = mimetic_init(fresh, seeds["mimetic"])
     plan = TransferPlan.from_settings(v)
     masks = plan.masks(subnetwork)
     model = plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"]))
@@ -295,8 +297,8 @@ def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inp
 
 
 def transfer_init_seed(point, base_meta):
-    """The transfer network's initial weights: its own fresh seed, or with `init: rewind` the base's own
-    initialisation (the lottery-ticket rewind, a question of its own: seeds.py)."""
-    if point["variant_settings"].get("init", "fresh") == "fresh":
+    """The transfer network's initial weights: its own fresh seed (`init: fresh`, and `mimetic`, which then sets its
+    attention), or with `init: rewind` the base's own initialisation (the lottery-ticket rewind: seeds.py)."""
+    if point["variant_settings"].get("init", "fresh") in ("fresh", "mimetic"):
         return arithmetic_transfer_seeds(point["identity"]["chain"], point["identity"]["replicate"])["init"]
     return upgrade_record(base_meta, "base", point["base"])["seeds"]["init"]

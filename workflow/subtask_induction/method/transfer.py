@@ -20,7 +20,7 @@ import torch
 from torch import nn
 from torch.nn.utils import parametrize
 
-from .kinds import MASKED_KINDS, TRANSFER_KINDS, reads_subnetwork
+from .kinds import KINDS, reads_subnetwork
 from .masks import split_name, top_k_masks
 
 
@@ -84,29 +84,51 @@ def magnitude_mask(mask: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     return kept.view_as(mask)
 
 
+# How a kind's mask is drawn (kinds.TransferKind.mask): (the discovered masks, a generator, the base's weights) ->
+# the masks it freezes, one per tensor
+MASK_RULES = {
+    "discovered": lambda masks, generator, base_state: {name: mask.bool() for name, mask in masks.items()},
+    "matched": lambda masks, generator, base_state: {name: sample_matched_mask(mask, generator)
+                                                     for name, mask in masks.items()},
+    "complement": lambda masks, generator, base_state: {name: sample_complement_mask(mask, generator, name)
+                                                        for name, mask in masks.items()},
+    "matched_inverted": lambda masks, generator, base_state: {name: ~sample_matched_mask(mask, generator)
+                                                              for name, mask in masks.items()},
+    "complement_inverted": lambda masks, generator, base_state: {name: ~sample_complement_mask(mask, generator, name)
+                                                                 for name, mask in masks.items()},
+    "magnitude": lambda masks, generator, base_state: {name: magnitude_mask(mask, base_state[name])
+                                                       for name, mask in masks.items()},
+}
+
+
+def signed_values(base_weight: torch.Tensor, fresh_weight: torch.Tensor) -> torch.Tensor:
+    """The `signs` kind's frozen values: the base's sign with the fresh network's magnitude at each position. A base
+    weight of exactly 0 has no sign and freezes at 0 (torch.sign(0) = 0), as sign(w)·|v| gives."""
+    return torch.sign(base_weight) * fresh_weight.detach().abs().to(base_weight.dtype)
+
+
+# How a kind's frozen positions get their values (kinds.TransferKind.values): (the base's weight, the fresh
+# network's) -> the values frozen under the mask
+VALUE_RULES = {
+    "base": lambda base_weight, fresh_weight: base_weight,
+    "signs": signed_values,
+}
+
+
 def control_masks(kind: str, masks: dict[str, torch.Tensor], generator: torch.Generator,
                   base_state: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
-    """The masks a kind freezes: the discovered ones, a count-matched random draw per tensor, or (magnitude) the
-    base's largest weights per tensor, count-matched (`base_state`: the base's weights)."""
-    if kind == "subnetwork":
-        return {name: mask.bool() for name, mask in masks.items()}
-    if kind == "sampled":
-        return {name: sample_matched_mask(mask, generator) for name, mask in masks.items()}
-    if kind == "complement":
-        return {name: sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
-    if kind == "sampled_authors":  # their code zeroes k random positions of an all-ones mask
-        return {name: ~sample_matched_mask(mask, generator) for name, mask in masks.items()}
-    if kind == "complement_authors":  # ... and for the complement, k random positions outside the subnetwork
-        return {name: ~sample_complement_mask(mask, generator, name) for name, mask in masks.items()}
-    if kind == "magnitude":
-        if base_state is None:
-            raise ValueError("the magnitude control needs the base's weights")
-        return {name: magnitude_mask(mask, base_state[name]) for name, mask in masks.items()}
-    raise ValueError(f"kind '{kind}' uses no mask")
+    """The masks a kind freezes (its record's mask rule): the discovered ones, a count-matched random draw per tensor,
+    or (magnitude) the base's largest weights per tensor, count-matched (`base_state`: the base's weights)."""
+    rule = KINDS[kind].mask
+    if rule is None:
+        raise ValueError(f"kind '{kind}' uses no mask")
+    if rule == "magnitude" and base_state is None:
+        raise ValueError("the magnitude control needs the base's weights")
+    return MASK_RULES[rule](masks, generator, base_state)
 
 
 def _insert_subnetwork(base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor], *, trainable: bool,
-                       inherit_unmasked: bool) -> nn.Module:
+                       inherit_unmasked: bool, values: str = "base") -> nn.Module:
     """Put the base model's kept weights into `fresh` (modified in place and returned): frozen buffers, or
     (trainable) a parameter of their own. inherit_unmasked: copy every tensor that carries no mask
     (embeddings, norms, head, biases) from the base model too, as the authors' code does; False leaves them
@@ -121,7 +143,8 @@ def _insert_subnetwork(base: nn.Module, fresh: nn.Module, masks: dict[str, torch
         if getattr(module, attribute).shape != mask.shape:
             raise ValueError(f"mask for '{name}' has shape {tuple(mask.shape)}, weight {tuple(getattr(module, attribute).shape)}")
         device = getattr(module, attribute).device
-        frozen = FrozenSubnetwork(base_state[name].to(device), mask.to(device), trainable=trainable)
+        kept = VALUE_RULES[values](base_state[name].to(device), getattr(module, attribute))
+        frozen = FrozenSubnetwork(kept, mask.to(device), trainable=trainable)
         parametrize.register_parametrization(module, attribute, frozen, unsafe=True)
     return fresh
 
@@ -156,8 +179,8 @@ class TransferPlan:
     trainable: str = "all"
 
     def __post_init__(self):
-        if self.kind not in TRANSFER_KINDS:
-            raise ValueError(f"unknown transfer kind '{self.kind}'; choose from {TRANSFER_KINDS}")
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown transfer kind '{self.kind}'; choose from {list(KINDS)}")
         if not 0.0 <= self.lr_scale <= 1.0:
             raise ValueError(f"lr_scale must lie in [0, 1], got {self.lr_scale}")
         if self.trainable not in ("all", "head"):
@@ -177,7 +200,7 @@ class TransferPlan:
     @property
     def freezes_weights(self) -> bool:
         """Whether weights of the base come into the network through a mask (a masked kind)."""
-        return self.kind in MASKED_KINDS
+        return KINDS[self.kind].masked
 
     @property
     def trains_subnetwork(self) -> bool:
@@ -211,7 +234,8 @@ class TransferPlan:
         if self.kind == "full":
             return copy.deepcopy(base)
         return _insert_subnetwork(base, fresh, control_masks(self.kind, masks, generator, base.state_dict()),
-                                  trainable=self.trains_subnetwork, inherit_unmasked=self.inherit_unmasked)
+                                  trainable=self.trains_subnetwork, inherit_unmasked=self.inherit_unmasked,
+                                  values=KINDS[self.kind].values)
 
     def parameter_groups(self, model: nn.Module, lr: float, head: list[str] | None = None) -> list[dict]:
         """A lone model's optimizer groups: the trainable subnetwork (if any) at lr * lr_scale, every other
