@@ -86,6 +86,17 @@ GROUPNORM_VISION = [
     ("si vs scratch", "pooled_accuracy", "With GroupNorm, SI beats training from scratch on pooled images", False),
     ("si vs scratch", "shape_bias", "With GroupNorm, SI has more shape bias than training from scratch", False),
 ]
+# The two rivals of issue 59 (config/beyond/signs.yaml, the record `beyond_signs`), every 2-layer run of the default
+SIGNS_CLAIMS = [
+    ("si", "signs", "SI beats the signs alone: the subnetwork's positions with the base's signs and fresh magnitudes "
+                    "(`signs`)"),
+    ("signs", "sampled", "The signs alone beat the count-matched random mask"),
+    ("si", "mimetic_inherit", "SI beats a data-free mimetic initialisation of the attention (with the base's unmasked "
+                              "tensors, as SI; `mimetic_inherit`)"),
+    ("si_fresh_unmasked", "mimetic", "SI without the base's unmasked tensors beats the mimetic initialisation "
+                                     "(`mimetic`)"),
+    ("mimetic", "random", "The mimetic initialisation beats random initialisation"),
+]
 BUDGET_THRESHOLD = 0.01   # budget.csv keeps each chain's accuracy, no per-item record: 10 of 1,000 test pairs
 CURVE_NAMES = {"subnetwork": "SI", "full": "full", "sampled": "sampled", "complement": "complement",
                "random": "random init"}
@@ -315,6 +326,13 @@ def beyond(record: RunRecord) -> list[Claim]:
                       + older + vision_default(record, OLDER_VISION))
     return ([replace(claim, scale=claim.scale.replace("default", "beyond", 1)) for claim in default_shaped]
             + cross_domain(record) + sparsity_dial(record) + label_budget(record))
+
+
+def signs(record: RunRecord) -> list[Claim]:
+    """The record of `make beyond-signs`: the signs alone and the mimetic initialisation, paired run by run."""
+    return [replace(claim, scale=claim.scale.replace("default", "beyond (signs, mimetic)", 1),
+                    headline=claim.claim.startswith(("SI beats the signs", "SI beats a data-free")))
+            for claim in arithmetic_default(record, questions=SIGNS_CLAIMS)]
 
 
 def groupnorm(record: RunRecord) -> list[Claim]:

@@ -19,6 +19,7 @@ from .run_records import RunRecord, markdown_tables
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
 BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yaml
 GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a folder of its own
+SIGNS = "beyond_signs"    # `make beyond-signs`: config/beyond/signs.yaml on the default
 FIGURES = "figures"   # relative to docs/
 
 
@@ -51,6 +52,8 @@ def all_claims(records: dict[str, RunRecord]) -> list:
         found += claims_module.beyond(records[BEYOND])
     if GROUPNORM in records:
         found += claims_module.groupnorm(records[GROUPNORM])
+    if SIGNS in records:
+        found += claims_module.signs(records[SIGNS])
     return found
 
 
@@ -460,6 +463,22 @@ def older_questions(record: RunRecord) -> list[str]:
     return lines
 
 
+def signs_section(record: RunRecord) -> list[str]:
+    """Issue 59's two rivals: what carries SI's bias, the sign pattern or a good initialisation?"""
+    names = {first for first, _, _ in claims_module.SIGNS_CLAIMS} | {second for _, second, _ in claims_module.SIGNS_CLAIMS}
+    return (["## Beyond the paper: the signs alone, and a data-free initialisation (`make beyond-signs`)", "",
+             provenance_line(record), "", record.provenance["title"] + ".", "",
+             "`signs` freezes the subnetwork's positions with the base's signs and the fresh network's magnitudes (AWS, "
+             "ICLR 2025), inherited as SI inherits; `mimetic` sets every head's attention so that Q·Kᵀ and V·O look "
+             "trained (Trockman & Kolter, ICML 2023; no data, no teacher), trained as `random` is; `mimetic_inherit` "
+             "takes the base's unmasked tensors as SI does. The record's `chains.md`, the rows that compare them:", ""]
+            + table_rows(record.text("arithmetic/chains.md"),
+                         lambda row: any(f" {name}" in f" {row.get('comparison')}".replace(" vs ", "  ")
+                                         for name in ("signs", "mimetic", "mimetic_inherit")))
+            + ["Test accuracy per chain (the record's `chains.md`):", ""]
+            + table_rows(record.text("arithmetic/chains.md"), lambda row: str(row.get("variant")) in names))
+
+
 def groupnorm_section(record: RunRecord) -> list[str]:
     """The BatchNorm question: the default's vision family on a ResNet whose normalisation stores no statistics."""
     return (["## The BatchNorm question: a GroupNorm ResNet (vision)", "", provenance_line(record), "",
@@ -547,6 +566,8 @@ def render(records: dict[str, RunRecord]) -> str:
         lines += beyond_section(records[BEYOND])
     if GROUPNORM in records:
         lines += groupnorm_section(records[GROUPNORM])
+    if SIGNS in records:
+        lines += signs_section(records[SIGNS])
     lines += provenance(records)
     return "\n".join(lines).rstrip() + "\n"
 
