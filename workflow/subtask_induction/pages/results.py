@@ -438,17 +438,15 @@ def older_questions(record: RunRecord) -> list[str]:
         lines += ["Paired, run by run (the record's `chains.md`):", ""]
         lines += table_rows(record.text("arithmetic/chains.md"),
                             lambda row: any(w in str(row.get("comparison")) for w in ("mixture", "distill")))
-    if record.has("arithmetic/sparsity_dial.md"):
-        lines += ["### The bias's strength by kept fraction: the size dial (arithmetic)", "",
-                  "SI from the top k % of the discovery's scores (`si_topK`) against the random mask of its own "
-                  "per-tensor counts (`sampled_topK`). The record's `sparsity_dial.md`:", ""]
-        lines += embed(record.text("arithmetic/sparsity_dial.md"), 4)
-    if record.has("arithmetic/budget.md"):
-        lines += ["### How many labels a discovery needs: the label budget (arithmetic)", "",
-                  "Each discovery from the first r subtask rows trains the same number of optimiser steps as the "
-                  "every-row one (the `steps` column), so a smaller budget is not also a shorter training. The "
-                  "record's `budget.md`:", ""]
-        lines += embed(record.text("arithmetic/budget.md"), 4)
+    for page, heading, prose in (
+            ("arithmetic/sparsity_dial.md", "The bias's strength by kept fraction: the size dial (arithmetic)",
+             "SI from the top k % of the discovery's scores (`si_topK`) against the random mask of its own per-tensor "
+             "counts (`sampled_topK`)."),
+            ("arithmetic/budget.md", "How many labels a discovery needs: the label budget (arithmetic)",
+             "Each discovery from the first r subtask rows trains the same number of optimiser steps as the every-row "
+             "one (the `steps` column), so a smaller budget is not also a shorter training.")):
+        if record.has(page):
+            lines += [f"### {heading}", "", f"{prose} The record's `{page.split('/')[1]}`:", ""] + embed(record.text(page), 4)
     lines += ["### Discovery without labels (vision)", "",
               "The record's `table2.md` (every discovery) and the paired comparisons of the label-free subnetwork and "
               "its SI:", ""]
