@@ -89,5 +89,5 @@ def test_metric_panels_say_their_units_and_show_every_run(tmp_path):
     dots = [offset for collection in ax.collections for offset in collection.get_offsets()]
     assert len({tuple(d) for d in dots}) == 4, "equal values of two runs drawn on one spot"
     assert {t.get_text() for t in figure.legends[0].get_texts()} == {
-        "mean over chains (si in blue)", "one chain", "si's mean, across the panel"}
+        "mean over chains (si in blue)", "one chain (an independent repeat)", "si's mean, across the panel"}
     assert any(isinstance(line, Line2D) and line.get_linestyle() == "--" for line in ax.get_lines())

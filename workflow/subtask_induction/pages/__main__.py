@@ -23,7 +23,8 @@ def timings(records: dict) -> str:
     for name, what in (("default", "`make reproduce`"), ("make_test", "`make test`")):
         if name in records:
             p = records[name].provenance
-            lines.append(f"- {what}: {p['wall']}. Machine: {p['machine']}; plain step {p['plain_step_ms']} ms "
+            lines.append(f"- {what}: {p['wall']}. Machine: {p['machine']}; [plain step](docs/glossary.md#plain-step) "
+                         f"{p['plain_step_ms']} ms "
                          f"([record](docs/results.md#run-{name.lower()})).")
     return "\n".join(lines)
 

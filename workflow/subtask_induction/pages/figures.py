@@ -71,7 +71,8 @@ def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd
             reference = theirs[(theirs["depth"] == layers) & (theirs["kind"] == curve)].sort_values("n")
             grid = list(reference["n"])
             ax.plot(reference["n"], reference["test_accuracy"], color=THEIRS, linestyle="--", linewidth=1.1,
-                    marker=".", markersize=3, label="authors' Fig 6 (one run; a dot per n they ran)")
+                    marker=".", markersize=3, label="authors' Fig 6 (one run; a dot per n they ran; ours are joined only "
+                                                    "between neighbours on their grid)")
             drawn = False
             for protocol, colour, style, marker, shift in (("eval", OURS, "-", "o", 1.0),
                                                            ("last", OURS_LAST, ":", "s", 1.12)):
@@ -79,7 +80,7 @@ def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd
                 if ours.empty or (pipeline and protocol == "last"):
                     continue
                 label = ("ours, `eval`: the paper's selection (best epoch on labelled eval rows)" if protocol == "eval"
-                         else "ours, `last`: the final epoch (no extra labels)")
+                         else "ours, `last` (dotted): the final epoch (no extra labels)")
                 _ours(ax, ours, grid, colour, style, marker, label + ", ± std over runs", shift)
                 drawn = True
             if pipeline:
@@ -91,7 +92,8 @@ def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd
             for label, option in ([] if pipeline else options.groupby("label")):
                 if option["n"].nunique() > 1 or curve == "sampled":
                     _ours(ax, option, grid, OPTION, "-", "^",
-                          "ours, their code's N−k control (`eval`)" if "N−k" in label else f"ours, {label}")
+                          "ours, their code's sampled control (N−k weights frozen, not k), `eval`" if "N−k" in label
+                          else f"ours, {label}")
             if not drawn:
                 ax.text(0.5, 0.55, "not run", transform=ax.transAxes, ha="center", va="center", color="dimgrey",
                         fontsize=LABEL_PT + 1, fontstyle="italic")
@@ -99,7 +101,7 @@ def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd
                      "random": (PAPER_TEXT["random_at_n"], PAPER_TEXT["random"])}.get(curve)
             if claim:
                 ax.plot(*claim, marker="*", color=CLAIM, markersize=11, linestyle="none", zorder=5,
-                        label="the paper's text (SI ≥ 0.99 at 1,000 rows; random init 0.506 at 1,000)")
+                        label="the paper's text, any depth (SI ≥ 0.99 at 1,000 rows; random init 0.506 at 1,000)")
             ax.set_xscale("symlog", linthresh=10)
             ax.set_xticks([0, 10, 100, 1000, 10000], ["0", "10", "100", "1k", "10k"])
             ax.set_ylim(0.2, 1.03)
@@ -128,27 +130,29 @@ def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
 
 def metric_panels_figure(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str],
                          per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None,
-                         run_word: str = "chain", ylabel: str = "percent"):
+                         run_word: str = "chain", ylabel: str = "percent", labels: dict | None = None):
     """One panel per metric, in percent as the tables: a bar per model (its mean over runs; `highlight` in colour),
     each run's value as a dot (spread sideways so equal values stay visible), `reference`'s mean as a dashed line
     across every panel, and a legend saying which is which."""
     order = [name for name in order if name in set(table[group])]
+    labels = labels or {}
     figure, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 3.4), squeeze=False)
     for ax, (metric, title) in zip(axes[0], metrics.items()):
         rows = table.set_index(group).reindex(order)
         ax.bar(range(len(order)), 100 * rows[metric],
                color=["tab:blue" if name == highlight else "lightgrey" for name in order], edgecolor="grey",
                linewidth=0.5, label=f"mean over {run_word}s ({highlight} in blue)")
+        ax.set_xticks(range(len(order)), [labels.get(name, name) for name in order], rotation=45, ha="right",
+                      fontsize=TICK_PT - 1)
         if per_run is not None:
             for i, name in enumerate(order):
                 values = per_run[per_run[group] == name][metric].dropna().to_numpy()
                 offsets = [0.0] if len(values) == 1 else [0.3 * (k / (len(values) - 1) - 0.5) for k in range(len(values))]
                 ax.scatter([i + o for o in offsets], 100 * values, color="black", s=10, zorder=3,
-                           label=f"one {run_word}")
+                           label=f"one {run_word} (an independent repeat)")
         if reference is not None and reference in rows.index:
             ax.axhline(100 * rows.loc[reference, metric], color="crimson", linewidth=0.9, linestyle="--",
                        label=f"{reference}'s mean, across the panel")
-        ax.set_xticks(range(len(order)), order, rotation=45, ha="right", fontsize=TICK_PT - 1)
         ax.tick_params(axis="y", labelsize=TICK_PT - 1)
         ax.set_title(title, fontsize=TITLE_PT - 1)
         ax.set_ylabel(ylabel, fontsize=LABEL_PT - 1)
@@ -165,6 +169,6 @@ def metric_panels_figure(table: pd.DataFrame, group: str, metrics: dict[str, str
 
 def metric_panels(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str], path: Path,
                   per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None,
-                  run_word: str = "chain", ylabel: str = "percent") -> Path:
-    return _save(metric_panels_figure(table, group, metrics, order, per_run, highlight, reference, run_word, ylabel),
-                 path)
+                  run_word: str = "chain", ylabel: str = "percent", labels: dict | None = None) -> Path:
+    return _save(metric_panels_figure(table, group, metrics, order, per_run, highlight, reference, run_word, ylabel,
+                                      labels), path)

@@ -21,6 +21,9 @@ BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yam
 GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a folder of its own
 SIGNS = "beyond_signs"    # `make beyond-signs`: config/beyond/signs.yaml on the default
 FIGURES = "figures"   # relative to docs/
+# the submasking figure's words for its adaptations (the config's names, then what each does)
+ADAPTATION_LABELS = {"lp": "lp (linear probe)", "fs": "fs (mask)", "fft": "fft (fine-tune)",
+                     "ss_fs": "ss_fs (self-sup., mask)", "ss_fft": "ss_fft (self-sup., fine-tune)"}
 
 
 def embed(text: str, level: int) -> list[str]:
@@ -634,5 +637,5 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
         order += sorted(set(points["adaptation"]) - set(order))
         out.append(draw.metric_panels(means, "adaptation", tasks, order, docs / FIGURES / "submasking.png",
                                       per_run=per_run, highlight="fs", reference="fs", run_word="replicate",
-                                      ylabel="test accuracy (%)"))
+                                      ylabel="test accuracy (%)", labels=ADAPTATION_LABELS))
     return out
