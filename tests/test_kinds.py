@@ -110,6 +110,17 @@ def test_signs_freezes_the_subnetwork_with_the_base_s_signs_and_fresh_magnitudes
     assert kinds.KINDS["signs"].masked and kinds.KINDS["signs"].values == "signs"
 
 
+def test_a_mimetic_point_draws_its_targets_from_a_seed_role_of_its_own():
+    from subtask_induction.arithmetic.transfer import point_seeds
+
+    point = {"variant_settings": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False, "init": "mimetic"},
+             "identity": {"chain": 1, "replicate": 0}}
+    seeds = point_seeds(point)
+    assert "mimetic" in seeds and seeds["mimetic"] not in {v for k, v in seeds.items() if k != "mimetic"}
+    plain = point_seeds({**point, "variant_settings": {**point["variant_settings"], "init": "fresh"}})
+    assert "mimetic" not in plain and {k: v for k, v in seeds.items() if k != "mimetic"} == plain
+
+
 def test_mimetic_init_sets_each_head_to_the_truncated_svd_of_its_target_and_trains(tiny_gpt2):
     model = tiny_gpt2(seed=0, layers=2)
     seed = 7

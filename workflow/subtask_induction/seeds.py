@@ -30,6 +30,7 @@ ROLES = (
     "transfer train subset",  # the smaller training set of a vision variant's train_per_class (one per chain)
     "cross-domain init",    # the world ViT the arithmetic GPT-2's matrices are copied into
     "cross-domain fresh frozen",  # the fresh ViT whose weights the cross-domain fresh-frozen control freezes
+    "mimetic init",         # the targets a mimetic initialisation's attention is set to (init: mimetic)
 )
 
 
