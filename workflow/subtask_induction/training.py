@@ -226,6 +226,55 @@ class EpochRun:
     settings: dict | None = None
 
 
+def _check_schedule(schedule: Schedule, optimizer: torch.optim.Optimizer) -> None:
+    if schedule.lr_decay not in ("constant", "linear"):
+        raise ValueError(f"lr_decay {schedule.lr_decay!r}: constant or linear")
+    if schedule.lr_decay == "linear":   # decays from the rate the run began with, also after a resume
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+
+
+def _train_epoch(model, optimizer, loss_fn, epoch_batches, epoch: int, schedule: Schedule, failed: dict,
+                 run: EpochRun):
+    """One epoch's steps (the linear decay's rate set before each, the gradients clipped where asked): the summed
+    loss (a pack's, one per model) and the number of steps."""
+    total, steps = 0.0, 0
+    if schedule.lr_decay == "linear":
+        epoch_batches = list(epoch_batches)   # every epoch has as many batches: the run's steps are known
+        run_steps = len(epoch_batches) * schedule.epochs
+    for batch in epoch_batches:
+        if schedule.lr_decay == "linear":
+            done = epoch * len(epoch_batches) + steps
+            for group in optimizer.param_groups:
+                group["lr"] = group["initial_lr"] * (run_steps - done) / run_steps
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn(model, batch)
+        if loss.dim() == 0:
+            total += _backward_one(loss, epoch, steps, run.desc, run.settings)
+        else:
+            if schedule.select is not None or schedule.patience is not None or schedule.stop_at is not None:
+                raise ValueError("a pack is selected afterwards from its history: pass select=None, "
+                                 "no patience and no stop_at")
+            if schedule.clip_grad_norm is not None:
+                raise ValueError("a pack's models would share one gradient norm: no clip_grad_norm")
+            total = total + _backward_pack(loss, failed, epoch, steps, run.desc, run.settings)
+        if schedule.clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), schedule.clip_grad_norm)
+        optimizer.step()
+        steps += 1
+    return total, steps
+
+
+def _last_improvement(history: list[dict], schedule: Schedule) -> int:
+    """The epoch at which the selected signal last rose in a (resumed) history: patience counts from it."""
+    improved_at, peak = 0, None
+    if schedule.select is not None:
+        for record in history:
+            if peak is None or schedule.better(record[schedule.select], peak):
+                peak, improved_at = record[schedule.select], record["epoch"]
+    return improved_at
+
+
 def fit(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -247,74 +296,27 @@ def fit(
     A pack (loss_fn returns a vector) takes select=None, no patience and no stop_at: its models are
     selected afterwards from their own histories (protocols.py).
     """
-    epochs, select, patience, stop_at = schedule.epochs, schedule.select, schedule.patience, schedule.stop_at
-    if schedule.lr_decay not in ("constant", "linear"):
-        raise ValueError(f"lr_decay {schedule.lr_decay!r}: constant or linear")
-    if schedule.lr_decay == "linear":   # decays from the rate the run began with, also after a resume
-        for group in optimizer.param_groups:
-            group.setdefault("initial_lr", group["lr"])
-    checkpoint, checkpoint_interval_s, fingerprint = (checkpointing.path, checkpointing.interval_s,
-                                                      checkpointing.fingerprint)
-    train_mode, on_epoch_start, on_epoch_end, desc, settings = (run.train_mode, run.on_epoch_start, run.on_epoch_end,
-                                                                run.desc, run.settings)
-    checkpoint = Path(checkpoint) if checkpoint else None
-    resumed, messages = _resume(checkpoint, fingerprint, model, optimizer, desc)
+    epochs, select = schedule.epochs, schedule.select
+    _check_schedule(schedule, optimizer)
+    checkpoint = Path(checkpointing.path) if checkpointing.path else None
+    resumed, messages = _resume(checkpoint, checkpointing.fingerprint, model, optimizer, run.desc)
     start_epoch, history, best, best_state, stopped, failed = (
         resumed[key] for key in ("epoch", "history", "best", "best_state", "stopped", "failed"))
-
-    def save_checkpoint(epoch: int) -> None:
-        save_torch(
-            {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch,
-             "history": history, "best": best, "best_state": best_state, "stopped": stopped, "failed": failed,
-             "rng": torch.get_rng_state(), "fingerprint": fingerprint,
-             "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
-            checkpoint,
-        )
-
     last_save = time.monotonic()
-    progress = Progress(desc, start_epoch, epochs)
+    progress = Progress(run.desc, start_epoch, epochs)
     for message in messages:
         progress.note(message)
-    improved_at = 0  # the epoch at which the selected signal last rose (patience counts from it)
-    if select is not None:
-        peak = None
-        for record in history:  # rebuilt from a resumed history
-            if peak is None or schedule.better(record[select], peak):
-                peak, improved_at = record[select], record["epoch"]
+    improved_at = _last_improvement(history, schedule)
     for epoch in range(start_epoch, epochs):
         if stopped:
             break
         began = time.perf_counter()
-        if on_epoch_start:
-            on_epoch_start(epoch)
-        model.train(train_mode)
-        total, steps = 0.0, 0
-        epoch_batches = batches(epoch)
-        if schedule.lr_decay == "linear":
-            epoch_batches = list(epoch_batches)   # every epoch has as many batches: the run's steps are known
-            run_steps = len(epoch_batches) * epochs
-        for batch in epoch_batches:
-            if schedule.lr_decay == "linear":
-                done = epoch * len(epoch_batches) + steps
-                for group in optimizer.param_groups:
-                    group["lr"] = group["initial_lr"] * (run_steps - done) / run_steps
-            optimizer.zero_grad(set_to_none=True)
-            loss = loss_fn(model, batch)
-            if loss.dim() == 0:
-                total += _backward_one(loss, epoch, steps, desc, settings)
-            else:
-                if select is not None or patience is not None or stop_at is not None:
-                    raise ValueError("a pack is selected afterwards from its history: pass select=None, "
-                                     "no patience and no stop_at")
-                if schedule.clip_grad_norm is not None:
-                    raise ValueError("a pack's models would share one gradient norm: no clip_grad_norm")
-                total = total + _backward_pack(loss, failed, epoch, steps, desc, settings)
-            if schedule.clip_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), schedule.clip_grad_norm)
-            optimizer.step()
-            steps += 1
-        if on_epoch_end:
-            on_epoch_end(epoch)
+        if run.on_epoch_start:
+            run.on_epoch_start(epoch)
+        model.train(run.train_mode)
+        total, steps = _train_epoch(model, optimizer, loss_fn, batches(epoch), epoch, schedule, failed, run)
+        if run.on_epoch_end:
+            run.on_epoch_end(epoch)
         model.eval()
         with torch.no_grad():
             metrics = evaluate(model)
@@ -331,17 +333,22 @@ def fit(
                 best, best_state = dict(record), _state_copy(model)
         # Patience counts epochs since the selected signal last rose: a tie (a saturated accuracy, say) selects the
         # later epoch but does not keep training alive (with >= a base at eval 1.0 would never stop early).
-        stopped = select is not None and bool((stop_at is not None and not schedule.better(stop_at, metrics[select]))
-                                              or (patience is not None and epoch + 1 - improved_at >= patience))
+        stopped = select is not None and bool(
+            (schedule.stop_at is not None and not schedule.better(schedule.stop_at, metrics[select]))
+            or (schedule.patience is not None and epoch + 1 - improved_at >= schedule.patience))
         progress.epoch(record, select)
         if checkpoint is not None and (
-            epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpoint_interval_s
+            epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpointing.interval_s
         ):
-            save_checkpoint(epoch + 1)
+            save_torch({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch + 1,
+                        "history": history, "best": best, "best_state": best_state, "stopped": stopped,
+                        "failed": failed, "rng": torch.get_rng_state(), "fingerprint": checkpointing.fingerprint,
+                        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
+                       checkpoint)
             last_save = time.monotonic()
     progress.close()
     if best is None:
-        raise RuntimeError(f"[{desc}] no epoch was trained (epochs={epochs})")
+        raise RuntimeError(f"[{run.desc}] no epoch was trained (epochs={epochs})")
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()  # whoever scores the model next must not see dropout
