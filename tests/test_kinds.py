@@ -6,7 +6,6 @@ mimetic initialisation (an `init`, not a kind)."""
 import copy
 
 import pandas as pd
-import pytest
 import torch
 import yaml
 

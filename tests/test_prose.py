@@ -4,7 +4,6 @@ that exist, or marks a name as old; lists of config files in prose equal the fil
 
 import re
 
-import pytest
 import yaml
 
 from harness import REPO

@@ -85,5 +85,5 @@ def test_rewind_starts_the_transfer_network_at_the_base_initialisation():
     assert transfer_init_seed(point, base_meta) == base_meta["seeds"]["init"]
     fresh = {**point, "variant_settings": {**point["variant_settings"], "init": "fresh"}}
     assert transfer_init_seed(fresh, base_meta) == arithmetic_transfer_seeds(0, 0)["init"] != base_meta["seeds"]["init"]
-    with pytest.raises(ValueError, match="records no seeds"):   # upgrade.OutsideSupport: an older record
+    with pytest.raises(ValueError, match="records no seeds"):   # legacy.OutsideSupport: an older record
         transfer_init_seed(point, {})

@@ -30,9 +30,9 @@ def fsync_folder(folder: Path) -> None:
         os.close(handle)
 
 
-def atomic_write(path: str | os.PathLike, write) -> None:
+def atomic_write(path: str | os.PathLike, write, mode: int | None = None) -> None:
     """Call write(temporary_path) to fill a temporary file beside `path`, then make it `path` atomically and
-    durably, keeping `path`'s mode and group where it exists."""
+    durably, keeping `path`'s mode and group where it exists (`mode`: this mode instead, set before the rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -41,9 +41,10 @@ def atomic_write(path: str | os.PathLike, write) -> None:
         write(temporary)
         try:
             before = path.stat()
-            mode, group = stat.S_IMODE(before.st_mode), before.st_gid
+            kept, group = stat.S_IMODE(before.st_mode), before.st_gid
         except FileNotFoundError:
-            mode, group = 0o666 & ~current_umask(), None
+            kept, group = 0o666 & ~current_umask(), None
+        mode = kept if mode is None else mode
         if group is not None and group != os.stat(temporary).st_gid:
             try:
                 os.chown(temporary, -1, group)
@@ -59,8 +60,8 @@ def atomic_write(path: str | os.PathLike, write) -> None:
         raise
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    atomic_write(path, lambda temporary: Path(temporary).write_bytes(data))
+def write_bytes(path: str | os.PathLike, data: bytes, mode: int | None = None) -> None:
+    atomic_write(path, lambda temporary: Path(temporary).write_bytes(data), mode)
 
 
 def write_text(path: str | os.PathLike, text: str) -> None:

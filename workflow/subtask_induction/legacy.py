@@ -10,10 +10,23 @@ read with a guessed meaning.
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 SUPPORTED_FROM = "0.4.0"
 
 # A table's column of the same two meanings, told apart by the table's family (a submasking table has a backbone).
 RENAMED_COLUMNS = {"backbone": ("method", "adaptation"), None: ("method", "kind")}
+
+
+def renamed_headers(text: str, old: str, new: str) -> str:
+    """A Markdown page's pipe tables with the column `old` of their header rows (the row above `|---`) called `new`."""
+    lines = text.split("\n")
+    for index, line in enumerate(lines[:-1]):
+        if line.startswith("|") and lines[index + 1].startswith("|---"):
+            lines[index] = line.replace(f"| {old} |", f"| {new} |")
+    return "\n".join(lines)
 
 
 class OutsideSupport(ValueError):
@@ -42,12 +55,7 @@ def upgrade_record(record, what: str, where: str = "record"):
             record = record.rename(columns={old: new})
         return record
     if what == "markdown":  # a summary page's pipe tables: their header rows, as the tables' columns
-        old, new = RENAMED_COLUMNS["backbone" if "submasking/" in where else None]
-        lines = record.split("\n")
-        for index, line in enumerate(lines[:-1]):
-            if line.startswith("|") and lines[index + 1].startswith("|---"):
-                lines[index] = line.replace(f"| {old} |", f"| {new} |")
-        return "\n".join(lines)
+        return renamed_headers(record, *RENAMED_COLUMNS["backbone" if "submasking/" in where else None])
     if what == "masks":
         plain = sorted(name for name, mask in record.items() if not isinstance(mask, dict))
         if plain:
@@ -62,3 +70,21 @@ def upgrade_record(record, what: str, where: str = "record"):
             raise refuse(where, "it records no seeds", "train the base again")
         return record
     raise ValueError(f"upgrade_record: unknown record {what!r}")
+
+
+def run_versions(folder: Path) -> list[str]:
+    """The package versions a run folder's records carry (every metrics.json's provenance), oldest first: what the
+    support window and a run record's `version` are read from."""
+    found = set()
+    for path in (Path(folder) / "results").rglob("metrics.json"):
+        try:
+            version = json.loads(path.read_text()).get("provenance", {}).get("package_version")
+        except (ValueError, AttributeError, OSError):
+            continue
+        if version:
+            found.add(version)
+    return sorted(found, key=version_key)
+
+
+def version_key(version: str) -> tuple:
+    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version)[:3])

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .files import fsync_folder, write_bytes, write_json, write_text
-from .legacy import RENAMED_COLUMNS, SUPPORTED_FROM, OutsideSupport, upgrade_record  # noqa: F401 (re-exported)
+from .legacy import RENAMED_COLUMNS, SUPPORTED_FROM, renamed_headers, run_versions, version_key
 
 # A rule's command names its wildcards, and Snakemake reruns a job whose recorded command text differs (its
 # `code` trigger), so a renamed wildcard would retrain every finished job of the rule: (rule, old, new) text
@@ -124,9 +124,6 @@ def renamed_path(text: str, renames=RENAMED_PATHS) -> str:
     return text
 
 
-RENAMED_MARKDOWN = {"backbone": ("method", "adaptation"), None: ("method", "kind")}   # summary pages' headers
-
-
 @dataclass(frozen=True)
 class Step:
     """One versioned rename of the run folder's names: what the version renamed, and the tables that say how. A later
@@ -181,10 +178,10 @@ class Plan:
     def counts(self) -> dict[str, int]:
         kinds = {"point folders moved": len(self.moves), "Snakemake records rewritten": len(self.records),
                  "unreadable Snakemake records skipped (as Snakemake skips them)": len(self.skipped)}
+        by_suffix = {".json": "JSON files rewritten", ".csv": "tables rewritten", ".md": "summary pages rewritten"}
         for rewrite in self.rewrites:
-            kind = {".json": "JSON files rewritten", ".csv": "tables rewritten", ".md": "summary pages rewritten"}
-            kinds[kind.get(Path(rewrite["path"]).suffix, "files rewritten")] = \
-                kinds.get(kind.get(Path(rewrite["path"]).suffix, "files rewritten"), 0) + 1
+            kind = by_suffix[Path(rewrite["path"]).suffix]
+            kinds[kind] = kinds.get(kind, 0) + 1
         return kinds
 
     def empty(self) -> bool:
@@ -209,29 +206,12 @@ def check_folder(folder: Path) -> None:
                                  "nothing was changed")
 
 
-def run_versions(folder: Path) -> list[str]:
-    """The package versions the run's records carry (every metrics.json's provenance)."""
-    found = set()
-    for path in (folder / "results").rglob("metrics.json"):
-        try:
-            version = json.loads(path.read_text()).get("provenance", {}).get("package_version")
-        except (ValueError, AttributeError, OSError):
-            continue
-        if version:
-            found.add(version)
-    return sorted(found, key=_version_key)
-
-
-def _version_key(version: str) -> tuple:
-    return tuple(int(part) if part.isdigit() else 0 for part in re.split(r"[.+-]", version)[:3])
-
-
 def check_versions(folder: Path) -> None:
     from . import __version__
 
     versions = run_versions(folder)
-    old = [v for v in versions if _version_key(v) < _version_key(SUPPORTED_FROM)]
-    new = [v for v in versions if _version_key(v) > _version_key(__version__)]
+    old = [v for v in versions if version_key(v) < version_key(SUPPORTED_FROM)]
+    new = [v for v in versions if version_key(v) > version_key(__version__)]
     if old:
         raise UpgradeRefused(f"{folder}: its records were written by version {old}, older than the upgrade's support "
                              f"window ({SUPPORTED_FROM} and later): run it again with this version")
@@ -270,7 +250,7 @@ def plan_upgrade(folder: Path, steps=STEPS) -> Plan:
         elif path.suffix == ".csv":
             new_text = renamed_table(renamed_path(text, renames), columns)
         else:
-            new_text = renamed_markdown(text, old)
+            new_text = renamed_headers(text, *columns["backbone" if "submasking/" in old else None])
         if new_text == text:
             continue
         after = renamed_path(old, renames)
@@ -300,14 +280,9 @@ def plan_upgrade(folder: Path, steps=STEPS) -> Plan:
     return plan
 
 
-def renamed_markdown(text: str, where: str) -> str:
-    """A summary page's tables with the renamed column headers (legacy.upgrade_record's reading, written)."""
-    return upgrade_record(text, "markdown", where)
-
-
 def _write(path: Path, data: bytes, mode: int, times) -> None:
-    write_bytes(path, data)
-    os.chmod(path, mode)
+    """A file's bytes with the mode and times it had (a rewritten record must not look newer than its outputs)."""
+    write_bytes(path, data, mode)
     os.utime(path, ns=tuple(times))
 
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
+from ..arithmetic.paper import MAIN_EXPERIMENT
+from ..claims import Tally, tally
+from ..points import VISION_MODEL_ROWS
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
-from ..claims import Tally, tally
-from .planned import read_planned
+from .planned import matching
 from .run_records import RunRecord, markdown_tables
 
 # The default run's arithmetic questions: (first, second) as chains.md names them, and how the claim reads.
@@ -147,6 +149,12 @@ def paired_by_run(first: pd.Series, second: pd.Series) -> pd.Series:
                      index=[run for run, values in out.items() for _ in values], dtype=float)
 
 
+def beyond_threshold(difference: pd.Series, threshold: float) -> pd.Series:
+    """The differences that count where no per-item record allows a paired test: those beyond `threshold` (0 below
+    it: a tie; NaN stays NaN, a run without a number)."""
+    return difference.where(difference.abs() > threshold, 0.0).where(difference.notna())
+
+
 def holds_text(tallies: dict[str, Tally]) -> str:
     """{where: its tally} -> the claims table's cell: `yes`, `no`, where it holds and where not, or `incomplete`
     with the runs that lack a number (never a verdict from fewer runs than named)."""
@@ -170,11 +178,10 @@ def holds_text(tallies: dict[str, Tally]) -> str:
 def planned_runs(record: RunRecord, family: str, **where) -> list:
     """The runs the record's configs planned for the points matching `where` (column: value or list): arithmetic
     `chain/replicate`, vision the chain, submasking the replicate; in order, each once."""
-    points = read_planned(record.folder).get(family)
+    points = record.planned.get(family)
     if points is None:
         return []
-    for column, value in where.items():
-        points = points[points[column].astype(str).isin([str(v) for v in (value if isinstance(value, list) else [value])])]
+    points = points[matching(points, where)]
     if family == "arithmetic":
         runs = [f"{c}/{r}" for c, r in zip(points["chain"], points["replicate"])]
     else:
@@ -195,15 +202,14 @@ def run_means(transfer: pd.DataFrame, layers: int, protocol: str) -> pd.DataFram
     return per_run.groupby(["variant", "n"])["test_accuracy"].agg(["mean", "std", "count"])
 
 
-MAIN = {"base": "a+ab", "subtask": "ab", "target": "a2+ab"}   # arithmetic/paper.py's MAIN_EXPERIMENT
+MAIN = dict(zip(("base", "subtask", "target"), MAIN_EXPERIMENT))
 
 
 def _planned_n(record: RunRecord, variants: list[str], layers: int) -> list[int]:
-    points = read_planned(record.folder).get("arithmetic")
+    points = record.planned.get("arithmetic")
     if points is None:
         return []
-    sets = [set(points[(points["variant"] == v) & (points["layers"] == layers)
-                       & (points[list(MAIN)] == pd.Series(MAIN)).all(axis=1)]["n"]) for v in variants]
+    sets = [set(points[matching(points, {"variant": v, "layers": layers, **MAIN})]["n"]) for v in variants]
     return sorted(set.intersection(*sets)) if sets else []
 
 
@@ -252,7 +258,7 @@ def chain_tally(record: RunRecord, verdicts: pd.DataFrame, comparison: str, metr
     """One vision comparison over the chains the record planned, from comparisons.md's per-chain differences (the
     pipeline writes one per chain of its chains.csv, in order)."""
     first, second = comparison.split(" vs ")
-    variants = [v for v in (first, second) if v not in ("base", "subnetwork", "subnetwork_label_free")]
+    variants = [v for v in (first, second) if v not in VISION_MODEL_ROWS]
     runs = planned_runs(record, "vision", **({"variant": variants} if variants else {}))
     row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
     if row.empty:
@@ -294,7 +300,7 @@ def cross_domain(record: RunRecord) -> list[Claim]:
     if verdicts.empty:
         return []
     table = record.csv("vision/table1.csv").set_index("model")
-    planned = read_planned(record.folder).get("vision", pd.DataFrame(columns=["variant"]))
+    planned = record.planned.get("vision", pd.DataFrame(columns=["variant"]))
     sizes = sorted(int(name.rsplit("_", 1)[1]) for name in set(planned["variant"])
                    if re.fullmatch(r"vit_gpt2_si_\d+", name))
     claims = []
@@ -346,7 +352,9 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
     if not record.has("arithmetic/sparsity_dial.md"):
         return []
     tallies, numbers = {}, []
-    for heading, table in markdown_tables(record.text("arithmetic/sparsity_dial.md")):
+    page = record.text("arithmetic/sparsity_dial.md")
+    largest = max((int(m) for m in re.findall(r"n = (\d+), protocol", page)), default=None)
+    for heading, table in markdown_tables(page):
         found = re.search(r"(\d+) layers, n = (\d+), protocol `(\w+)`", heading)
         if not found or found.group(3) != protocol or "top k %" not in table.columns:
             continue
@@ -361,7 +369,7 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
             series = (pd.Series(counted, index=ordered, dtype=float) if len(counted) == len(ordered)
                       else pd.Series(dtype=float))   # the pipeline found another set of runs: none is read
             tallies[f"top {k}% (n = {n})"] = tally(series, runs)
-            if n == max(int(m) for m in re.findall(r"n = (\d+), protocol", record.text("arithmetic/sparsity_dial.md"))):
+            if n == largest:
                 numbers.append(f"top {k}%: {row['SI']} vs {row['sampled']}")
     if not tallies:
         return []
@@ -384,7 +392,7 @@ def label_budget(record: RunRecord) -> list[Claim]:
         runs = sorted({int(run.split("/")[0]) for run in planned_runs(record, "arithmetic", variant=variant)})
         difference = pd.Series((rows["si_test_accuracy"] - rows["sampled_test_accuracy"]).to_numpy(),
                                index=rows["chain"].to_numpy(), dtype=float)
-        counted = difference.where(difference.abs() > BUDGET_THRESHOLD, 0.0).where(difference.notna())
+        counted = beyond_threshold(difference, BUDGET_THRESHOLD)
         labelled = int(rows_used) + int(rows["selection_rows"].iloc[0])
         tallies[f"{int(rows_used):,} rows"] = tally(counted, runs)
         numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {rows['si_test_accuracy'].mean():.3f} vs "
@@ -401,7 +409,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
     """A mask over the frozen backbone against the linear probe and fine-tuning, per task, at full labels: each
     replicate's test accuracy (no per-item test is kept for submasking, so every replicate must show it)."""
     points = record.csv("submasking/points.csv")
-    planned = read_planned(record.folder).get("submasking")
+    planned = record.planned.get("submasking")
     if planned is None or planned.empty:
         return []
     fraction = planned["fraction"].max()
@@ -506,7 +514,7 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
         rows = table[table["n"] == n]
         run = [f"{c}/{r}" for c, r in zip(rows["chain"], rows["replicate"])]
         difference = pd.Series((rows["si"] - rows["magnitude"]).to_numpy(), index=run, dtype=float)
-        counted = difference.where(difference.abs() > MAGNITUDE_THRESHOLD, 0.0).where(difference.notna())
+        counted = beyond_threshold(difference, MAGNITUDE_THRESHOLD)
         tallies[f"n = {int(n):,}"] = tally(counted, runs)
         numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
     overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"

@@ -47,7 +47,8 @@ def file_at(repo: Path, commit: str | None, path: str) -> str:
 
 def effective_config(configs: list[str], commit: str | None = None, repo: Path = REPO) -> dict:
     """The config a run with these --configfile files had: the default first, as the Snakefile's `configfile:`,
-    each file over it in order; old keys renamed and the schema's defaults set (the schema of `commit`)."""
+    each file over it in order (the files as at `commit`); old keys renamed and the defaults set by the schema of
+    `repo`'s working tree (today's: it knows every key an older file can hold, under today's name)."""
     from snakemake.utils import validate
 
     config = yaml.safe_load(file_at(repo, commit, DEFAULT_CONFIG))
@@ -55,9 +56,7 @@ def effective_config(configs: list[str], commit: str | None = None, repo: Path =
         if name != DEFAULT_CONFIG:
             config = merged(config, yaml.safe_load(file_at(repo, commit, name)) or {})
     upgrade_keys(config)
-    schema = yaml.safe_load(file_at(repo, None, SCHEMA))   # today's schema: its defaults, and it reads old keys
-    schema_file = Path(repo) / SCHEMA
-    validate(config, str(schema_file) if schema else SCHEMA)
+    validate(config, str(Path(repo) / SCHEMA))
     return config
 
 
@@ -86,19 +85,22 @@ def write_planned(points: dict[str, pd.DataFrame], folder: Path) -> None:
         frame.to_csv(Path(folder) / "planned" / f"{family}.csv", index=False, lineterminator="\n")
 
 
+def matching(frame: pd.DataFrame, where: dict) -> pd.Series:
+    """Which rows of `frame` hold, in each column `where` names, its value or one of its values (a list); compared
+    as text, so a table read as text and one read as numbers match alike."""
+    found = pd.Series(True, index=frame.index)
+    for column, value in where.items():
+        if column not in frame:
+            raise ValueError(f"no planned point has the column {column!r}")
+        found &= frame[column].astype(str).isin([str(v) for v in (value if isinstance(value, list) else [value])])
+    return found
+
+
 def gap_rows(frame: pd.DataFrame, gaps: list[dict]) -> pd.Series:
     """Which planned points a record's `known_gaps` names (each gap: {family, why, and column: value or [values]})."""
     named = pd.Series(False, index=frame.index)
     for gap in gaps:
-        where = pd.Series(True, index=frame.index)
-        for column, value in gap.items():
-            if column in ("family", "why"):
-                continue
-            if column not in frame:
-                raise ValueError(f"known_gaps names the column {column!r}, which no planned point has")
-            values = value if isinstance(value, list) else [value]   # compared as text: a table read as text matches
-            where &= frame[column].astype(str).isin([str(v) for v in values])
-        named |= where
+        named |= matching(frame, {column: value for column, value in gap.items() if column not in ("family", "why")})
     return named
 
 

@@ -12,7 +12,7 @@ import pandas as pd
 from . import claims as claims_module
 from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
-                     NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, main_rows, moved,
+                     NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, moved,
                      on_their_curve, option_effect, our_curves, pipeline_curves, rival_beside_si, text_claims)
 from .run_records import RunRecord, markdown_tables
 

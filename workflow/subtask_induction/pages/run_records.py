@@ -15,14 +15,14 @@ beside the old one, swapping only once it loads: a failed store leaves the previ
 that are not runs (`configs: []`: the `make test` timing, a GPU check) need only their run.yaml.
 
     python -m subtask_induction.pages.run_records RUN_DIR NAME --title "..." --command "make reproduce" \\
-        --configs config/config.yaml --plain-step-ms 16.9 --wall-s 1635
+        --configs config/config.yaml --plain-step-ms 16.9 --wall "27 min 15 s, quiet"
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime
-import json
+import functools
 import os
 import platform
 import shutil
@@ -34,7 +34,7 @@ import pandas as pd
 import yaml
 
 from ..runtime import save_text
-from ..legacy import upgrade_record
+from ..legacy import run_versions, upgrade_record
 from . import planned as planning
 from .record_schemas import TABLES, RecordError, check_table
 
@@ -66,6 +66,11 @@ class RunRecord:
     def text(self, table: str) -> str:
         return upgrade_record(self.path(table).read_text(), "markdown", str(self.path(table)))
 
+    @functools.cached_property
+    def planned(self) -> dict[str, pd.DataFrame]:
+        """The points its configs planned, by family (planned/<family>.csv), read once."""
+        return planning.read_planned(self.folder)
+
 
 def load(name: str, data: Path = DATA, check: bool = True) -> RunRecord:
     """A stored record, checked (check_record) unless check=False."""
@@ -93,7 +98,7 @@ def check_record(record: RunRecord) -> None:
         table = str(path.relative_to(record.folder))
         if not table.startswith("planned/"):
             check_table(record.name, table, record.csv(table))
-    planned = planning.read_planned(record.folder)
+    planned = record.planned
     if not planned:
         raise RecordError(f"run record {record.name}: no planned/ points (the points its configs planned; "
                           "`python -m subtask_induction.pages.run_records --plan` writes them)")
@@ -175,19 +180,6 @@ def _git(run_dir: Path, *args: str) -> str:
 RUN_CODE = ("Snakefile", "workflow", "config")
 
 
-def trained_versions(run_dir: Path) -> list[str]:
-    """The package versions the run's own provenance blocks carry (every metrics.json under results/)."""
-    found = set()
-    for path in Path(run_dir).glob("results/**/metrics.json"):
-        try:
-            version = json.loads(path.read_text()).get("provenance", {}).get("package_version")
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if version:
-            found.add(version)
-    return sorted(found)
-
-
 def store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float,
           wall: str, data: Path = DATA, note: str = "", run_folder: str = ".") -> Path:
     """Copy a finished run's summary tables of the families its configs run into docs/data/<name>/, with the points
@@ -213,7 +205,7 @@ def store(run_dir: Path, name: str, title: str, command: str, configs: list[str]
                if p.suffix == ".csv" and f"{p.parent.parent.name}/{p.name}" not in TABLES]
     if unknown:
         raise RecordError(f"{results}: tables no schema describes (pages/record_schemas.py TABLES): {unknown}")
-    trained = trained_versions(results)
+    trained = run_versions(results)
     provenance = {"title": title, "command": command, "configs": configs, "commit": commit,
                   "version": ", ".join(trained) if trained else version,
                   "date": datetime.date.today().isoformat(), "machine": _machine(), "plain_step_ms": plain_step_ms,
