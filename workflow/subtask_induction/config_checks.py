@@ -5,7 +5,7 @@ Torch-free: the Snakefile imports it."""
 
 from __future__ import annotations
 
-from .method.kinds import KINDS, MASKED_KINDS, kinds_of
+from .method.kinds import KINDS, kinds_of
 from .points import arithmetic_experiments
 from .vision.layers import LAYER_ARGUMENTS
 from .vision.sources import SOURCES
@@ -45,7 +45,8 @@ def arithmetic_problems(arith: dict) -> list[str]:
         problems += same_labels_problems(name, variant)
         if "masked_init_std" in variant and variant["kind"] in KINDS and not KINDS[variant["kind"]].masked:
             problems.append(f"config arithmetic.transfer.variants.{name}: masked_init_std draws the fresh weights of a "
-                            f"masked kind again; kind {variant['kind']} has none (choose one of {list(MASKED_KINDS)})")
+                            f"masked kind again; kind {variant['kind']} has none (choose one of "
+                            f"{list(kinds_of('arithmetic', masked=True))})")
     model = arith["model"]
     if model["n_embd"] % model["n_head"]:
         problems.append(f"config arithmetic.model: n_embd {model['n_embd']} is not divisible by n_head {model['n_head']}")

@@ -62,12 +62,11 @@ for _kind in (
 ):
     register(_kind)
 
-TRANSFER_KINDS = tuple(KINDS)
-MASKED_KINDS = tuple(name for name, kind in KINDS.items() if kind.masked)
-
-
-def kinds_of(family: str) -> tuple[str, ...]:
-    return tuple(name for name, kind in KINDS.items() if family in kind.families)
+def kinds_of(family: str, masked: bool | None = None) -> tuple[str, ...]:
+    """The kinds a family accepts (masked=True: only those that freeze weights through a mask), read from the
+    records when asked, so a kind registered later is one of them."""
+    return tuple(name for name, kind in KINDS.items()
+                 if family in kind.families and (masked is None or kind.masked == masked))
 
 
 def reads_subnetwork(variant: dict) -> bool:

@@ -10,7 +10,7 @@ import math
 import torch
 
 from ..method.masks import load_subnetwork
-from ..method.kinds import MASKED_KINDS
+from ..method.kinds import kinds_of
 from ..method.transfer import TransferPlan
 from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import Checkpointing, EpochRun, Schedule, fit
@@ -27,7 +27,7 @@ from .vision_common import EvaluationSets, add_evaluation_arguments
 def parse_arguments(argv=None):
     p = parser(__doc__)
     p.add_argument("--base", required=True)
-    p.add_argument("--subnetwork", help=f"the selected subnetwork .pt (the kinds {list(MASKED_KINDS)} need it)")
+    p.add_argument("--subnetwork", help=f"the selected subnetwork .pt (the kinds {list(kinds_of('vision', masked=True))} need it)")
     p.add_argument("--train", required=True, help="folder of original training images")
     p.add_argument("--eval", required=True, help="folder of original eval images (model selection)")
     p.add_argument("--pooled-eval", nargs="+", required=True, help="pooled eval folders (recorded per epoch)")
