@@ -20,6 +20,7 @@ PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
 BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yaml
 GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a folder of its own
 SIGNS = "beyond_signs"    # `make beyond-signs`: config/beyond/signs.yaml on the default
+GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 FIGURES = "figures"   # relative to docs/
 # the submasking figure's words for its adaptations (the config's names, then what each does)
 ADAPTATION_LABELS = {"lp": "lp (linear probe)", "fs": "fs (mask)", "fft": "fft (fine-tune)",
@@ -493,6 +494,23 @@ def groupnorm_section(record: RunRecord) -> list[str]:
             + embed(record.text("vision/diagnostics.md"), 4))
 
 
+def gpu_section(record: RunRecord) -> list[str]:
+    """What the GPU check measured: the CUDA tests' gaps to the CPU and to points alone, then its throughput page
+    (with the paper grid's GPU-hours) as the benchmark wrote it."""
+    summary = record.text("summary.txt").splitlines()
+    outcome = summary[0].removeprefix("gpu_check: ").split("; figures in")[0]
+    throughput = []
+    for line in embed(record.text("pack_throughput.md"), 3):  # a table opens a block of its own in Markdown
+        if line.startswith("|") and throughput and throughput[-1] and not throughput[-1].startswith("|"):
+            throughput.append("")
+        throughput.append(line)
+    measured = [line.removeprefix("[gpu-check] ") for line in summary if line.startswith("[gpu-check] ")]
+    return (["## On a GPU: the check and the paper grid's GPU-hours", "", provenance_line(record), "",
+             f"{record.provenance['title']}. Outcome: {outcome}; "
+             f"{summary[-1].strip()}. What the CUDA tests measured (`tests/test_cuda.py`; each test bounds its gap):", ""]
+            + [f"- {line}" for line in measured] + [""] + throughput)
+
+
 def submasking_default(record: RunRecord) -> list[str]:
     text = record.text("submasking/tables.md")
     first = text.split("\n## ")[0]   # the test accuracy part; the rest (sparsity, k-NN, bytes) follows it
@@ -569,6 +587,8 @@ def render(records: dict[str, RunRecord]) -> str:
         lines += groupnorm_section(records[GROUPNORM])
     if SIGNS in records:
         lines += signs_section(records[SIGNS])
+    if GPU_CHECK in records:
+        lines += gpu_section(records[GPU_CHECK])
     lines += provenance(records)
     return "\n".join(lines).rstrip() + "\n"
 
