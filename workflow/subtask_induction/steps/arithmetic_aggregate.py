@@ -9,6 +9,7 @@ from ..arithmetic.tables import (base_table, chains_markdown, chains_table, disc
                                  same_labels_markdown, sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
 from ..protocols import PROTOCOLS
 from ..runtime import save_text
+from ..timing import run_step
 
 
 def point_files(paths: list[str]) -> list[str]:
@@ -55,4 +56,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

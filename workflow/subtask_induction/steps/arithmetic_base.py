@@ -8,6 +8,7 @@ from ..seeds import arithmetic_base_seeds
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..records import fingerprint, provenance
 from .common import add_identity, parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -65,4 +66,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

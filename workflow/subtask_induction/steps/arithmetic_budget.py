@@ -16,6 +16,7 @@ from ..arithmetic.budget import budget_figure, budget_markdown, budget_table
 from ..plotting import save_figure
 from ..protocols import PROTOCOLS
 from ..runtime import load_torch, save_text
+from ..timing import run_step
 
 
 def parse_arguments(argv=None):
@@ -50,4 +51,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

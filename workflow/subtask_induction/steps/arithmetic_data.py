@@ -3,6 +3,7 @@
 from ..arithmetic.data import PURPOSES, build_dataset
 from ..runtime import configure, save_torch
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -24,4 +25,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

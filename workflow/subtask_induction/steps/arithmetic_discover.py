@@ -11,6 +11,7 @@ from ..seeds import arithmetic_discovery_seeds
 from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import add_identity, parser, require
+from ..timing import run_step
 
 
 def parse_arguments(argv=None):
@@ -88,4 +89,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

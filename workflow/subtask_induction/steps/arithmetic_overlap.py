@@ -17,6 +17,7 @@ from ..method.overlap import mask_overlap  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
 from ..records import read_record  # noqa: E402
 from ..runtime import save_text  # noqa: E402
+from ..timing import run_step
 
 
 def describe(path: Path) -> dict:
@@ -81,4 +82,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -10,6 +10,7 @@ import pandas as pd
 from ..arithmetic.figures import (dial, discovery_curves, fig3, fig6, fig7, inheritance, protocols_figure,
                                   sparsity_dial)
 from ..protocols import PROTOCOLS
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -34,4 +35,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -3,7 +3,8 @@
 One process trains a pack of points that share their shapes (depth and number of training rows) as one
 stacked model (arithmetic.stacked; docs/running.md, "Packs"); a pack of one is a single point. Each point trains a
 fixed number of epochs on every a=b row and its n disambiguation rows (the paper's rows) and records, per
-epoch, the eval accuracy (target-labelled a!=b rows) and the test metrics. Its metrics.json reports the test
+epoch, the eval accuracy (target-labelled a!=b rows); the test rows are scored at the epochs the protocols select
+(arithmetic.transfer.PackEvaluation). Its metrics.json reports the test
 metrics under each selection protocol of protocols.py, `eval` (the paper's) and `last` (leak-free), both from
 this one run, and under `rows` what the run trained on. With `holdout_fraction` > 0 the run is another
 experiment: it trains on the rest of its rows, records accuracy and loss on the held-out slice, and adds the
@@ -23,6 +24,7 @@ from ..method.kinds import batch_rows
 from ..runtime import configure
 from ..sweep import read_points, run_pack
 from .common import parser, require
+from ..timing import run_step
 
 # identity: the point's identity (points.ArithmeticPoint.identity: chain, layers, variant, n, replicate, ...),
 # recorded as given; variant_settings: its variant's config settings; then the files it reads and writes.
@@ -69,4 +71,4 @@ def parse_arguments(argv):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

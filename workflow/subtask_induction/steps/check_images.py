@@ -6,6 +6,7 @@ import argparse
 
 from ..images import check_folder
 from ..runtime import save_json
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -24,4 +25,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

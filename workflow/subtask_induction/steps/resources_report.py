@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..runtime import save_text
+from ..timing import run_step
 
 
 def read_records(benchmarks: dict[str, str]) -> pd.DataFrame:
@@ -111,4 +112,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

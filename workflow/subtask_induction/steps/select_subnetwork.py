@@ -11,6 +11,7 @@ from ..method.discovery import check_floor, selection_key
 from ..method.masks import load_subnetwork
 from ..method.transfer import check_complement_possible
 from ..runtime import save_json
+from ..timing import run_step
 
 # Scalar metadata of the chosen subnetwork carried into the record (the aggregates read chain and init).
 CARRIED = ("l0_weight", "eval_accuracy", "test_accuracy", "chance_accuracy", "mask_method", "subtask", "chain", "init")
@@ -52,4 +53,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -13,6 +13,7 @@ from ..points import submasking_points
 from ..runtime import save_text
 from ..submasking.figures import label_fractions, mask_similarity, sparsity_per_layer
 from ..submasking.tables import collect, overlaps, summary, tables_markdown
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -47,4 +48,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

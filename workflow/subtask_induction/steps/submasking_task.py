@@ -4,6 +4,7 @@ from ..runtime import configure, save_json
 from ..submasking.tasks import build_embedded_task
 from ..records import provenance
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -22,4 +23,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -26,6 +26,7 @@ from ..sweep import read_points, run_pack
 from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import parser, require
+from ..timing import evaluating, run_step
 
 # identity: points.SubmaskingPoint.identity (backbone, task, adaptation, fraction, replicate), recorded as given;
 # metrics and mask: the point's outputs
@@ -41,6 +42,11 @@ def adaptation_fraction_replicate(point: dict) -> tuple[str, float, int]:
 def scores(model, train, test, k: int, batch_size: int, device) -> tuple[float, float]:
     """Test accuracy of the head, and k-NN (cosine) accuracy of the backbone's features fitted on the
     labelled training rows: one pass of the backbone over each split serves both."""
+    with evaluating():
+        return _scores(model, train, test, k, batch_size, device)
+
+
+def _scores(model, train, test, k: int, batch_size: int, device) -> tuple[float, float]:
     from sklearn.neighbors import KNeighborsClassifier
 
     train_x = features(model, train.images, batch_size, device)
@@ -139,4 +145,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

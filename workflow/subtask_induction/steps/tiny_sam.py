@@ -15,6 +15,7 @@ import torch
 
 from ..runtime import save_torch
 from ..vision.segmentation import build_tiny_sam
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -28,4 +29,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -11,6 +11,7 @@ from ..method.overlap import mask_overlap
 from ..runtime import save_text
 from ..vision.tables import (collect, comparisons_markdown, label_free_markdown, per_chain_markdown, table1_markdown,
                              table2_markdown)
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -59,4 +60,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

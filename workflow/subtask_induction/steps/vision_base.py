@@ -12,6 +12,7 @@ from ..seeds import vision_seeds
 from ..records import fingerprint, provenance
 from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -59,4 +60,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..seeds import vision_seeds
+from ..timing import evaluating
 from ..vision.classes import CATEGORIES
 from ..vision.models import build_classifier, load_classifier
 from ..vision.tasks import evaluate, open_split
@@ -37,7 +38,8 @@ class EvaluationSets:
         same_images(self.test, self.pooled_test, "the pooled test images")
 
     def __call__(self, model, batch_size: int, device) -> dict:
-        return evaluate(model, self.test, self.pooled_test, batch_size, device, self.classes)
+        with evaluating():
+            return evaluate(model, self.test, self.pooled_test, batch_size, device, self.classes)
 
 
 def discovery_network(base_path, init: str, chain: int):

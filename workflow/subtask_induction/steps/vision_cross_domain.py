@@ -12,6 +12,7 @@ from ..records import provenance
 from ..vision.cross_domain import cross_domain_base, vit_spec
 from ..vision.models import build_classifier, save_classifier
 from .common import parser, require
+from ..timing import run_step
 
 
 def parse_arguments(argv=None):
@@ -47,4 +48,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

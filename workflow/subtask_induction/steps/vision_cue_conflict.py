@@ -16,6 +16,7 @@ from ..vision.tasks import evaluate_cue_conflict, open_cue_conflict
 from ..records import provenance
 from .common import parser, require
 from .vision_common import discovery_network
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -54,4 +55,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -16,6 +16,7 @@ from ..vision.models import build_classifier, load_classifier
 from ..vision.tasks import open_split
 from ..seeds import vision_seeds
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -56,4 +57,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -19,6 +19,7 @@ from ..training import Checkpointing, EpochRun
 from ..records import fingerprint, provenance
 from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments, discovery_network, same_images
+from ..timing import run_step
 
 
 def parse_arguments(argv=None):
@@ -97,4 +98,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

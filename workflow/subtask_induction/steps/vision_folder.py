@@ -2,6 +2,7 @@
 
 from ..vision.imagenet16 import build_folder_splits
 from .common import parser
+from ..timing import run_step
 from .vision_imagenet16 import build_splits_step
 
 
@@ -12,4 +13,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

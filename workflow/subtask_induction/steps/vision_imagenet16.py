@@ -3,6 +3,7 @@
 from ..vision.imagenet16 import build_imagenet16
 from ..runtime import save_json
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -49,4 +50,4 @@ def build_splits_step(p, builder, written: str, argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

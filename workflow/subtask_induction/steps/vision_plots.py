@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..vision.figures import fig5, fig11, per_class
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -21,4 +22,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

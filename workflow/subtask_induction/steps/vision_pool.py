@@ -12,6 +12,7 @@ from ..vision.classes import run_classes
 from ..vision.segmentation import make_segmenter, pool_image
 from ..records import provenance
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -55,4 +56,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -10,6 +10,7 @@ from ..vision.cue_conflict import read_cue_conflict
 from ..vision.figures import sample_grid
 from ..vision.classes import run_classes
 from .common import parser
+from ..timing import run_step
 
 
 def _first_per_category(items):
@@ -49,4 +50,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

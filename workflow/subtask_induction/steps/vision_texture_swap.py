@@ -7,6 +7,7 @@ from ..runtime import configure, save_json
 from ..vision.world import generate_texture_swap
 from ..records import provenance
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -25,4 +26,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

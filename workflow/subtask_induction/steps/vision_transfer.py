@@ -22,6 +22,7 @@ from ..seeds import vision_seeds, vision_train_subset_seed
 from ..records import fingerprint, provenance
 from .common import add_identity, parser, require
 from .vision_common import EvaluationSets, add_evaluation_arguments
+from ..timing import run_step
 
 
 def parse_arguments(argv=None):
@@ -96,4 +97,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)

@@ -4,6 +4,7 @@ from ..runtime import configure, save_json
 from ..vision.world import generate_world
 from ..records import provenance
 from .common import parser, require
+from ..timing import run_step
 
 
 def main(argv=None):
@@ -23,4 +24,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_step(main)
