@@ -163,8 +163,8 @@ def point(folder, name, variant, seed, base="base.pt", n=30):
             "out": str(folder / name / "metrics.json")}
 
 
-def run(points, folder, name="pack", retrain=False):
-    settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2}}
+def run(points, folder, name="pack", retrain=False, **training):
+    settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2, **training}}
     arithmetic_transfer.main(["--points", points_file(points, folder / f"{name}.points.json"), "--checkpoint", str(folder / f"{name}.ckpt"),
                               "--checkpoint-interval-s", "0",
                               "--manifest", str(folder / f"{name}.json"), "--device", "cpu",
@@ -286,3 +286,37 @@ def test_an_interrupted_pack_resumes_to_the_numbers_of_an_uninterrupted_one(inpu
     run(points, inputs)
     for resumed, uninterrupted in zip(points, reference):
         assert numbers(resumed["out"]) == numbers(uninterrupted["out"])  # dropout 0.2: its counter resumes too
+        # the weights kept for each protocol's epoch came through the checkpoint: the same test numbers
+        assert selected(resumed["out"]) == selected(uninterrupted["out"])
+
+
+def selected(path):
+    record = json.loads(Path(path).read_text())
+    return {name: {k: v for k, v in chosen.items() if k != "seconds"} for name, chosen in record["metrics"].items()}
+
+
+def test_each_protocol_gets_the_test_numbers_of_its_epoch_from_one_test_pass(inputs, monkeypatch):
+    """The test rows are scored once per protocol, on the weights kept at its epoch: the numbers a test pass after
+    every epoch gives there, to the bit (the equality the pack's evaluation promises)."""
+    points = [point(inputs, "a", "si", 0), point(inputs, "b", "si_trainable", 1), point(inputs, "c", "random", 2)]
+    every_epoch = []
+    scored = arithmetic_pack.PackEvaluation.__call__
+
+    def also_test(self, net):
+        every_epoch.append(self._test(net))  # the old way: the test rows after every epoch
+        return scored(self, net)
+
+    monkeypatch.setattr(arithmetic_pack.PackEvaluation, "__call__", also_test)
+    run(points, inputs, epochs=12, lr=3e-2)  # long and fast enough that accuracies move and protocols disagree
+    assert len(every_epoch) == 12
+    epochs = set()
+    for index, q in enumerate(points):
+        record = json.loads(Path(q["out"]).read_text())
+        assert set(record["metrics"]) == {"eval", "last", "train_holdout"}
+        assert all("test_accuracy" not in epoch for epoch in record["curve"])  # scored where read, not per epoch
+        for name, chosen in record["metrics"].items():
+            epochs.add(chosen["epoch"])
+            reference = every_epoch[chosen["epoch"] - 1][index]
+            assert {key: chosen[key] for key in reference} == reference, (q["out"], name)
+    assert len(epochs) > 1  # the protocols chose different epochs somewhere: kept weights, not the last ones'
+

@@ -1,6 +1,6 @@
 """Model-selection protocols: which epoch of a run's per-epoch history a reported number comes from.
 
-A run trains a fixed number of epochs and records, per epoch, every signal (eval accuracy, test metrics,
+A run trains a fixed number of epochs and records, per epoch, every signal a protocol selects on (eval accuracy,
 and in a holdout run the accuracy and loss on a held-out slice of its own rows). Each protocol picks one
 epoch from that history, so the protocols of a run come from that one training run and differ only in what
 they select on. `eval` selects on labels the experiment claims not to use (the arithmetic eval rows are
@@ -35,6 +35,12 @@ def _key(protocol: str, record: dict) -> tuple:
     return (record["epoch"],)
 
 
+def improves(protocol: str, record: dict, best: dict | None) -> bool:
+    """Whether `protocol` would select `record`'s epoch over `best`'s, the earlier (ties go to the later epoch):
+    the one comparison a selection makes, also epoch by epoch while a run trains (arithmetic.transfer)."""
+    return best is None or _key(protocol, record) >= _key(protocol, best)
+
+
 def choose_epoch(history: list[dict], protocol: str) -> dict:
     """The record of the epoch `protocol` selects; ties go to the later epoch."""
     if protocol not in PROTOCOLS:
@@ -43,7 +49,7 @@ def choose_epoch(history: list[dict], protocol: str) -> dict:
         raise ValueError("no epoch to select from")
     best = None
     for record in history:
-        if best is None or _key(protocol, record) >= _key(protocol, best):
+        if improves(protocol, record, best):
             best = record
     return best
 

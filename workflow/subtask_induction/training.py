@@ -29,6 +29,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from .runtime import derive_seed, load_torch, save_torch
+from .timing import evaluating, first_training_step
 
 
 class NonFiniteLoss(RuntimeError):
@@ -162,18 +163,33 @@ def _epoch_record(epoch: int, train_loss, metrics, seconds: float) -> dict:
     return {"epoch": epoch + 1, "train_loss": train_loss, **metrics, "seconds": seconds}
 
 
+def _save_checkpoint(path: Path, model: nn.Module, optimizer: torch.optim.Optimizer, evaluate, fingerprint: str,
+                     **progress) -> None:
+    """What a resumed run needs to end as an uninterrupted one: the model, the optimizer, the RNGs, how far it got
+    and, for an evaluation that keeps state across epochs (one with a state_dict: a pack's kept weights), its
+    state."""
+    save_torch({"model": model.state_dict(), "optimizer": optimizer.state_dict(), **progress,
+                "evaluation": evaluate.state_dict() if hasattr(evaluate, "state_dict") else None,
+                "rng": torch.get_rng_state(), "fingerprint": fingerprint,
+                "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None}, path)
+
+
 def _resume(checkpoint: Path | None, fingerprint: str, model: nn.Module, optimizer: torch.optim.Optimizer,
-            desc: str) -> tuple[dict, list[str]]:
+            evaluate, desc: str) -> tuple[dict, list[str]]:
     """Where a run starts: from its checkpoint when one was written for this fingerprint (loaded into the
-    model and optimizer, the RNG restored), else from nothing. Also what to tell the user."""
+    model, optimizer and a stateful evaluation, the RNG restored), else from nothing. Also what to tell the user."""
     fresh = {"epoch": 0, "history": [], "best": None, "best_state": None, "stopped": False, "failed": {}}
     if checkpoint is None or not checkpoint.is_file():
         return fresh, []
     state = load_torch(checkpoint, ("model", "optimizer", "epoch", "fingerprint"), "training checkpoint")
     if state["fingerprint"] != fingerprint:
         return fresh, [f"[{desc}] ignoring {checkpoint}: written for other settings or inputs"]
+    if hasattr(evaluate, "state_dict") and state.get("evaluation") is None:
+        return fresh, [f"[{desc}] ignoring {checkpoint}: written without its evaluation's state"]
     model.load_state_dict(state["model"])
     optimizer.load_state_dict(state["optimizer"])
+    if hasattr(evaluate, "state_dict"):
+        evaluate.load_state_dict(state["evaluation"])
     torch.set_rng_state(state["rng"])
     if state.get("cuda_rng") is not None and torch.cuda.is_available():
         torch.cuda.set_rng_state_all(state["cuda_rng"])
@@ -299,7 +315,7 @@ def fit(
     epochs, select = schedule.epochs, schedule.select
     _check_schedule(schedule, optimizer)
     checkpoint = Path(checkpointing.path) if checkpointing.path else None
-    resumed, messages = _resume(checkpoint, checkpointing.fingerprint, model, optimizer, run.desc)
+    resumed, messages = _resume(checkpoint, checkpointing.fingerprint, model, optimizer, evaluate, run.desc)
     start_epoch, history, best, best_state, stopped, failed = (
         resumed[key] for key in ("epoch", "history", "best", "best_state", "stopped", "failed"))
     last_save = time.monotonic()
@@ -314,11 +330,12 @@ def fit(
         if run.on_epoch_start:
             run.on_epoch_start(epoch)
         model.train(run.train_mode)
+        first_training_step()
         total, steps = _train_epoch(model, optimizer, loss_fn, batches(epoch), epoch, schedule, failed, run)
         if run.on_epoch_end:
             run.on_epoch_end(epoch)
         model.eval()
-        with torch.no_grad():
+        with torch.no_grad(), evaluating():
             metrics = evaluate(model)
         if select is not None and select not in metrics:
             raise KeyError(f"evaluate() returned {sorted(metrics)}, which lacks the selection metric '{select}'")
@@ -340,11 +357,8 @@ def fit(
         if checkpoint is not None and (
             epoch + 1 == epochs or stopped or time.monotonic() - last_save >= checkpointing.interval_s
         ):
-            save_torch({"model": model.state_dict(), "optimizer": optimizer.state_dict(), "epoch": epoch + 1,
-                        "history": history, "best": best, "best_state": best_state, "stopped": stopped,
-                        "failed": failed, "rng": torch.get_rng_state(), "fingerprint": checkpointing.fingerprint,
-                        "cuda_rng": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None},
-                       checkpoint)
+            _save_checkpoint(checkpoint, model, optimizer, evaluate, checkpointing.fingerprint, epoch=epoch + 1,
+                             history=history, best=best, best_state=best_state, stopped=stopped, failed=failed)
             last_save = time.monotonic()
     progress.close()
     if best is None:

@@ -22,11 +22,12 @@ from ..method.kinds import batch_rows
 from ..method.masks import kept_fraction, load_subnetwork
 from ..method.overlap import mask_overlap
 from ..method.transfer import TransferPlan, control_masks
-from ..protocols import PROTOCOLS, run_protocols, select_all
+from ..protocols import PROTOCOLS, improves, run_protocols, select_all
 from ..records import fingerprint, provenance
 from ..runtime import code_hash, load_torch, resolve_device, save_json, tensor_digest
 from ..seeds import arithmetic_transfer_seeds
 from ..stacked_training import StackedAdamW
+from ..timing import evaluating
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..legacy import upgrade_record
 from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
@@ -155,20 +156,23 @@ def train_points(todo: list[dict], inputs: Inputs, device: str, checkpoint: str,
     optimizer = StackedAdamW(optimizer_groups(model, t["lr"], plans), weight_decay=t.get("weight_decay", 0.01))
     loss_fn, batches = pack_batches_and_loss(pack, inputs.subtask_rows, t["batch_size"])
     names = [member.name for member in pack]
+    evaluation = PackEvaluation(pack, model, device, inputs.datasets[todo[0]["data"]]["modulus"],
+                                run_protocols(t["holdout_fraction"] > 0))
     result = fit(
-        model, optimizer, loss_fn, batches,
-        pack_evaluation(pack, device, inputs.datasets[todo[0]["data"]]["modulus"]), Schedule(t["epochs"], select=None),
+        model, optimizer, loss_fn, batches, evaluation, Schedule(t["epochs"], select=None),
         Checkpointing(checkpoint, checkpoint_interval_s,
                       fingerprint({"points": [inputs.fingerprint(q) for q in todo]}, code=False)),
         EpochRun(desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
                  settings={"points": names, **inputs.settings}),
     )
+    selected = evaluation.selected(model, result.history)
     for index, member in enumerate(pack):
         if index in result.failed:
             yield member.point, f"{member.name}, the loss became non-finite: {result.failed[index]}"
             continue
-        write_point(member, [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
-                             for record in result.history], len(pack), inputs)
+        write_point(member, selected[index], [{"epoch": record["epoch"], **record["points"][index],
+                                               "seconds": record["seconds"]} for record in result.history],
+                    len(pack), inputs)
         yield member.point, None
 
 
@@ -238,48 +242,114 @@ def pack_batches_and_loss(pack: list[Member], subtask_rows: str | None, batch_si
                                                        subtask_seeds, epoch)
 
 
-def pack_evaluation(pack: list[Member], device, modulus: int):
-    """The per-epoch metrics of every point: eval accuracy, test metrics, in a holdout run the held-out slice's
-    accuracy and loss, and for a point trained beside subtask rows its accuracy on the subtask's test rows (as
-    its rows are given: marked or not), so a reader sees whether it learnt the subtask too."""
-    holdout_rows, eval_rows, test_rows = (torch.stack([getattr(member, name) for member in pack]).to(device)
-                                          for name in ("holdout", "eval", "test"))
-    has_holdout = holdout_rows.shape[1] > 0
-    subtask_rows = (torch.stack([member.subtask_test for member in pack]).to(device)
-                    if pack[0].subtask_test is not None else None)
+class PackEvaluation:
+    """Every point's numbers, each scored where a protocol reads it (protocols.py).
 
-    def evaluate(net):
-        if has_holdout:
-            held = predict_answers(net, holdout_rows)
-            held_loss, held_answer_loss = mean_losses(net, holdout_rows)
-        evaluated = predict_answers(net, eval_rows)
-        tested = predict_answers(net, test_rows)
-        subtask = predict_answers(net, subtask_rows) if subtask_rows is not None else None
+    After each epoch (`__call__`): what selection reads, the eval accuracy and in a holdout run the held-out
+    slice's accuracy and losses, and for a point trained beside subtask rows its accuracy on the subtask's test
+    rows (as its rows are given: marked or not), so a reader sees whether it learnt the subtask too. For each
+    protocol that selects on these, every point's weights are kept at the epoch that protocol selects so far
+    (protocols.improves: ties go to the later epoch).
+    After training (`selected`): the test rows scored once per protocol, on the kept weights (`last`: the final
+    ones). A forward pass of the same weights over the same rows in the same batches gives the same bits, so
+    these are the numbers a test pass after every epoch gives at the selected epochs, for two or three test passes
+    instead of one per epoch. The kept weights go into the pack's checkpoint (`state_dict`): a resumed pack
+    selects as an uninterrupted one."""
+
+    def __init__(self, pack: list[Member], model: StackedGPT2, device, modulus: int, protocols: tuple[str, ...]):
+        self.pack, self.modulus, self.protocols = pack, modulus, protocols
+        self.holdout_rows, self.eval_rows, self.test_rows = (
+            torch.stack([getattr(member, name) for member in pack]).to(device) for name in ("holdout", "eval", "test"))
+        self.subtask_rows = (torch.stack([member.subtask_test for member in pack]).to(device)
+                             if pack[0].subtask_test is not None else None)
+        # what training changes (StackedGPT2's checkpoint: the subnetwork only where a point trains it)
+        self.parameters = [model.weights] + ([model.subnetwork] if bool(model.subnetwork_trains.any()) else [])
+        self.watched = [protocol for protocol in protocols if protocol != "last"]
+        self.kept = {protocol: [parameter.detach().clone() for parameter in self.parameters] for protocol in self.watched}
+        self.best = {protocol: [None] * len(pack) for protocol in self.watched}  # the signals each kept epoch had
+        self.epoch = 0
+
+    def __call__(self, net) -> list[dict]:
+        if len(self.holdout_rows[0]):
+            held = predict_answers(net, self.holdout_rows)
+            held_loss, held_answer_loss = mean_losses(net, self.holdout_rows)
+        evaluated = predict_answers(net, self.eval_rows)
+        subtask = predict_answers(net, self.subtask_rows) if self.subtask_rows is not None else None
         out = []
-        for index, member in enumerate(pack):
-            test = answer_metrics(tested[index], test_rows[index], member.rules, modulus)
-            held_out = {"holdout_accuracy": answer_metrics(held[index], holdout_rows[index])["accuracy"],
-                        "holdout_loss": held_loss[index],
-                        "holdout_answer_loss": held_answer_loss[index]} if has_holdout else {}
-            out.append({"eval_accuracy": answer_metrics(evaluated[index], eval_rows[index])["accuracy"],
-                        **held_out,
-                        **({"subtask_test_accuracy": answer_metrics(subtask[index], subtask_rows[index])["accuracy"]}
-                           if subtask is not None else {}),
-                        "test_accuracy": test.pop("accuracy"),
+        for index in range(len(self.pack)):
+            out.append({"eval_accuracy": answer_metrics(evaluated[index], self.eval_rows[index])["accuracy"],
+                        **({"holdout_accuracy": answer_metrics(held[index], self.holdout_rows[index])["accuracy"],
+                            "holdout_loss": held_loss[index], "holdout_answer_loss": held_answer_loss[index]}
+                           if len(self.holdout_rows[0]) else {}),
+                        **({"subtask_test_accuracy": answer_metrics(subtask[index], self.subtask_rows[index])["accuracy"]}
+                           if subtask is not None else {})})
+        self.epoch += 1
+        self._keep([{"epoch": self.epoch, **point} for point in out])
+        return out
+
+    def _keep(self, signals: list[dict]) -> None:
+        for protocol in self.watched:
+            improved = [improves(protocol, point, best) for point, best in zip(signals, self.best[protocol])]
+            rows = torch.tensor(improved, device=self.parameters[0].device)
+            for kept, parameter in zip(self.kept[protocol], self.parameters):
+                kept[rows] = parameter.detach()[rows]
+            self.best[protocol] = [point if better else best
+                                   for point, best, better in zip(signals, self.best[protocol], improved)]
+
+    def state_dict(self) -> dict:
+        return {"kept": self.kept, "best": self.best, "epoch": self.epoch}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.kept = {protocol: [kept.to(self.parameters[0].device) for kept in tensors]
+                     for protocol, tensors in state["kept"].items()}
+        self.best, self.epoch = state["best"], state["epoch"]
+
+    def _test(self, net) -> list[dict]:
+        tested = predict_answers(net, self.test_rows)
+        out = []
+        for index, member in enumerate(self.pack):
+            test = answer_metrics(tested[index], self.test_rows[index], member.rules, self.modulus)
+            out.append({"test_accuracy": test.pop("accuracy"),
                         # which test items it got right: paired tests between variants (claims.py)
-                        "test_correct": correct_bits((tested[index] == test_rows[index][:, 3]).cpu()),
+                        "test_correct": correct_bits((tested[index] == self.test_rows[index][:, 3]).cpu()),
                         **{f"test_{key}": value for key, value in test.items()}})
         return out
 
-    return evaluate
+    @torch.no_grad()
+    def selected(self, net, history: list[dict]) -> list[dict[str, dict]]:
+        """Per point: protocol -> the selected epoch's record (select_all's), its test metrics added."""
+        with evaluating():
+            tested = {"last": self._test(net)} if "last" in self.protocols else {}
+            final = [parameter.detach().clone() for parameter in self.parameters]
+            for protocol in self.watched:
+                for parameter, kept in zip(self.parameters, self.kept[protocol]):
+                    parameter.data.copy_(kept)
+                tested[protocol] = self._test(net)
+            for parameter, weights in zip(self.parameters, final):
+                parameter.data.copy_(weights)
+        out = []
+        for index in range(len(self.pack)):
+            own = [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
+                   for record in history]
+            chosen = select_all(own, self.protocols)
+            for protocol in self.watched:  # the kept weights are from the epoch the protocol selects
+                if self.best[protocol][index]["epoch"] != chosen[protocol]["epoch"]:
+                    raise RuntimeError(f"{self.pack[index].name}: the weights kept for '{protocol}' are from epoch "
+                                       f"{self.best[protocol][index]['epoch']}, it selects {chosen[protocol]['epoch']}")
+            out.append({protocol: _with_test(record, tested[protocol][index]) for protocol, record in chosen.items()})
+        return out
 
 
-def write_point(member: Member, history: list[dict], pack_size: int, inputs: Inputs) -> None:
-    """The point's metrics.json: each protocol's selected epoch, the curve, what it read and its seeds."""
+def _with_test(record: dict, test: dict) -> dict:
+    """The selected epoch's record with its test metrics, in the order a per-epoch test pass wrote them."""
+    head = {key: value for key, value in record.items() if key not in ("seconds", "last_epoch")}
+    return {**head, **test, "seconds": record["seconds"], "last_epoch": record["last_epoch"]}
+
+
+def write_point(member: Member, protocols: dict[str, dict], curve: list[dict], pack_size: int, inputs: Inputs) -> None:
+    """The point's metrics.json: each protocol's selected epoch (with its test metrics and per-item test
+    correctness), the curve (what selection reads, every epoch), what it read and its seeds."""
     point = member.point
-    # the selected epochs keep their per-item test correctness; the curve not
-    protocols = select_all(history, run_protocols(len(member.holdout) > 0))
-    curve = [{key: value for key, value in record.items() if key != "test_correct"} for record in history]
     save_json({"metrics": protocols, "protocols": {name: PROTOCOLS[name] for name in protocols},
                "competing_rules": sorted(member.rules),
                "rows": {**member.rows, "eval": len(member.eval), "test": len(member.test),
