@@ -29,7 +29,25 @@ def configure(threads: int, seed: int) -> None:
         raise ValueError(f"threads must be >= 1, got {threads}")
     torch.set_num_threads(threads)
     torch.set_flush_denormal(True)
+    keep_freed_memory()
     seed_everything(seed)
+
+
+def keep_freed_memory() -> None:
+    """Let glibc's malloc keep the blocks a training step frees for the next step: a step allocates and frees
+    tensors of megabytes (a pack's [points, weights] temporaries), which glibc otherwise returns to the kernel
+    (mmap above 128 KiB-32 MiB, trimming the heap's top) and the next step faults in again, zeroed page by page.
+    The same arithmetic on the same memory contents: it changes no number, only time (3-9% a pack step on 2 CPUs,
+    docs/decisions.md). Elsewhere than glibc nothing happens."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3  # glibc's malloc.h
+        libc.mallopt(m_mmap_threshold, 2**29)
+        libc.mallopt(m_trim_threshold, 2**31 - 1)
+    except (OSError, AttributeError):  # no glibc (macOS, musl): its allocator keeps its own policy
+        pass
 
 
 def seed_everything(seed: int) -> None:
