@@ -77,6 +77,14 @@ def test_a_transfer_packs_runtime_request_grows_with_its_rows_and_depth(tmp_path
         assert resource(line, "runtime") == str(expected), (rule, line)
     runtimes = {rule: int(resource(line, "runtime")) for rule, line in packs.items()}
     assert max(runtimes, key=runtimes.get).startswith("arithmetic_transfer_pack_layers4_n1000_")
+    # the longest work starts first: each pack's priority is its estimated minutes (less the base), in tenths
+    priorities = {rule: int(line.split(":")[1]) for rule, line in job_resources(result.stdout + result.stderr,
+                                                                                "priority").items() if rule in packs}
+    assert priorities.keys() == packs.keys()
+    for rule, priority in priorities.items():
+        assert priority == round(10 * (runtimes[rule] - minutes["base"])) or abs(
+            priority - 10 * (runtimes[rule] - minutes["base"])) <= 10, (rule, priority, runtimes[rule])
+    assert sorted(priorities, key=priorities.get) == sorted(runtimes, key=lambda rule: (runtimes[rule], priorities[rule]))
 
 
 def test_what_make_test_slurm_checks_in_slurm_holds_in_a_dry_run_through_the_profile(tmp_path):

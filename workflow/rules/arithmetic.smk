@@ -152,6 +152,7 @@ for _pack, _members in ARITH_JOBS.packs:
             f"logs/arithmetic/transfer/packs/{_pack}.log",
         benchmark:
             f"{BENCH_DIR}/arithmetic/transfer/packs/{_pack}.jsonl"
+        priority: pack_priority("transfer_pack", _members)
         conda:
             "../../envs/subtask-induction.yaml"
         threads: config["threads_per_job"]

@@ -25,7 +25,7 @@ from subtask_induction.job_python import job_python_problem
 from subtask_induction.kernels import pin_prefix
 from subtask_induction.files import write_text
 from subtask_induction.listing import folder_digest, track_folder
-from subtask_induction.packs import pack_mem_mb, pack_minutes
+from subtask_induction.packs import pack_mem_mb, pack_minutes, pack_work
 from subtask_induction.upgrade import pending as upgrade_pending
 from subtask_induction.workflow_config import normalise, upgrade_keys
 
@@ -142,6 +142,20 @@ def pack_resources(costs, members):
         "mem_mb": pack_mem_mb(pack["mem_mb"], size),
         **training_resources(),
     }
+
+
+def pack_priority(costs, members):
+    """Snakemake's priority of a pack job: its estimated work in tenths of a minute (packs.pack_work), so that among
+    the jobs ready to start the longest pack goes first and the short ones fill the cores at the end."""
+    return round(
+        10
+        * pack_work(
+            config["resources"][costs]["minutes"],
+            len(members),
+            getattr(members[0], "n", 0),
+            getattr(members[0], "layers", 2),
+        )
+    )
 
 
 def tracked(folder, name):

@@ -87,6 +87,7 @@ for _pack, _members in SUB_JOBS.packs:
             f"logs/submasking/packs/{_pack}.log",
         benchmark:
             f"{BENCH_DIR}/submasking/packs/{_pack}.jsonl"
+        priority: pack_priority("submasking_pack", _members)
         conda:
             "../../envs/subtask-induction.yaml"
         threads: config["threads_per_job"]

@@ -46,8 +46,14 @@ def pack_minutes(costs: dict, size: int, attempt: int = 1, rows: int = 0, layers
     (per_point + per_1000_rows * rows / 1000) * layers / 2), rounded up (a retry after a time limit gets more).
     per_point and per_1000_rows are a 2-layer point's; a point's cost grows about linearly with depth. The rules
     and the SLURM harness (tests/slurm_smoke.py) both compute it here."""
-    point = (costs["per_point"] + costs.get("per_1000_rows", 0) * rows / 1000) * layers / 2
-    return math.ceil(attempt * (costs["base"] + size * point))
+    return math.ceil(attempt * (costs["base"] + pack_work(costs, size, rows, layers)))
+
+
+def pack_work(costs: dict, size: int, rows: int = 0, layers: int = 2) -> float:
+    """A pack's training minutes as config resources.<family>_pack.minutes estimates them (without the base):
+    its limit's core, and the order in which the packs start (the longest first, so that none starts last
+    and leaves the other cores idle while it runs)."""
+    return size * (costs["per_point"] + costs.get("per_1000_rows", 0) * rows / 1000) * layers / 2
 
 
 def pack_mem_mb(costs: dict, size: int) -> int:
