@@ -21,6 +21,7 @@ BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yam
 GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a folder of its own
 SIGNS = "beyond_signs"    # `make beyond-signs`: config/beyond/signs.yaml on the default
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
+TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/
 # the submasking figure's words for its adaptations (the config's names, then what each does)
 ADAPTATION_LABELS = {"lp": "lp (linear probe)", "fs": "fs (mask)", "fft": "fft (fine-tune)",
@@ -540,6 +541,8 @@ def provenance(records: dict[str, RunRecord]) -> list[str]:
              "ratio of yours to it. *Planned at*: the commit whose configs planned the record's points, where it is "
              "not the record's; *known gaps*: planned points the record lacks, and why; *unplanned*: points its "
              "tables hold that no config of the record planned, and why.", ""]
+    if TIMING in records:
+        lines += time_to_figure(records[TIMING])
     for name, record in records.items():
         p = record.provenance
         lines += [f"### run {name}", "", "| | |", "|---|---|"]
@@ -551,6 +554,15 @@ def provenance(records: dict[str, RunRecord]) -> list[str]:
                     if key in ("known_gaps", "unplanned") else p[key])
                 lines.append(f"| {key.replace('_', ' ')} | {value} |")
         lines.append("")
+    return lines
+
+
+def time_to_figure(record: RunRecord) -> list[str]:
+    """Where the reproduction's minutes go: benchmarks/time_to_figure.py's reports as the record stores them (each
+    file a run: `make reproduce`, `make beyond`, before and after a change), under the record's own provenance."""
+    lines = ["### Where the time goes", "", f"{provenance_line(record)} {record.provenance['title']}.", ""]
+    for report in record.provenance.get("reports", []):
+        lines += [f"**{report['run']}**", ""] + embed(record.text(report["file"]), 5)
     return lines
 
 
