@@ -20,7 +20,9 @@ BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)
 def timings(records: dict) -> str:
     """The quick start's times: the default's `make reproduce` and `make test`, each with its plain step."""
     lines = []
-    for name, what in (("default", "`make reproduce`"), ("make_test", "`make test`")):
+    # the newest fresh-clone timing of make reproduce (time_to_figure's record) before the default record's own
+    reproduce = next((name for name in (results.TIMING, "default") if name in records), None)
+    for name, what in ((reproduce, "`make reproduce`"), ("make_test", "`make test`")):
         if name in records:
             p = records[name].provenance
             lines.append(f"- {what}: {p['wall']}. Machine: {p['machine']}; [plain step](docs/glossary.md#plain-step) "
