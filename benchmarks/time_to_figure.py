@@ -192,8 +192,9 @@ def report(run: Path, snakemake_args: str = "", wall: float | None = None, cores
                      f"{'' if cpu_said else '~'}{100 * cpu / thread_seconds:.0f}% | {largest} |")
     total = sum(job.seconds for job in jobs)
     lines.append(f"| all | {len(jobs)} | {total / 60:.1f} | | | | |")
-    lines += ["", "~: not said by the jobs (a run of an older commit): start-up is the family's training step's import "
-              "timed here, per job; CPU is Snakemake's sampled figure, which misses up to 30 s a job.", ""]
+    lines += [""] + (["~: not said by the jobs (a run of an older commit): start-up is the family's training step's "
+                      "import timed here, per job; CPU is Snakemake's sampled figure, which misses up to 30 s a job.", ""]
+                     if "| ~" in "\n".join(lines) or "(~" in "\n".join(lines) else [])
     if wall and cores:
         lines.append(f"Wall {wall / 60:.1f} min on {cores} cores: scheduling efficiency {100 * total / (cores * wall):.0f}% "
                      f"(job-minutes / (cores x wall)); the floor at {cores} cores is {total / cores / 60:.1f} min.")
