@@ -168,7 +168,7 @@ def report(run: Path, snakemake_args: str = "", wall: float | None = None, cores
     lines = [f"# Time to figure: {run.resolve().name}", "",
              "| family | jobs | job-min | start-up | evaluation | CPU utilisation | largest rules (job-min) |",
              "|---|---|---|---|---|---|---|"]
-    fallback = {}
+    estimated = False  # a figure the jobs did not say (logs of an older commit): marked "~", footnoted
     for family in sorted({job.family for job in jobs}):
         mine = [job for job in jobs if job.family == family]
         seconds = sum(job.seconds for job in mine)
@@ -176,11 +176,12 @@ def report(run: Path, snakemake_args: str = "", wall: float | None = None, cores
         if said:
             start_up, mark = sum(job.start_up for job in mine), ""
         else:
-            fallback[family] = fallback.get(family) or (import_seconds(STEPS[family]) if family in STEPS else float("nan"))
-            start_up, mark = fallback[family] * len(mine), "~"
+            per_job = import_seconds(STEPS[family]) if family in STEPS else float("nan")
+            start_up, mark, estimated = per_job * len(mine), "~", True
         evaluation = (f"{100 * sum(job.evaluation for job in mine) / seconds:.0f}%"
                       if all(job.evaluation is not None for job in mine) else "not said")
         cpu_said = all(job.cpu is not None for job in mine)
+        estimated = estimated or not cpu_said
         cpu = sum(job.cpu if cpu_said else job.sampled_cpu for job in mine)
         thread_seconds = sum(job.seconds * job.threads for job in mine)
         rules = defaultdict(float)
@@ -194,7 +195,7 @@ def report(run: Path, snakemake_args: str = "", wall: float | None = None, cores
     lines.append(f"| all | {len(jobs)} | {total / 60:.1f} | | | | |")
     lines += [""] + (["~: not said by the jobs (a run of an older commit): start-up is the family's training step's "
                       "import timed here, per job; CPU is Snakemake's sampled figure, which misses up to 30 s a job.", ""]
-                     if "| ~" in "\n".join(lines) or "(~" in "\n".join(lines) else [])
+                     if estimated else [])
     if wall and cores:
         lines.append(f"Wall {wall / 60:.1f} min on {cores} cores: scheduling efficiency {100 * total / (cores * wall):.0f}% "
                      f"(job-minutes / (cores x wall)); the floor at {cores} cores is {total / cores / 60:.1f} min.")

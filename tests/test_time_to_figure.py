@@ -46,12 +46,15 @@ def test_the_shares_are_the_jobs_own_seconds_over_their_job_seconds(tmp_path):
     assert cells[4] == f"{100 * 20 / 154:.0f}%"
     assert cells[5] == f"{100 * 152 / 154:.0f}%"  # the jobs' own CPU seconds, not Snakemake's sampled 90
     assert f"scheduling efficiency {100 * 154 / (2 * 90):.0f}%" in text
+    assert "~:" not in text  # nothing estimated, no footnote
 
 
 def test_a_run_whose_logs_say_nothing_is_marked_as_estimated(tmp_path, monkeypatch):
     monkeypatch.setattr(time_to_figure, "import_seconds", lambda step: 3.0)
     job(tmp_path, "vision/base", "vision_base", 60.0, 45.0, None)
-    cells = row(time_to_figure.report(tmp_path, wall=60.0, cores=1), "vision")
+    text = time_to_figure.report(tmp_path, wall=60.0, cores=1)
+    cells = row(text, "vision")
+    assert "~: not said by the jobs" in text
     assert cells[3] == f"~{100 * 3 / 60:.0f}% (~3.0 s a job)" and cells[4] == "not said" and cells[5] == "~75%"
 
 
