@@ -165,14 +165,14 @@ def train_points(todo: list[dict], inputs: Inputs, device: str, checkpoint: str,
         EpochRun(desc=f"transfer pack of {len(todo)}" if len(todo) > 1 else f"transfer {names[0]}",
                  settings={"points": names, **inputs.settings}),
     )
-    selected = evaluation.selected(model, result.history)
+    histories = [[{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
+                  for record in result.history] for index in range(len(pack))]  # each point's own epochs
+    selected = evaluation.selected(model, histories)
     for index, member in enumerate(pack):
         if index in result.failed:
             yield member.point, f"{member.name}, the loss became non-finite: {result.failed[index]}"
             continue
-        write_point(member, selected[index], [{"epoch": record["epoch"], **record["points"][index],
-                                               "seconds": record["seconds"]} for record in result.history],
-                    len(pack), inputs)
+        write_point(member, selected[index], histories[index], len(pack), inputs)
         yield member.point, None
 
 
@@ -316,8 +316,9 @@ class PackEvaluation:
         return out
 
     @torch.no_grad()
-    def selected(self, net, history: list[dict]) -> list[dict[str, dict]]:
-        """Per point: protocol -> the selected epoch's record (select_all's), its test metrics added."""
+    def selected(self, net, histories: list[list[dict]]) -> list[dict[str, dict]]:
+        """Per point (its own epochs in `histories`): protocol -> the selected epoch's record (select_all's), its
+        test metrics added."""
         with evaluating():
             tested = {"last": self._test(net)} if "last" in self.protocols else {}
             final = [parameter.detach().clone() for parameter in self.parameters]
@@ -328,9 +329,7 @@ class PackEvaluation:
             for parameter, weights in zip(self.parameters, final):
                 parameter.data.copy_(weights)
         out = []
-        for index in range(len(self.pack)):
-            own = [{"epoch": record["epoch"], **record["points"][index], "seconds": record["seconds"]}
-                   for record in history]
+        for index, own in enumerate(histories):
             chosen = select_all(own, self.protocols)
             for protocol in self.watched:  # the kept weights are from the epoch the protocol selects
                 if self.best[protocol][index]["epoch"] != chosen[protocol]["epoch"]:
