@@ -6,7 +6,7 @@ when it is beyond noise on the same test items (McNemar's exact test at PAIRED_L
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -166,3 +166,135 @@ def format_paired(differences: pd.Series, counted: pd.Series) -> str:
     """`+4.4*, +0.2, missing`: every run's difference in points, `*` where it is beyond noise."""
     return ", ".join("missing" if pd.isna(d) else f"{d:+.1f}" + ("*" if c != 0 else "")
                      for d, c in zip(differences, counted))
+
+
+# The verdict rule over independent subnetworks (docs/decisions.md, "The verdict rule"). The unit is the chain: one
+# base -> discovery -> transfer line, hence one subnetwork; a chain's replicates (transfer seeds over the same
+# subnetwork) are averaged inside it first, because they are not independent of it. Over the chain means: an exact
+# two-sided sign-flip permutation test of "the mean difference is 0" (every one of the 2^k sign patterns), Holm's
+# step-down correction over the sizes (n) of one claim, at LEVEL family-wise; beside it a CONFIDENCE t interval of
+# the mean over chains, which describes and does not decide.
+LEVEL = 0.05
+CONFIDENCE = 0.95
+HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW = "holds", "reversed", "no evidence either way", "too few chains to decide"
+VERDICTS = (HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW)
+
+
+def chain_of(run) -> str:
+    """A run's chain: `2/1` (chain/replicate) -> `2`; a run named by its chain alone is its own chain."""
+    return str(run).split("/")[0]
+
+
+def chain_means(difference: pd.Series) -> pd.Series:
+    """Per-run differences (indexed by run: `chain/replicate` or a chain) -> one mean per chain, in first-seen
+    order. Only a complete tally's runs are passed: a NaN here is a caller's error."""
+    if difference.isna().any():
+        raise ValueError(f"chain means over runs without a number: {list(difference.index[difference.isna()])}")
+    chains = pd.Index([chain_of(run) for run in difference.index])
+    return difference.groupby(chains, sort=False).mean()
+
+
+def smallest_p(chains: int) -> float:
+    """The smallest two-sided p the exact sign-flip test can give over `chains` nonzero means (all of one sign)."""
+    return min(1.0, 2 / 2 ** chains) if chains else 1.0
+
+
+def sign_flip_p(values) -> float:
+    """Exact two-sided sign-flip permutation p of "mean 0" over `values` (one per chain): scipy's permutation_test
+    over all 2^k sign patterns."""
+    from scipy.stats import permutation_test
+
+    values = np.asarray(values, dtype=float)
+    if len(values) == 0 or not values.any():
+        return 1.0
+    result = permutation_test((values,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
+                              n_resamples=np.inf, alternative="two-sided")
+    return float(min(1.0, result.pvalue))
+
+
+def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The t interval of the mean over chains ((nan, nan) under two chains; a point where they all agree)."""
+    from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    if len(values) < 2:
+        return float("nan"), float("nan")
+    spread = stats.sem(values)
+    if spread == 0:
+        return float(values.mean()), float(values.mean())
+    low, high = stats.t.interval(confidence, len(values) - 1, loc=values.mean(), scale=spread)
+    return float(low), float(high)
+
+
+def holm(pvalues: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (family-wise error at the level over the list), in the list's order."""
+    order = np.argsort(pvalues, kind="stable")
+    adjusted, running = [0.0] * len(pvalues), 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(pvalues) - rank) * pvalues[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One size's comparison under the rule: its tally (per run, with the pipeline's `*`), the chain means, their
+    mean with its interval, the exact p and Holm's adjusted p over the claim's sizes, and the verdict. An incomplete
+    tally has no verdict of the rule: `incomplete` wins."""
+
+    tally: Tally
+    chains: tuple = ()
+    means: tuple = ()
+    mean: float = float("nan")
+    low: float = float("nan")
+    high: float = float("nan")
+    p: float = float("nan")
+    adjusted: float = float("nan")
+    verdict: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.tally.complete
+
+    def summary(self, unit: str = "") -> str:
+        """`+14.3 [+6.1, +22.5]` (the mean over chains with its interval, in the differences' unit)."""
+        if not self.complete or not self.chains:
+            return "—"
+        if np.isnan(self.low):
+            return f"{self.mean:+.1f}{unit}"
+        return f"{self.mean:+.1f}{unit} [{self.low:+.1f}, {self.high:+.1f}]"
+
+
+def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> dict:
+    """The rule over one claim: {size (any label): per-run differences (first minus second, indexed by run)} ->
+    {size: Judgement}. `runs` names each size's planned runs (default: the index's); a named run that is missing,
+    NaN or duplicated makes that size incomplete (tally). Holm's correction runs over the claim's complete sizes;
+    a size whose chain count could not reach the level even with every chain on one side (Holm's first factor
+    times smallest_p) is "too few chains to decide", whatever its data."""
+    runs = runs or {}
+    tallies = {size: tally(difference, runs.get(size)) for size, difference in differences.items()}
+    out, tested = {}, {}
+    for size, difference in differences.items():
+        counted = tallies[size]
+        if not counted.complete:
+            out[size] = Judgement(counted)
+            continue
+        named = difference[[run in set(counted.runs) for run in difference.index]]
+        means = chain_means(named)
+        low, high = t_interval(means.to_numpy())
+        out[size] = Judgement(counted, tuple(means.index), tuple(float(v) for v in means), float(means.mean())
+                              if len(means) else float("nan"), low, high, sign_flip_p(means.to_numpy()))
+        tested[size] = out[size]
+    if tested:
+        sizes = list(tested)
+        adjusted = holm([tested[size].p for size in sizes])
+        for size, p in zip(sizes, adjusted):
+            judgement = tested[size]
+            if len(sizes) * smallest_p(len(judgement.chains)) >= level:
+                verdict = TOO_FEW
+            elif p < level:
+                verdict = HOLDS if judgement.mean > 0 else REVERSED
+            else:
+                verdict = NO_EVIDENCE
+            out[size] = replace(judgement, adjusted=p, verdict=verdict)
+    return out
