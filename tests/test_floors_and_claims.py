@@ -11,7 +11,7 @@ from PIL import Image
 
 from subtask_induction.method.masks import save_subnetwork
 from subtask_induction.steps import check_images, select_subnetwork
-from subtask_induction.claims import comparison_verdict
+from subtask_induction.claims import judge
 
 
 def subnetwork(path, kept, accuracy, chance=0.25, l0=1e-6):
@@ -56,16 +56,24 @@ def test_an_unreadable_image_in_a_users_folder_is_named_before_any_training(tmp_
 
 
 @pytest.mark.parametrize("differences, verdict", [
-    ([0.3], "one chain only (si higher): no claim"),
-    ([0.0], "one chain only (tie): no claim"),
-    ([1.0, 2.0], "si higher in every chain (2)"),
-    ([-1.0, -0.5, -2.0], "scratch higher in every chain (3)"),
-    ([0.0, 0.0], "tied in every chain (2)"),
-    ([1.0, 0.0, -1.0], "mixed: si higher in 1, scratch higher in 1, tied in 1 of 3"),
-    ([1.0, float("nan"), 2.0], "chain 1 missing: no claim (si higher in 2, scratch higher in 0, tied in 0 of the 2 present)"),
+    ([0.3], "too few chains to decide"),
+    ([1.0, 2.0, 1.5, 0.5, 3.0], "too few chains to decide"),      # 2/2^5 = 0.0625: even unanimous cannot decide
+    ([1.0, 2.0, 1.5, 0.5, 3.0, 2.5], "holds"),                    # 2/2^6 = 0.031
+    ([-1.0, -2.0, -1.5, -0.5, -3.0, -2.5], "reversed"),
+    ([1.0, -2.0, 1.5, -0.5, 3.0, -2.5], "no evidence either way"),
+    ([0.0] * 6, "no evidence either way"),
 ])
-def test_comparisons_claim_only_what_every_chain_shows_and_ties_are_ties(differences, verdict):
-    assert comparison_verdict(pd.Series(differences), "si", "scratch") == verdict
+def test_the_rule_decides_only_what_its_chains_can(differences, verdict):
+    judged = judge({"n = 0": pd.Series(differences, index=[str(c) for c in range(len(differences))])})
+    assert judged["n = 0"].verdict == verdict
+
+
+def test_replicates_are_averaged_inside_their_chain_and_a_missing_run_is_incomplete():
+    runs = pd.Series([1.0, 3.0, 2.0, 2.0], index=["0/0", "0/1", "1/0", "1/1"])
+    judged = judge({250: runs})[250]
+    assert judged.chains == ("0", "1") and judged.means == (2.0, 2.0)
+    gap = judge({250: pd.Series([1.0, float("nan")], index=["0/0", "1/0"])})[250]
+    assert not gap.complete and gap.verdict == "" and "1/0 missing" in gap.tally.gaps
 
 
 def test_a_single_run_shows_no_spread_and_last_epoch_selections_are_marked():
@@ -107,10 +115,6 @@ def test_a_one_item_difference_is_a_tie_and_a_large_one_a_win():
     assert p < 1e-10 and counted == difference == pytest.approx(8.0)
     # exact McNemar: 6 discordant items all one way give p = 2 / 2**6
     assert mcnemar_p(np.array([True] * 6), np.array([False] * 6)) == pytest.approx(2 / 64)
-    ties = pd.Series([paired_difference(one_more, base)[2]] * 3)
-    assert comparison_verdict(ties, "si", "sampled", unit="run") == "tied in every run (3)"
-    wins = pd.Series([paired_difference(many_more, base)[2]] * 3)
-    assert comparison_verdict(wins, "si", "sampled", unit="run") == "si higher in every run (3)"
 
 
 def test_transfer_records_keep_which_test_items_each_selected_epoch_got_right(smoke_run):

@@ -5,6 +5,7 @@ package's; the README stays short; code defaults that stand for a config value e
 import inspect
 import re
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -97,19 +98,40 @@ def test_every_run_record_says_what_made_it(tmp_path):
 
 
 def test_verdicts_are_computed_from_the_pipeline_s_per_run_differences():
-    """A claim reads each run's difference (`*`: beyond noise) from the pipeline's tables and tallies the planned runs
-    itself: the pipeline's verdict text is not what it trusts."""
+    """A claim reads each run's difference from the pipeline's tables and judges the planned runs itself under the
+    verdict rule: the pipeline's verdict text is not what it trusts."""
     text = ("### x, protocol `last`\n\n| layers | n | comparison | runs | difference per run | verdict |\n"
-            "|---|---|---|---|---|---|\n| 2 | 250 | si vs sampled | 0/0, 1/0 | +4.4*, +0.2 | si higher in every run (2) |\n")
+            "|---|---|---|---|---|---|\n| 2 | 250 | si vs sampled | 0/0, 1/0 | +4.4*, +0.2 | holds |\n")
     (heading, table), = run_records.markdown_tables(text)
     assert heading == "x, protocol `last`" and list(table["n"]) == ["250"]
-    assert claims.parse_differences("+4.4*, +0.2, missing")[1][:2] == [4.4, 0.0]
-    from subtask_induction.claims import tally
+    assert claims.parse_differences("+4.4*, +0.2, missing")[0][:2] == [4.4, 0.2]
+    from subtask_induction.claims import judge
 
-    counted = claims.parse_differences(table["difference per run"].iloc[0])[1]
-    found = tally(claims.pd.Series(counted, index=["0/0", "1/0"]), ["0/0", "1/0"])
-    assert found.word == "1 of 2"   # the text said "every run"; the differences say one tie
-    assert claims.holds_text({"n = 0": found, "n = 250": tally(claims.pd.Series([1.0, 2.0]))}).startswith("**at n = 250**")
+    values = claims.parse_differences(table["difference per run"].iloc[0])[0]
+    judged = judge({"n = 250": claims.pd.Series(values, index=["0/0", "1/0"])})
+    assert claims.holds_text(judged) == "too few chains to decide (n = 250)"   # the text said "holds"
+    eight = claims.pd.Series([3.0, 4.0, 5.0, 6.0, 2.0, 7.0, 1.0, 8.0], index=[f"{c}/0" for c in range(8)])
+    both = judge({"n = 0": -eight, "n = 250": eight})
+    assert claims.holds_text(both) == "**holds** at n = 250; reversed at n = 0"
+
+
+def widened(data: Path, comparison: str, sizes: dict[int, list[float]]) -> None:
+    """The copied default record with eight chains of one replicate planned, and `comparison`'s per-run differences
+    at each n given: enough chains for the rule to decide (the other comparisons then lack runs: incomplete)."""
+    planned = claims.pd.read_csv(data / "default" / "planned" / "arithmetic.csv")
+    one = planned[(planned["chain"] == 0) & (planned["replicate"] == 0)]
+    planned = claims.pd.concat([one.assign(chain=chain) for chain in range(8)])
+    planned.to_csv(data / "default" / "planned" / "arithmetic.csv", index=False)
+    provenance = yaml.safe_load((data / "default" / "run.yaml").read_text())
+    provenance["known_gaps"] = [{"family": "arithmetic", "why": "a test's widened copy: only chains.md has the runs"}]
+    (data / "default" / "run.yaml").write_text(yaml.safe_dump(provenance))
+    chains = data / "default" / "arithmetic" / "chains.md"
+    text = chains.read_text()
+    for n, values in sizes.items():
+        row = re.compile(rf"\| 2 \| {n} \| {comparison} \| [^|]+\| [^|]+\|")
+        cells = ", ".join(f"{v:+.1f}" for v in values)
+        text = row.sub(f"| 2 | {n} | {comparison} | {', '.join(f'{c}/0' for c in range(8))} | {cells} |", text)
+    chains.write_text(text)
 
 
 def _links(path):
@@ -162,21 +184,20 @@ def test_the_readme_is_short_and_answers_first():
 
 
 def test_the_verdict_lines_follow_the_records(tmp_path):
-    """The README's verdict is rendered from the claims, never written: one run of SI vs random init at n = 0 made a
-    tie in the stored default moves that claim from "Holds" to "Holds only at some sizes"."""
+    """The README's verdict is rendered from the claims, never written: with eight chains planned, SI vs random init
+    holding at every n reads "Holds"; one n's chains split evenly moves it to "Holds only at some sizes"."""
     from subtask_induction.pages import results
 
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
     before = results.readme_verdict(run_records.load_all(data))
-    holds = next(line for line in before.splitlines() if line.startswith("- **Holds**"))
-    assert "SI beats random initialisation" in holds
-    chains = data / "default" / "arithmetic" / "chains.md"
-    text = chains.read_text()
-    row = re.search(r"\| 2 \| 0 \| si vs random \| [^|]+\| (\+[\d.]+)\*,", text)
-    chains.write_text(text.replace(row.group(0), row.group(0).replace(row.group(1) + "*,", row.group(1) + ",")))
+    assert "SI beats random initialisation" in next(line for line in before.splitlines() if "Too few chains" in line)
+    gains = [40.0, 31.0, 45.0, 38.0, 44.0, 29.0, 47.0, 36.0]
+    widened(data, "si vs random", {0: gains, 250: gains, 750: gains})
+    holds = results.readme_verdict(run_records.load_all(data))
+    assert "SI beats random initialisation" in next(line for line in holds.splitlines() if line.startswith("- **Holds**"))
+    widened(data, "si vs random", {0: [4.0, -3.0, 5.0, -6.0, 2.0, -1.0, 3.0, -4.0]})
     after = results.readme_verdict(run_records.load_all(data))
-    assert after != before
     partly = next(line for line in after.splitlines() if line.startswith("- **Holds only at some sizes**"))
     assert "SI beats random initialisation (at n = 250, n = 750)" in partly
 
@@ -228,12 +249,13 @@ def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_pa
     comparisons.write_text(text)
     found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
     crossed = found[claims.CROSS_DOMAIN[0][1]]
-    assert crossed.holds == "**yes** (" + ", ".join(f"{size}/class" for size in sizes) + ")" and crossed.headline
-    verdict(sizes[0], "-5.0*, -6.0*, -7.0*")
+    # three chains cannot decide under the rule, whatever they show; the numbers say which way they lean
+    assert crossed.holds == "too few chains to decide (" + ", ".join(f"{size}/class" for size in sizes) + ")"
+    assert crossed.headline and crossed.verdicts == tuple((f"{size}/class", "too few chains to decide") for size in sizes)
+    verdict(sizes[0], "-5.0*, -6.0*, missing")
     comparisons.write_text(text)
     found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
-    assert found[claims.CROSS_DOMAIN[0][1]].holds.startswith(f"**at {sizes[1]}/class, {sizes[2]}/class**; not at "
-                                                             f"{sizes[0]}/class (reversed)")
+    assert found[claims.CROSS_DOMAIN[0][1]].holds.startswith("**incomplete** (8 of 9 runs")
     headline = [claim.claim for claim in found.values() if claim.record == "beyond" and claim.headline]
     assert len(headline) == 3 and any("magnitude" in claim for claim in headline)
     page = pages_main.pages(data=data)[REPO / "docs" / "results.md"]

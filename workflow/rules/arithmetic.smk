@@ -337,6 +337,7 @@ rule arithmetic_overlap:
     input:
         default=arith_overlap_selected,  # each run is compared with the subnetwork the selection chose
         runs=ARITH_JOBS.overlap_subnetworks(),
+        chains=arith_chain_subnetworks,
     output:
         table=with_report(
             [f"{ARITH_DIR}/summary/overlap.csv"], arith_jobs.CAPTIONS, "Arithmetic", "Subnetwork overlap"
@@ -356,5 +357,5 @@ rule arithmetic_overlap:
     message:
         JOB_LINE
     shell:
-        step("arithmetic_overlap") + " --subnetworks {input.default:q} {input.runs:q} --table {output.table:q} "
+        step("arithmetic_overlap") + " --subnetworks {input.default:q} {input.runs:q} {input.chains:q} --table {output.table:q} "
         "--markdown {output.markdown:q} --figures {params.figures:q} > {log:q} 2>&1"

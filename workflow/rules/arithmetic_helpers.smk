@@ -72,6 +72,19 @@ def arith_overlap_selected(wildcards):
     )
 
 
+def arith_chain_subnetworks(wildcards):
+    """Every other chain's selected subnetwork at the overlap's depths: which subnetworks the chains found, and how
+    much they share, beside the claims that are judged over them (summary/overlap.csv, chain rows)."""
+    return sorted(
+        {
+            arith_selected_subnetwork(chain, *experiment)
+            for experiment in ARITH_JOBS.overlap_experiments()
+            for chain in ARITH_JOBS.chains_of(*experiment)
+            if chain != ARITH_JOBS.overlap_chain
+        }
+    )
+
+
 def arith_budget_full():
     """The every-row subnetworks the selections chose, which the budget discoveries are compared with (they
     use the same λ; variant si transfers them). Raises until the selections have run (checkpoints)."""

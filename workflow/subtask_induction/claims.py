@@ -1,7 +1,12 @@
-"""What per-run differences can claim (every family's comparisons tables): a comparison is a claim only
-when every configured run (chain, or chain x replicate) shows it; a missing run blocks the claim, one run
-shows a direction, a tie is a tie. Where records keep per-item correctness, a run's difference counts only
-when it is beyond noise on the same test items (McNemar's exact test at PAIRED_LEVEL); otherwise it is a tie."""
+"""What per-run differences can claim, for every family's comparisons tables and every page: the one verdict rule.
+
+- `tally` counts the runs a comparison names (chain, or chain/replicate) and names those without one number (missing,
+  NaN, listed twice): a claim is read only from a complete tally, otherwise it is "incomplete".
+- `judge` is the rule over independent subnetworks (docs/decisions.md, "The verdict rule"): chain means, an exact
+  sign-flip test, Holm over a claim's sizes, a t interval; holds / reversed / no evidence either way / too few
+  chains to decide.
+- A run's own difference is marked `*` where it is beyond noise on the same test items (McNemar's exact test at
+  PAIRED_LEVEL; shape bias by a paired bootstrap): which runs carried a claim, shown beside the verdict."""
 
 from __future__ import annotations
 
@@ -75,30 +80,6 @@ def tally(difference: pd.Series, runs=None) -> Tally:
     values = np.asarray(values)
     return Tally(runs, int((values > 0).sum()), int((values < 0).sum()), int((values == 0).sum()), tuple(missing),
                  tuple(duplicated))
-
-
-def comparison_verdict(difference: pd.Series, first: str, second: str, unit: str = "chain") -> str:
-    """The verdict on `first` minus `second`, one value per chain (or per `unit`: a run of chain and replicate);
-    NaN marks a configured one without a result (it is named and blocks "every chain"), as does one listed twice.
-    Pass differences that are 0 where a paired test calls them noise (paired_difference)."""
-    counted = tally(difference)
-    higher, lower, tied, count = counted.higher, counted.lower, counted.tied, counted.present
-    if not counted.complete:
-        gaps = [f"{unit} {', '.join(str(run) for run in counted.missing)} missing"] if counted.missing else []
-        gaps += [f"{unit} {', '.join(str(run) for run in counted.duplicated)} duplicated"] if counted.duplicated else []
-        return (f"{'; '.join(gaps)}: no claim ({first} higher in {higher}, {second} higher in "
-                f"{lower}, tied in {tied} of the {count} present)")
-    if count < 2:
-        one = difference.iloc[0]
-        direction = "tie" if one == 0 else f"{first if one > 0 else second} higher"
-        return f"one {unit} only ({direction}): no claim"
-    if higher == count:
-        return f"{first} higher in every {unit} ({count})"
-    if lower == count:
-        return f"{second} higher in every {unit} ({count})"
-    if tied == count:
-        return f"tied in every {unit} ({count})"
-    return f"mixed: {first} higher in {higher}, {second} higher in {lower}, tied in {tied} of {count}"
 
 
 # A difference in one run counts only when the two models' per-item correctness on the same test items differs
@@ -178,6 +159,7 @@ LEVEL = 0.05
 CONFIDENCE = 0.95
 HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW = "holds", "reversed", "no evidence either way", "too few chains to decide"
 VERDICTS = (HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW)
+INCOMPLETE = "incomplete"   # a planned run without one number: wins over every verdict
 
 
 def chain_of(run) -> str:
@@ -205,7 +187,7 @@ def sign_flip_p(values) -> float:
     from scipy.stats import permutation_test
 
     values = np.asarray(values, dtype=float)
-    if len(values) == 0 or not values.any():
+    if len(values) < 2 or not values.any():   # one value's two sign patterns are equally extreme
         return 1.0
     result = permutation_test((values,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
                               n_resamples=np.inf, alternative="two-sided")

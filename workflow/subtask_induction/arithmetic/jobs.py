@@ -235,6 +235,12 @@ class ArithmeticJobs(FamilyJobs):
                        if layers in e.get("layers", self.config["layers"])
                        and self.overlap_chain in e.get("chains", self.chains)})
 
+    def chains_of(self, base: str, subtask: str, layers) -> list[int]:
+        """The chains that discover `subtask` of `base` at `layers` (any experiment of the config)."""
+        return sorted({chain for e in self.experiments if (e["base"], e["subtask"]) == (base, subtask)
+                       and int(layers) in e.get("layers", self.config["layers"])
+                       for chain in e.get("chains", self.chains)})
+
     def overlap_subnetworks(self) -> list[str]:
         return self.experiment_paths(f"{DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
                                      only_layers=self.overlap["layers"], run=list(self.overlap_runs))

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired,
-                      paired_difference)
+from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, paired_difference)
 from ..method.discovery import selection_key
 from ..protocols import PROTOCOLS
 from ..records import read_record
@@ -238,18 +237,27 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
             lines.append(f"| {layers} | {variant} | {n} | " + " | ".join(
                 f"{values[c]:.3f}" if c in values else "" for c in chain_ids) + " |")
         lines += ["", f"Comparisons per depth and n, run by run (chain/replicate): differences in accuracy points, `*` where "
-                  f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}; a difference without `*` "
-                  "counts as a tie.", "",
-                  "| layers | n | comparison | runs | difference per run | verdict |", "|---|---|---|---|---|---|"]
+                  f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}. The verdict is the rule's "
+                  f"(docs/decisions.md, \"The verdict rule\"): over chain means (replicates averaged), an exact sign-flip "
+                  f"test with Holm's correction over the comparison's n, at {LEVEL:g}; the mean over chains with its "
+                  f"{CONFIDENCE:.0%} t interval beside it.", "",
+                  "| layers | n | comparison | runs | difference per run | mean over chains | verdict |",
+                  "|---|---|---|---|---|---|---|"]
+        compared = {}
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
             runs = sorted({(r.chain, r.replicate) for r in rows.itertuples()})
             variants = set(rows["variant"])
             for first, second in comparisons:
                 if first in variants and second in variants:
-                    difference, counted = run_differences(rows, first, second, runs)
-                    lines.append(f"| {layers} | {n} | {first} vs {second} | {', '.join(difference.index)} | "
-                                 f"{format_paired(difference, counted)} | "
-                                 f"{comparison_verdict(counted, first, second, unit='run')} |")
+                    compared.setdefault((layers, first, second), {})[n] = run_differences(rows, first, second, runs)
+        for (layers, first, second), by_n in compared.items():
+            judged = judge({n: difference for n, (difference, _) in by_n.items()})
+            for n, (difference, counted) in by_n.items():
+                judgement = judged[n]
+                verdict = (f"{judgement.verdict} (Holm p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains)"
+                           if judgement.complete else f"incomplete: {judgement.tally.gaps}")
+                lines.append(f"| {layers} | {n} | {first} vs {second} | {', '.join(difference.index)} | "
+                             f"{format_paired(difference, counted)} | {judgement.summary()} | {verdict} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -306,6 +314,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
                   "| top k % | SI | sampled | SI − sampled per run (points; * beyond noise) | verdict | "
                   + " | ".join(f"SI agrees with {c.removeprefix('test_agree_')}" for c in agree) + " |",
                   "|---|---|---|---|---|" + "---|" * len(agree)]
+        rows_of_k, by_k = [], {}
         for k, at_k in part.groupby("top_k"):
             by = {kind: at_k[at_k["kind"] == kind] for kind in ("subnetwork", "sampled")}
             cells = []
@@ -315,8 +324,13 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             runs = sorted({(r.chain, r.replicate) for r in part.itertuples()})
             names = [by[kind]["variant"].iloc[0] if len(by[kind]) else None for kind in ("subnetwork", "sampled")]
             difference, counted = run_differences(at_k, *names, runs)
-            verdict = comparison_verdict(counted, *names, unit="run") if difference.notna().any() else "—"
-            agreement = [f"{by['subnetwork'][c].mean():.3f}" for c in agree]
+            by_k[k] = difference
+            rows_of_k.append((k, cells, difference, counted, [f"{by['subnetwork'][c].mean():.3f}" for c in agree]))
+        judged = judge(by_k)   # Holm over the dial's sizes at this n
+        for k, cells, difference, counted, agreement in rows_of_k:
+            judgement = judged[k]
+            verdict = (f"{judgement.summary()}: {judgement.verdict}" if judgement.complete
+                       else f"incomplete: {judgement.tally.gaps}")
             lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + format_paired(difference, counted)
                          + f" | {verdict} | " + " | ".join(agreement) + " |")
         lines.append("")

@@ -2,11 +2,11 @@
 whether it holds, and the numbers, every cell read from a run record.
 
 Each row is judged on one of three things (JUDGED_ON), and says which:
-- every run: the claim holds where each run it names (chain, or chain x replicate, as the record's configs planned
-  them: planned/) shows it, the runs' differences counting only beyond noise (the pipeline's paired test on the
-  same test items, read from chains.md / comparisons.md, or a stated threshold where no per-item record is kept).
-  One tally for every family (claims.tally): a run that is missing, NaN or listed twice makes the claim
-  "incomplete (k of m runs)", with the runs named; it never reads as yes, tied or no.
+- the chains: the verdict rule (claims.judge; docs/decisions.md, "The verdict rule") over the runs the record's
+  configs planned (planned/): replicates averaged inside their chain, an exact sign-flip test over the chain means,
+  Holm over the claim's sizes; holds / reversed / no evidence either way / too few chains to decide. A planned run
+  that is missing, NaN or listed twice makes the claim "incomplete (k of m runs)", with the runs named; it never
+  reads as a verdict. The runs' own differences, `*` where beyond noise on the same test items, stay in the numbers.
 - the mean: the paper's text states a threshold on a mean; ours is the mean over the record's runs, with its spread.
 - a band: our curve against the authors' plotted curve (one run of theirs), less than curves.CURVE_BAND away."""
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..arithmetic.paper import MAIN_EXPERIMENT
-from ..claims import Tally, tally
+from ..claims import HOLDS, INCOMPLETE, VERDICTS, Judgement, chain_of, judge
 from ..points import VISION_MODEL_ROWS
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
@@ -99,14 +99,12 @@ SIGNS_CLAIMS = [
                                      "(`mimetic`)"),
     ("mimetic", "random", "The mimetic initialisation beats random initialisation"),
 ]
-BUDGET_THRESHOLD = 0.01   # budget.csv keeps each chain's accuracy, no per-item record: 10 of 1,000 test pairs
 CURVE_NAMES = {"subnetwork": "SI", "full": "full", "sampled": "sampled", "complement": "complement",
                "random": "random init"}
 
 
 # What a row is judged on (the table's column and the README's legend)
-PER_RUN = "every run (paired test)"
-PER_RUN_THRESHOLD = "every run (difference > {threshold}; no per-item record)"
+PER_RUN = "the chains (the verdict rule)"
 MEAN = "the mean (the paper's threshold)"
 BAND = f"a band (< {CURVE_BAND} from the authors' figure)"
 
@@ -121,6 +119,7 @@ class Claim:
     record: str
     headline: bool = True   # in the README's table too
     judged_on: str = PER_RUN
+    verdicts: tuple = ()    # the rule's (where, verdict) pairs ("incomplete" where a run is missing); () for a mean or band
 
 
 def parse_differences(cell: str) -> tuple[list[float], list[float]]:
@@ -149,30 +148,49 @@ def paired_by_run(first: pd.Series, second: pd.Series) -> pd.Series:
                      index=[run for run, values in out.items() for _ in values], dtype=float)
 
 
-def beyond_threshold(difference: pd.Series, threshold: float) -> pd.Series:
-    """The differences that count where no per-item record allows a paired test: those beyond `threshold` (0 below
-    it: a tie; NaN stays NaN, a run without a number)."""
-    return difference.where(difference.abs() > threshold, 0.0).where(difference.notna())
-
-
-def holds_text(tallies: dict[str, Tally]) -> str:
-    """{where: its tally} -> the claims table's cell: `yes`, `no`, where it holds and where not, or `incomplete`
-    with the runs that lack a number (never a verdict from fewer runs than named)."""
-    if not tallies:
+def holds_text(judged: dict[str, Judgement]) -> str:
+    """{where: its judgement} (claims.judge over one claim's sizes) -> the claims table's cell: the rule's verdict at
+    each size, **holds** in bold, or `incomplete` with the runs that lack a number (never a verdict from fewer runs
+    than planned)."""
+    if not judged:
         return "**incomplete** (no run of it in the record)"
-    incomplete = {where: t for where, t in tallies.items() if not t.complete}
+    incomplete = {where: j.tally for where, j in judged.items() if not j.complete}
     if incomplete:
-        present = sum(t.present for t in tallies.values())
-        named = sum(len(t.runs) for t in tallies.values())
+        present = sum(j.tally.present for j in judged.values())
+        named = sum(len(j.tally.runs) for j in judged.values())
         return (f"**incomplete** ({present} of {named} runs; "
-                + "; ".join(f"{where}: {t.gaps}" for where, t in incomplete.items()) + ")")
-    words = {where: t.word for where, t in tallies.items()}
-    if all(word == "yes" for word in words.values()):
-        return f"**yes** ({', '.join(words)})"
-    if not any(word == "yes" for word in words.values()):
-        return "no (" + "; ".join(f"{where}: {word}" for where, word in words.items()) + ")"
-    return ("**at " + ", ".join(where for where, word in words.items() if word == "yes") + "**; not at "
-            + "; ".join(f"{where} ({word})" for where, word in words.items() if word != "yes"))
+                + "; ".join(f"{where + ': ' if where else ''}{t.gaps}" for where, t in incomplete.items()) + ")")
+    parts = []
+    for verdict in VERDICTS:
+        wheres = [where for where, j in judged.items() if j.verdict == verdict]
+        if wheres:
+            word = f"**{verdict}**" if verdict == HOLDS else verdict
+            every = len(wheres) == len(judged)
+            parts.append(word + ("" if every and len(wheres) == 1 and not wheres[0] else
+                                 f" ({', '.join(wheres)})" if every else f" at {', '.join(wheres)}"))
+    return "; ".join(parts)
+
+
+def verdict_pairs(judged: dict[str, Judgement]) -> tuple:
+    """(where, verdict) per size, as data for the README's verdict lines; "incomplete" where a planned run lacks a
+    number."""
+    return tuple((where, j.verdict if j.complete else INCOMPLETE) for where, j in judged.items())
+
+
+def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "chains") -> str:
+    """Why each size reads as it does, in a few words: the mean over chains with its interval and how many chains
+    lean each way (`n = 250: +14.3 points [+6.1, +22.5], 7 of 8 chains higher`)."""
+    out = []
+    for where, j in judged.items():
+        if not j.complete:
+            continue
+        higher = sum(m > 0 for m in j.means)
+        lower = sum(m < 0 for m in j.means)
+        lean = f"{higher} of {len(j.means)} {word} higher" + (f", {lower} lower" if lower and higher else "")
+        if not higher:
+            lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
+        out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}")
+    return "; ".join(out)
 
 
 def planned_runs(record: RunRecord, family: str, **where) -> list:
@@ -213,21 +231,22 @@ def _planned_n(record: RunRecord, variants: list[str], layers: int) -> list[int]
     return sorted(set.intersection(*sets)) if sets else []
 
 
-def arithmetic_tally(record: RunRecord, verdicts: pd.DataFrame, first: str, second: str, layers: int, n: int) -> Tally:
-    """One n's comparison over the runs the record planned for both variants there, from the pipeline's per-run
-    differences (chains.md's `runs` and `difference per run`: `*` beyond noise on the same test pairs)."""
+def arithmetic_differences(record: RunRecord, verdicts: pd.DataFrame, first: str, second: str, layers: int,
+                           n: int) -> tuple[list, pd.Series]:
+    """One n's comparison: the runs the record planned for both variants there, and the pipeline's per-run
+    differences in points (chains.md's `runs` and `difference per run`), indexed by run."""
     runs = planned_runs(record, "arithmetic", variant=[first, second], layers=layers, n=n, **MAIN)
     rows = verdicts[(verdicts["comparison"] == f"{first} vs {second}") & (verdicts["n"] == str(n))]
-    names, counted = [], []
+    names, differences = [], []
     for row in rows.to_dict("records"):
         run_names = [run.strip() for run in row["runs"].split(",")]
-        _, values = parse_differences(row["difference per run"])
+        values, _ = parse_differences(row["difference per run"])
         if len(run_names) != len(values):
             raise ValueError(f"run record {record.name}: chains.md names {len(run_names)} runs but gives "
                              f"{len(values)} differences for {first} vs {second} at n = {n}")
         names += run_names
-        counted += values
-    return tally(pd.Series(counted, index=names, dtype=float), runs)
+        differences += values
+    return runs, pd.Series(differences, index=names, dtype=float)
 
 
 def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last",
@@ -242,11 +261,15 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
         sizes = _planned_n(record, [first, second], layers)
         if not sizes:
             continue
-        tallies = {f"n = {n}": arithmetic_tally(record, verdicts, first, second, layers, n) for n in sizes}
-        runs = max(len(t.runs) for t in tallies.values())
+        measured = {f"n = {n}": arithmetic_differences(record, verdicts, first, second, layers, n) for n in sizes}
+        judged = judge({where: difference for where, (_, difference) in measured.items()},
+                       {where: runs for where, (runs, _) in measured.items()})
+        runs = max(len(j.tally.runs) for j in judged.values())
+        chains = max(len({chain_of(run) for run in j.tally.runs}) for j in judged.values())
         numbers = "; ".join(f"n = {n}: {_mean(means, first, n)} vs {_mean(means, second, n)}" for n in sizes)
-        claims.append(Claim("arithmetic", f"default, {layers} layers, {runs} runs, `{protocol}`", text,
-                            holds_text(tallies), numbers, record.name))
+        claims.append(Claim("arithmetic", f"default, {layers} layers, {chains} chains ({runs} runs), `{protocol}`",
+                            text, holds_text(judged), f"{numbers}; {first} − {second} over chains: {reasons(judged)}",
+                            record.name, verdicts=verdict_pairs(judged)))
     return claims
 
 
@@ -254,23 +277,23 @@ def _mean(means: pd.DataFrame, variant: str, n: int) -> str:
     return f"{means.loc[(variant, n), 'mean']:.3f}" if (variant, n) in means.index else "—"
 
 
-def chain_tally(record: RunRecord, verdicts: pd.DataFrame, comparison: str, metric: str) -> Tally:
-    """One vision comparison over the chains the record planned, from comparisons.md's per-chain differences (the
-    pipeline writes one per chain of its chains.csv, in order)."""
+def chain_differences(record: RunRecord, verdicts: pd.DataFrame, comparison: str, metric: str) -> tuple[list, pd.Series]:
+    """One vision comparison: the chains the record planned, and comparisons.md's per-chain differences in points
+    (the pipeline writes one per chain of its chains.csv, in order), indexed by chain."""
     first, second = comparison.split(" vs ")
     variants = [v for v in (first, second) if v not in VISION_MODEL_ROWS]
     runs = planned_runs(record, "vision", **({"variant": variants} if variants else {}))
     row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
     if row.empty:
-        return tally(pd.Series(dtype=float), runs)
+        return runs, pd.Series(dtype=float)
     if len(row) > 1:   # the comparison twice: no chain has one number
-        return Tally(tuple(runs), duplicated=tuple(runs))
+        return runs, pd.Series([float("nan")] * 2 * len(runs), index=list(runs) * 2, dtype=float)
     chains = sorted(record.csv("vision/chains.csv")["chain"].unique())
-    _, counted = parse_differences(row[[c for c in row.columns if c.startswith("difference per")][0]].iloc[0])
-    if len(counted) != len(chains):
-        raise ValueError(f"run record {record.name}: comparisons.md gives {len(counted)} differences for "
+    values, _ = parse_differences(row[[c for c in row.columns if c.startswith("difference per")][0]].iloc[0])
+    if len(values) != len(chains):
+        raise ValueError(f"run record {record.name}: comparisons.md gives {len(values)} differences for "
                          f"{comparison} ({metric}) but its chains.csv has {len(chains)} chains")
-    return tally(pd.Series(counted, index=chains, dtype=float), runs)
+    return runs, pd.Series(values, index=chains, dtype=float)
 
 
 def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
@@ -281,15 +304,14 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         first, second = comparison.split(" vs ")
         if first not in table.index or second not in table.index:
             continue
-        counted = chain_tally(record, verdicts, comparison, metric)
+        runs, difference = chain_differences(record, verdicts, comparison, metric)
+        judged = judge({"": difference}, {"": runs})
         row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
         per_chain = row["difference per chain (points)"].iloc[0] if len(row) else "—"
-        holds = holds_text({"": counted}) if not counted.complete else (
-            "**yes**" if counted.word == "yes" else f"no ({counted.word})")
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
-                   f"(per chain: {per_chain} percentage points)")
-        claims.append(Claim("vision", f"default (generated world), {len(counted.runs)} chains", text, holds, numbers,
-                            record.name, headline))
+                   f"(per chain: {per_chain} percentage points; {reasons(judged)})")
+        claims.append(Claim("vision", f"default (generated world), {len(runs)} chains", text, holds_text(judged),
+                            numbers, record.name, headline, verdicts=verdict_pairs(judged)))
     return claims
 
 
@@ -305,21 +327,23 @@ def cross_domain(record: RunRecord) -> list[Claim]:
                    if re.fullmatch(r"vit_gpt2_si_\d+", name))
     claims = []
     for rival, text, headline in CROSS_DOMAIN:
-        tallies, numbers = {}, []
+        measured, numbers = {}, []
         for size in sizes:
             first, second = f"vit_gpt2_si_{size}", f"{rival}_{size}"
             if second not in set(planned["variant"]):
                 continue
-            tallies[f"{size}/class"] = chain_tally(record, verdicts, f"{first} vs {second}", "original_accuracy")
+            measured[f"{size}/class"] = chain_differences(record, verdicts, f"{first} vs {second}", "original_accuracy")
             if first in table.index and second in table.index:
                 numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
                                f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "
                                f"{100 * table.loc[first, 'pooled_accuracy']:.1f} vs "
                                f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
-        if tallies:
-            chains = max(len(t.runs) for t in tallies.values())
+        if measured:
+            judged = judge({where: d for where, (_, d) in measured.items()}, {where: r for where, (r, _) in measured.items()})
+            chains = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
-                                text, holds_text(tallies), "; ".join(numbers), record.name, headline))
+                                text, holds_text(judged), "; ".join(numbers), record.name, headline,
+                                verdicts=verdict_pairs(judged)))
     return claims
 
 
@@ -351,7 +375,7 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
     its own per-tensor counts, run by run at each k and n (sparsity_dial.md's paired differences)."""
     if not record.has("arithmetic/sparsity_dial.md"):
         return []
-    tallies, numbers = {}, []
+    differences, planned, numbers = {}, {}, []
     page = record.text("arithmetic/sparsity_dial.md")
     largest = max((int(m) for m in re.findall(r"n = (\d+), protocol", page)), default=None)
     for heading, table in markdown_tables(page):
@@ -364,45 +388,47 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
             k = row["top k %"]
             variant = f"si_top{k}"
             runs = planned_runs(record, "arithmetic", variant=[variant, f"sampled_top{k}"], layers=layers, n=n, **MAIN)
-            _, counted = parse_differences(row[column])
+            values, _ = parse_differences(row[column])
             ordered = sorted(runs, key=lambda run: tuple(int(x) for x in run.split("/")))
-            series = (pd.Series(counted, index=ordered, dtype=float) if len(counted) == len(ordered)
+            series = (pd.Series(values, index=ordered, dtype=float) if len(values) == len(ordered)
                       else pd.Series(dtype=float))   # the pipeline found another set of runs: none is read
-            tallies[f"top {k}% (n = {n})"] = tally(series, runs)
+            differences[f"top {k}% (n = {n})"], planned[f"top {k}% (n = {n})"] = series, runs
             if n == largest:
                 numbers.append(f"top {k}%: {row['SI']} vs {row['sampled']}")
-    if not tallies:
+    if not differences:
         return []
-    runs = max(len(t.runs) for t in tallies.values())
+    judged = judge(differences, planned)
+    runs = max(len(j.tally.runs) for j in judged.values())
     return [Claim("arithmetic", f"beyond, 2 layers, {runs} runs, `{protocol}`",
                   "The bias's strength by kept fraction: SI from the top k % of the discovery's scores beats the random "
-                  "mask of its own per-tensor counts", holds_text(tallies),
-                  "largest n: " + "; ".join(numbers), record.name, headline=False)]
+                  "mask of its own per-tensor counts", holds_text(judged),
+                  "largest n: " + "; ".join(numbers), record.name, headline=False, verdicts=verdict_pairs(judged))]
 
 
 def label_budget(record: RunRecord) -> list[Claim]:
     """How many labels a discovery needs: SI from a discovery on the first r subtask rows against the random mask of its
-    own counts, chain by chain (budget.csv; no per-item record: a chain counts beyond BUDGET_THRESHOLD)."""
+    own counts, chain by chain (budget.csv), under the verdict rule."""
     if not record.has("arithmetic/budget.csv"):
         return []
     budget = record.csv("arithmetic/budget.csv")
-    tallies, numbers = {}, []
+    differences, planned, numbers = {}, {}, []
     for rows_used, rows in budget.groupby("rows"):
         variant = rows["variant"].iloc[0]
         runs = sorted({int(run.split("/")[0]) for run in planned_runs(record, "arithmetic", variant=variant)})
-        difference = pd.Series((rows["si_test_accuracy"] - rows["sampled_test_accuracy"]).to_numpy(),
-                               index=rows["chain"].to_numpy(), dtype=float)
-        counted = beyond_threshold(difference, BUDGET_THRESHOLD)
+        where = f"{int(rows_used):,} rows"
+        differences[where] = pd.Series(100 * (rows["si_test_accuracy"] - rows["sampled_test_accuracy"]).to_numpy(),
+                                       index=rows["chain"].to_numpy(), dtype=float)
+        planned[where] = runs
         labelled = int(rows_used) + int(rows["selection_rows"].iloc[0])
-        tallies[f"{int(rows_used):,} rows"] = tally(counted, runs)
         numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {rows['si_test_accuracy'].mean():.3f} vs "
                        f"{rows['sampled_test_accuracy'].mean():.3f}, Jaccard with the every-row subnetwork "
                        f"{rows['jaccard_vs_every_row'].mean():.2f} (chance {rows['chance_vs_every_row'].mean():.2f})")
-    chains = max(len(t.runs) for t in tallies.values())
+    judged = judge(differences, planned)
+    chains = max(len(j.tally.runs) for j in judged.values())
     return [Claim("arithmetic", f"beyond, 2 layers, {chains} chains, `last`, n = 750",
                   "How many labels a discovery needs: SI from a discovery on the first r subtask rows beats the random "
-                  "mask of its own counts", holds_text(tallies), "; ".join(numbers), record.name, headline=False,
-                  judged_on=PER_RUN_THRESHOLD.format(threshold=BUDGET_THRESHOLD))]
+                  "mask of its own counts", holds_text(judged), "; ".join(numbers), record.name, headline=False,
+                  verdicts=verdict_pairs(judged))]
 
 
 def submasking_default(record: RunRecord) -> list[Claim]:
@@ -417,20 +443,21 @@ def submasking_default(record: RunRecord) -> list[Claim]:
     claims = []
     for rival, text in (("lp", "A mask over the frozen backbone (`fs`) beats a linear probe (`lp`)"),
                         ("fft", "A mask over the frozen backbone (`fs`) beats fine-tuning (`fft`)")):
-        tallies, numbers = {}, []
+        differences, planned_runs_of, numbers = {}, {}, []
         for task in sorted(planned["task"].unique()):
             runs = planned_runs(record, "submasking", task=task, adaptation=["fs", rival], fraction=fraction)
             if not runs or not {"fs", rival} <= set(planned[planned["task"] == task]["adaptation"]):
                 continue
             rows = points[points["task"] == task]
             mine, theirs = (rows[rows["adaptation"] == a].set_index("replicate")["test_accuracy"] for a in ("fs", rival))
-            tallies[task] = tally(paired_by_run(mine, theirs), runs)
+            differences[task], planned_runs_of[task] = 100 * paired_by_run(mine, theirs), runs
             numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
-        if tallies:
-            replicates = max(len(t.runs) for t in tallies.values())
-            claims.append(Claim("submasking", f"default, {replicates} replicates, every label", text,
-                                holds_text(tallies), "; ".join(numbers), record.name, headline=rival == "lp",
-                                judged_on=PER_RUN_THRESHOLD.format(threshold=0)))
+        if differences:
+            judged = judge(differences, planned_runs_of)
+            replicates = max(len(j.tally.runs) for j in judged.values())
+            claims.append(Claim("submasking", f"default, one backbone, {replicates} runs (training seeds), every label",
+                                text, holds_text(judged), "; ".join(numbers) + f"; fs − {rival}: {reasons(judged, word='runs')}",
+                                record.name, headline=rival == "lp", verdicts=verdict_pairs(judged)))
     return claims
 
 
@@ -493,9 +520,6 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
     return claims
 
 
-MAGNITUDE_THRESHOLD = 0.01   # 10 of 1,000 test pairs: no per-item record of the rival's run is stored
-
-
 def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> list[Claim]:
     """SI against the base's largest weights (count-matched per tensor), run by run: the rival record's planned runs,
     each paired with the slice's SI run of the same chain, replicate and n on the same subnetwork (rival_beside_si)."""
@@ -506,23 +530,23 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
     if isinstance(pairing, str):
         return [Claim("arithmetic", f"paper scale, {layers} layers", "SI beats the base's largest weights, count-matched "
                       "per tensor (`magnitude`)", f"**incomplete** (not paired: {pairing})", "—", rival.name,
-                      headline=False, judged_on=PER_RUN_THRESHOLD.format(threshold=MAGNITUDE_THRESHOLD))]
+                      headline=False)]
     table = pairing
-    tallies, numbers = {}, []
+    differences, planned, numbers = {}, {}, []
     for n in _planned_n(rival, ["magnitude"], layers):
         runs = planned_runs(rival, "arithmetic", variant="magnitude", layers=layers, n=n, **MAIN)
         rows = table[table["n"] == n]
         run = [f"{c}/{r}" for c, r in zip(rows["chain"], rows["replicate"])]
-        difference = pd.Series((rows["si"] - rows["magnitude"]).to_numpy(), index=run, dtype=float)
-        counted = beyond_threshold(difference, MAGNITUDE_THRESHOLD)
-        tallies[f"n = {int(n):,}"] = tally(counted, runs)
+        differences[f"n = {int(n):,}"] = pd.Series(100 * (rows["si"] - rows["magnitude"]).to_numpy(), index=run,
+                                                   dtype=float)
+        planned[f"n = {int(n):,}"] = runs
         numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
     overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"
-    runs = max((len(t.runs) for t in tallies.values()), default=0)
+    judged = judge(differences, planned)
+    runs = max((len(j.tally.runs) for j in judged.values()), default=0)
     return [Claim("arithmetic", f"paper scale, {layers} layers, {runs} runs, `eval`",
-                  f"SI beats the base's largest weights, count-matched per tensor (`magnitude`), by more than "
-                  f"{MAGNITUDE_THRESHOLD} in every run", holds_text(tallies), "; ".join(numbers) + overlap,
-                  rival.name, headline=False, judged_on=PER_RUN_THRESHOLD.format(threshold=MAGNITUDE_THRESHOLD))]
+                  "SI beats the base's largest weights, count-matched per tensor (`magnitude`)", holds_text(judged),
+                  "; ".join(numbers) + overlap, rival.name, headline=False, verdicts=verdict_pairs(judged))]
 
 
 def legend(docs: str = "docs/") -> str:
@@ -536,9 +560,14 @@ def legend(docs: str = "docs/") -> str:
             "texture disagree; the **world**: the generated images; a **linear probe** (`lp`) trains only a new last "
             "layer on a frozen network (its *backbone*) "
             "([glossary](docs/glossary.md#pooled-image)). A **run** is one independent repeat "
-            "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **every run** — it holds only if "
-            "each run the record planned shows it, a run's difference counting only beyond noise (`*`: a "
-            "[paired test](docs/glossary.md#paired-test) on the same test items, p < 0.05; or the stated threshold); "
+            "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **the chains** — the "
+            "[verdict rule](docs/glossary.md#verdict-rule): each chain (one subnetwork) is one vote, its replicates "
+            "averaged; a claim **holds** when an exact sign-flip test over the chains finds the difference above 0 "
+            "at p < 0.05 (corrected over the claim's sizes), is **reversed** when below, reads **no evidence either "
+            "way** otherwise, and **too few chains to decide** when even every chain agreeing could not reach "
+            "p < 0.05 (fewer than 6 chains for one size, 7 for three); the numbers give the mean difference over "
+            "chains with its 95% interval, and each run's difference (`*`: beyond noise on the same test items, a "
+            "[paired test](docs/glossary.md#paired-test)); "
             "**the mean** — the paper's text states a threshold on a mean; **a band** — our curve lies less than "
             f"{CURVE_BAND} from the authors' plotted curve at every n both ran. **incomplete**: a run the claim names "
             "has no single number in the record. `last` / `eval`: the final epoch / the epoch best on labelled eval "

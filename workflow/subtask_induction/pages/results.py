@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as claims_module
+from ..claims import HOLDS, INCOMPLETE, REVERSED, TOO_FEW
 from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
                      NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, moved,
@@ -572,9 +573,9 @@ def render(records: dict[str, RunRecord]) -> str:
              "<!-- Rendered by `make docs` from the run records in docs/data/; edit the records or "
              "workflow/subtask_induction/pages/, not this page (a test renders it again and compares). -->", "",
              "The current answer of every experiment, each number read from a stored run record (its commit, "
-             "machine and plain step under [Provenance](#provenance-the-records)). A comparison of the default run "
-             "is claimed only where it holds in every run (chain, or chain × replicate) under a paired test on the "
-             "same test items; the paper-scale rows compare our curves with the paper's text and the authors' own "
+             "machine and plain step under [Provenance](#provenance-the-records)). A comparison is judged over its "
+             "chains, each chain (one subnetwork) one vote, by the [verdict rule](glossary.md#verdict-rule) "
+             "(an exact sign-flip test, Holm over a claim's sizes, p < 0.05); the paper-scale rows compare our curves with the paper's text and the authors' own "
              "Fig 6. Words: [glossary](glossary.md). Earlier versions, and the claims that fell: "
              "[history](history/README.md).", "", "## Summary", "",
              claims_module.markdown(found, records, commits=False), "",
@@ -613,21 +614,37 @@ def _short(claim) -> str:
     return text + (f" ({scale.group(1)})" if scale and claim.claim.startswith("The paper's text") else "")
 
 
+def verdict_group(claim) -> tuple[str, str]:
+    """A headline claim's line of the README's answer and where it applies: from the rule's verdicts per size (data,
+    not the rendered cell), or from a mean's or a band's yes / no."""
+    words = [verdict for _, verdict in claim.verdicts]
+    if not words:
+        if claim.holds.startswith("**incomplete**"):
+            return "Incomplete", ""
+        return ("Holds", "") if claim.holds.startswith("**yes**") else ("Does not hold", "")
+    if INCOMPLETE in words:
+        return "Incomplete", ""
+    if set(words) == {HOLDS}:
+        return "Holds", ""
+    if HOLDS in words:
+        return "Holds only at some sizes", "at " + ", ".join(where for where, v in claim.verdicts if v == HOLDS)
+    if set(words) == {REVERSED}:
+        return "Reversed", ""
+    if set(words) == {TOO_FEW}:
+        return "Too few chains to decide", ""
+    return "No evidence either way", ""
+
+
 def readme_verdict(records: dict[str, RunRecord]) -> str:
-    """The README's answer in four lines, from the headline claims: what holds in every run, what holds only at some
-    sizes (where), what does not, and what a record cannot answer yet."""
+    """The README's answer, from the headline claims: what holds (under the verdict rule, or a mean's or a band's
+    threshold), what holds only at some sizes (where), what is reversed, where the chains give no evidence either way,
+    where there are too few chains to decide, and what a record cannot answer yet."""
     headline = [c for c in all_claims(records) if c.headline]
-    groups = {"Holds": [], "Holds only at some sizes": [], "Does not hold": [], "Incomplete": []}
+    groups = {name: [] for name in ("Holds", "Holds only at some sizes", "Reversed", "No evidence either way",
+                                    "Too few chains to decide", "Does not hold", "Incomplete")}
     for claim in headline:
-        if claim.holds.startswith("**yes**"):
-            groups["Holds"].append(_short(claim))
-        elif claim.holds.startswith("**at "):
-            where = claim.holds.split("**")[1].removeprefix("at ")
-            groups["Holds only at some sizes"].append(f"{_short(claim)} (at {where})")
-        elif claim.holds.startswith("**incomplete**"):
-            groups["Incomplete"].append(_short(claim))
-        else:
-            groups["Does not hold"].append(_short(claim))
+        group, where = verdict_group(claim)
+        groups[group].append(_short(claim) + (f" ({where})" if where else ""))
     return "\n".join([claims_module.legend(), ""] + [f"- **{name}**: " + "; ".join(items) + "."
                                                      for name, items in groups.items() if items])
 

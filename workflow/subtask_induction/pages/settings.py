@@ -108,7 +108,7 @@ ROWS = [
     ("chains × replicates (main experiment)", "1 × —",
      lambda c: f"{len(c['arithmetic']['chains'])} × "
                f"{len(c['arithmetic']['experiments'][0].get('replicates', c['arithmetic']['transfer']['replicates']))}",
-     "a claim must hold in every run"),
+     "the verdict rule judges a claim over chains (docs/decisions.md)"),
     ("base: rows, optimiser, batch, stopping", "200k (20% of pairs), AdamW 5e-4, 50, ~50 epochs with early stopping",
      lambda c: f"{_number(c['arithmetic']['data']['base']['train_rows'])}, {_optimiser(c['arithmetic']['base'])}, "
                f"{c['arithmetic']['base']['batch_size']}, {_stopping(c['arithmetic']['base'])}",

@@ -20,11 +20,17 @@ from ..runtime import save_text  # noqa: E402
 from ..timing import run_step
 
 
-def describe(path: Path) -> dict:
-    """A subnetwork's labels, from the identity of the record beside it: the selection's choice (a discovery) is
-    the default, named by its λ; an overlap run by its name."""
+def describe(path: Path, first_chain=None) -> dict:
+    """A subnetwork's labels, from the identity of the record beside it: the selection's choice in the first chain
+    (the first subnetwork given) is the default, named by its λ, another chain's choice is `chain c (λ=...)`, an
+    overlap run is named by its run."""
     identity = read_record(path.with_name("metrics.json"))["identity"]
-    name = f"default (λ={identity['l0_weight']:g})" if identity["stage"] == "discovery" else identity["run"]
+    if identity["stage"] != "discovery":
+        name = identity["run"]
+    elif first_chain is None or identity["chain"] == first_chain:
+        name = f"default (λ={identity['l0_weight']:g})"   # the overlap runs' reference: the first chain's choice
+    else:
+        name = f"chain {identity['chain']} (λ={identity['l0_weight']:g})"
     return {"base": identity["base"], "subtask": identity["subtask"], "layers": identity["layers"], "run": name}
 
 
@@ -36,9 +42,10 @@ def main(argv=None):
     p.add_argument("--figures", required=True)
     args = p.parse_args(argv)
     found = {}
+    first_chain = read_record(Path(args.subnetworks[0]).with_name("metrics.json"))["identity"].get("chain")
     for path in map(Path, args.subnetworks):
         record = load_subnetwork(path, ("kept",))
-        key = describe(path)
+        key = describe(path, first_chain)
         found.setdefault((key["base"], key["subtask"], key["layers"]), {})[key["run"]] = (
             record["masks"], record["kept"]["overall"], record.get("mask_method", "continuous_sparsification"))
     rows = []

@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from ..claims import (PAIRED_LEVEL, bits_correct, comparison_verdict, format_paired, paired_difference,
+from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, paired_difference,
                       shape_bias_difference)
 from ..points import SUBNETWORK_ROWS
 from ..records import read_record
@@ -232,8 +232,10 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
     by = {(row["model"], row["chain"]): row for _, row in runs.iterrows()}
     models = set(runs["model"])
     lines = [f"Differences in points, chain by chain; `*`: p < {PAIRED_LEVEL:g} on the same items (McNemar's exact "
-             "test; shape bias: a paired bootstrap over the conflict images); without `*` a difference is a tie.", "",
-             "| comparison | metric | difference per chain (points) | verdict |", "|---|---|---|---|"]
+             "test; shape bias: a paired bootstrap over the conflict images). The verdict is the rule's "
+             "(docs/decisions.md, \"The verdict rule\"): an exact sign-flip test over the chains at "
+             f"{LEVEL:g}, the mean over chains with its {CONFIDENCE:.0%} t interval beside it.", "",
+             "| comparison | metric | difference per chain (points) | mean over chains | verdict |", "|---|---|---|---|---|"]
     for first, second in comparisons:
         if first not in models or second not in models:
             continue
@@ -251,6 +253,9 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
             difference, counted = pd.Series(difference, index=chains), pd.Series(counted, index=chains)
             if difference.isna().all():
                 continue
+            judgement = judge({metric: difference})[metric]
+            verdict = (f"{judgement.verdict} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains)"
+                       if judgement.complete else f"incomplete: {judgement.tally.gaps}")
             lines.append(f"| {first} vs {second} | {metric} | {format_paired(difference, counted)} | "
-                         f"{comparison_verdict(counted, first, second)} |")
+                         f"{judgement.summary()} | {verdict} |")
     return "\n".join(lines) + "\n"
