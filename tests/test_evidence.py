@@ -193,25 +193,26 @@ def test_a_tally_with_a_hole_is_incomplete_and_a_whole_one_is_a_count(named, pre
     listed = [r for r, _ in present]
     holes = [r for r in named if listed.count(r) != 1 or pd.isna(dict(present)[r])]
     if holes:
-        assert counted.word.startswith("incomplete") and not counted.complete
+        assert not counted.complete
         assert set(counted.missing) | set(counted.duplicated) == set(holes)
         assert claims.holds_text(verdicts.judge({"here": series}, {"here": named})).startswith("**incomplete**")
         return
     values = [dict(present)[r] for r in named]
     higher, lower = sum(v > 0 for v in values), sum(v < 0 for v in values)
-    expected = ("one run only" if len(named) < 2 else "yes" if higher == len(named) else
-                "reversed" if lower == len(named) else "tied" if higher == lower == 0 else f"{higher} of {len(named)}")
-    assert counted.word == expected
+    assert counted.complete and (counted.higher, counted.lower, counted.tied) == (higher, lower,
+                                                                                  len(values) - higher - lower)
 
 
 @settings(max_examples=200, deadline=None)
 @given(values=st.lists(st.floats(0.1, 50), min_size=2, max_size=8), flip=st.integers(0, 7))
-def test_one_run_flipped_breaks_an_every_run_verdict(values, flip):
+def test_one_chain_flipped_never_strengthens_a_verdict(values, flip):
     runs = [str(i) for i in range(len(values))]
-    assert verdicts.tally(pd.Series(values, index=runs), runs).word == "yes"
+    before = verdicts.judge({"": pd.Series(values, index=runs)})[""]
     flipped = list(values)
     flipped[flip % len(values)] *= -1
-    assert verdicts.tally(pd.Series(flipped, index=runs), runs).word == f"{len(values) - 1} of {len(values)}"
+    after = verdicts.judge({"": pd.Series(flipped, index=runs)})[""]
+    assert after.p >= before.p - 1e-12 and after.verdict != verdicts.REVERSED
+    assert (before.tally.higher, after.tally.higher) == (len(values), len(values) - 1)
 
 
 @settings(max_examples=100, deadline=None)

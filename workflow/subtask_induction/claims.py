@@ -20,8 +20,7 @@ import pandas as pd
 @dataclass(frozen=True)
 class Tally:
     """One comparison over the runs it names: how many show each direction, and which named runs have no single
-    number (missing, NaN or duplicated). The one verdict rule of every family, the pipeline's tables and the pages
-    alike: a claim is read only from a complete tally."""
+    number (missing, NaN or duplicated). A claim is judged (judge) only from a complete tally."""
 
     runs: tuple            # the runs the comparison is about, in order
     higher: int = 0        # runs where the first is higher (a counted difference > 0)
@@ -32,32 +31,19 @@ class Tally:
 
     @property
     def complete(self) -> bool:
-        return not self.missing and not self.duplicated
+        """Every named run has one number, and at least one run is named (a comparison no config planned is no
+        evidence, never a verdict)."""
+        return bool(self.runs) and not self.missing and not self.duplicated
 
     @property
     def present(self) -> int:
         return self.higher + self.lower + self.tied
 
     @property
-    def word(self) -> str:
-        """`yes` (first higher in every run), `reversed`, `tied`, `k of m`, `one run only`, or
-        `incomplete (k of m runs)`, which never reads as any of the others."""
-        if not self.complete:
-            return f"incomplete ({self.present} of {len(self.runs)} runs)"
-        count = len(self.runs)
-        if count < 2:
-            return "one run only"
-        if self.higher == count:
-            return "yes"
-        if self.lower == count:
-            return "reversed"
-        if self.tied == count:
-            return "tied"
-        return f"{self.higher} of {count}"
-
-    @property
     def gaps(self) -> str:
         """The named runs without a single number, for the reader: `run 1/0 missing; run 2/1 twice`."""
+        if not self.runs:
+            return "no run planned"
         return "; ".join([f"{run} missing" for run in self.missing] + [f"{run} twice or more" for run in self.duplicated])
 
 

@@ -5,15 +5,26 @@ Atomic: the new content goes to a temporary file beside the target and is rename
 a killed run's resume) never sees half a file. Durable: the temporary file is fsynced before the rename and the folder
 after it, so after a power loss the target holds the old content or the new, never an empty file. The target keeps
 its mode and group where it exists (a shared group's read-only record stays read-only, Snakemake's 0660 stays
-writable by the group); a new file gets what a plain open() would give (0666 less the umask), not mkstemp's 0600."""
+writable by the group); a new file gets what a plain open() would give (0666 less the umask), not mkstemp's 0600.
+
+A process killed mid-write (SIGKILL: no `except` runs) leaves its temporary behind. Every temporary is named in one
+pattern, `.NAME.XXXXXXXX.atomic-tmp` (TEMPORARY_SUFFIX), so a tool that owns a folder removes them before it starts
+(remove_temporaries); no other file of this package or of Snakemake ends so.
+
+`FolderLock` is the package's one lock: `fcntl.flock` on a lock file, which the kernel releases when its holder dies,
+so a crashed tool never leaves a lock that a person must delete; two live holders still refuse each other."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import shutil
 import stat
 import tempfile
 from pathlib import Path
+
+TEMPORARY_SUFFIX = ".atomic-tmp"
 
 
 def current_umask() -> int:
@@ -35,7 +46,7 @@ def atomic_write(path: str | os.PathLike, write, mode: int | None = None) -> Non
     durably, keeping `path`'s mode and group where it exists (`mode`: this mode instead, set before the rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
     os.close(handle)
     try:
         write(temporary)
@@ -71,3 +82,70 @@ def write_text(path: str | os.PathLike, text: str) -> None:
 def write_json(path: str | os.PathLike, value, indent: int = 1) -> None:
     """`value` as JSON with sorted keys, in the layout the listings and the upgrade write (indent 1)."""
     write_text(path, json.dumps(value, indent=indent, sort_keys=True) + "\n")
+
+
+def copy_file(source: str | os.PathLike, target: str | os.PathLike) -> None:
+    """`source`'s bytes at `target`, atomically and durably (a record's copy survives a power loss whole or not at all)."""
+    write_bytes(target, Path(source).read_bytes())
+
+
+def is_temporary(path: Path) -> bool:
+    return path.name.startswith(".") and path.name.endswith(TEMPORARY_SUFFIX)
+
+
+def remove_temporaries(*folders: str | os.PathLike) -> list[Path]:
+    """Remove the temporaries a killed atomic_write left under `folders` (recursively); returns them. Call it only in
+    a folder nothing else writes at the time (a tool holding its lock, Snakemake's lock checked)."""
+    found = []
+    for folder in map(Path, folders):
+        if folder.is_dir():
+            found += [p for p in folder.rglob(f"*{TEMPORARY_SUFFIX}") if is_temporary(p) and p.is_file()]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return found
+
+
+def remove_tree(folder: str | os.PathLike) -> None:
+    """A folder and everything in it, gone for good once this returns (its parent fsynced)."""
+    folder = Path(folder)
+    if folder.exists():
+        shutil.rmtree(folder)
+        fsync_folder(folder.parent)
+
+
+class FolderLock:
+    """An exclusive lock on `path` (created if absent) held while the `with` block runs; `refused` is the message
+    raised (with the holder's pid) when a live process holds it. The holder removes the file when it is done; one a
+    killed holder left is no lock (nobody holds its flock) and the next holder takes it."""
+
+    def __init__(self, path: str | os.PathLike, refused: str, error=RuntimeError):
+        self.path, self.refused, self.error, self.handle = Path(path), refused, error, None
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        while True:
+            handle = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(handle, 64, 0).decode(errors="replace").strip() or "?"
+                os.close(handle)
+                raise self.error(f"{self.refused} (pid {holder} holds {self.path})") from None
+            try:   # locked a file another holder had just removed: lock the one now at the path instead
+                same = os.fstat(handle).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(handle)
+        os.ftruncate(handle, 0)
+        os.pwrite(handle, str(os.getpid()).encode(), 0)
+        self.handle = handle
+        return self
+
+    def __exit__(self, *exc):
+        if self.handle is not None:
+            self.path.unlink(missing_ok=True)   # while still held: a waiting process re-checks the inode it locked
+            os.close(self.handle)   # closing the last descriptor releases the flock
+            self.handle = None
+        return False

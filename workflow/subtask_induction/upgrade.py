@@ -36,7 +36,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import fsync_folder, write_bytes, write_json, write_text
+from .files import FolderLock, fsync_folder, remove_temporaries, remove_tree, write_bytes, write_json, write_text
 from .legacy import RENAMED_COLUMNS, SUPPORTED_FROM, renamed_headers, run_versions, version_key
 
 # A rule's command names its wildcards, and Snakemake reruns a job whose recorded command text differs (its
@@ -297,16 +297,15 @@ class Journal:
     def exists(self) -> bool:
         return self.file.exists()
 
-    def acquire(self) -> None:
-        self.root.mkdir(parents=True, exist_ok=True)
-        try:
-            os.close(os.open(self.lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-        except FileExistsError:
-            raise UpgradeRefused(f"{self.lock} exists: another upgrade of this folder is running (if none is, a killed "
-                                 "one left it: remove the file and run the upgrade again)") from None
+    def locked(self) -> FolderLock:
+        """The lock of the upgrade and the rollback: a killed holder's lock is free again (flock), a live one's
+        refuses."""
+        return FolderLock(self.lock, "another upgrade or rollback of this folder is running", UpgradeRefused)
 
-    def release(self) -> None:
-        self.lock.unlink(missing_ok=True)
+    def clean(self, folder: Path) -> list[Path]:
+        """Remove what a killed upgrade or rollback left half-written: atomic_write's temporaries in the folders they
+        write (results/, Snakemake's records, the journal). Call it holding the lock, with Snakemake's checked."""
+        return remove_temporaries(folder / "results", folder / ".snakemake" / "metadata", self.root)
 
     def write(self, plan: Plan, steps) -> list[dict]:
         """Store the plan's operations and every byte they need; returns them."""
@@ -379,43 +378,115 @@ def _prune(folder: Path, stop: Path) -> None:
         folder = folder.parent
 
 
-def rollback(folder: Path) -> int:
+def rollback(folder: Path, overwrite: bool = False) -> "Rollback":
     """Undo an upgrade, finished or interrupted, from its journal: every file back to its original bytes, mode and
-    times, every folder back to its old name; the journal, the backup and the stamp removed. Returns the operations
-    undone."""
+    times, every folder back to its old name; then the journal, the backup and the stamp are removed. Run again
+    after a kill, it goes on where it stopped. A file that holds neither the upgrade's bytes nor the original (a later
+    run rewrote it) is left as it is and named, and the journal (its original's only copy) is kept; `overwrite`
+    writes the originals over such files, keeping their current bytes in OVERWRITTEN."""
     folder = Path(folder)
     journal = Journal(folder)
+    finished = folder / ROLLED_BACK
     if not journal.exists():
+        if finished.exists():   # a rollback killed while it removed its journal: every change was undone already
+            remove_tree(finished)
+            return Rollback(0, [], finished)
         raise UpgradeRefused(f"{folder}: no upgrade journal ({journal.file}): nothing to roll back")
-    journal.acquire()
-    try:
+    check_folder(folder)
+    with journal.locked():
+        journal.clean(folder)
         operations = journal.operations()
-        done = journal.done()
-        # the operations marked done, and the first one not marked (it may have finished before its mark was written)
-        touched = done | ({min(set(range(len(operations))) - done)} if len(done) < len(operations) else set())
-        undone = 0
-        for index in sorted(touched, reverse=True):
-            operation = operations[index]
-            was, path = folder / operation["was"], folder / operation["path"]
-            if operation["op"] == "move":
-                if path.exists() and not was.exists():
-                    os.rename(path, was)
-                    fsync_folder(was.parent)
-                    undone += 1
-                continue
-            new = journal.bytes("new", operation["bytes"])
-            if not (path.exists() and path.read_bytes() == new):
-                continue   # never written: nothing to undo
-            if operation["op"] == "record" and was != path:
-                path.unlink()
-                _prune(path.parent, folder / ".snakemake" / "metadata")
-            target = was if operation["op"] == "record" else path
-            _write(target, journal.bytes("backup", operation["bytes"]), operation["mode"], operation["times"])
-            undone += 1
-    finally:
-        journal.release()
-    shutil.rmtree(journal.root)
-    return undone
+        undone, skipped = 0, []
+        for index in sorted(range(len(operations)), reverse=True):
+            outcome = _undo(folder, journal, operations[index], overwrite)
+            if outcome is True:
+                undone += 1
+            elif outcome:
+                skipped.append(outcome)
+        if skipped:
+            write_text(journal.root / "rollback-skipped.txt", "\n".join(skipped) + "\n")
+            return Rollback(undone, skipped, journal.root)
+        remove_tree(finished)
+        os.rename(journal.root, finished)   # one step marks the rollback done; removing the journal may then be cut
+        fsync_folder(finished.parent)
+    remove_tree(finished)
+    return Rollback(undone, [], journal.root)
+
+
+@dataclass
+class Rollback:
+    """What a rollback did: the changes undone, and the files it left as they are (each `path: why`), whose originals
+    the journal still holds."""
+
+    undone: int
+    skipped: list
+    journal: Path
+
+    def lines(self, folder: Path) -> list[str]:
+        if not self.skipped:
+            return [f"rolled back {self.undone} change(s) of {folder}; the journal is removed"]
+        return ([f"rolled back {self.undone} change(s) of {folder}, and left {len(self.skipped)} file(s) as they are:"]
+                + [f"  {line}" for line in self.skipped]
+                + [f"their originals stay in {self.journal} (the list: {self.journal / 'rollback-skipped.txt'}); "
+                   f"`python -m subtask_induction.upgrade --rollback --overwrite {folder}` writes the originals over "
+                   f"them (their current bytes kept in {folder / OVERWRITTEN}), or `--rollback --discard {folder}` "
+                   "removes the journal and keeps them as they are"])
+
+
+OVERWRITTEN = Path(".snakemake") / "upgrade-overwritten"
+ROLLED_BACK = Path(".snakemake") / "upgrade-rolled-back"   # a finished rollback's journal, on its way out   # a forced rollback's copy of what it wrote over
+
+
+def _undo(folder: Path, journal: Journal, operation: dict, overwrite: bool = False):
+    """Undo one operation, whatever state a killed upgrade or rollback left it in: True when it changed something,
+    None when there is nothing to undo (never done, or already undone: mode and times are set again, in case a kill
+    came between a write and its times), or `path: why` when the file holds neither the upgrade's bytes nor the
+    original (changed since: left as it is unless `overwrite`)."""
+    was, path = folder / operation["was"], folder / operation["path"]
+    if operation["op"] == "move":
+        if path.exists() and not was.exists():
+            os.rename(path, was)
+            fsync_folder(was.parent)
+            return True
+        if path.exists() and was.exists():
+            return f"{operation['path']}: both it and {operation['was']} exist (a run of the new version?)"
+        return None
+    original, new = journal.bytes("backup", operation["bytes"]), journal.bytes("new", operation["bytes"])
+    target = was if operation["op"] == "record" else path   # where the original belongs
+    renamed = operation["op"] == "record" and was != path
+    current = path.read_bytes() if path.exists() else None
+    if current == new or (renamed and current is not None and target.exists() and target.read_bytes() == original):
+        # the original first, then the renamed record goes: a kill between the two leaves both, never neither
+        _write(target, original, operation["mode"], operation["times"])
+        if renamed:
+            path.unlink()
+            fsync_folder(path.parent)
+            _prune(path.parent, folder / ".snakemake" / "metadata")
+        return True
+    if target.exists() and target.read_bytes() == original:
+        _restore_times(target, operation)
+        return None
+    if current is None and operation["op"] == "rewrite" and was.exists() and was.read_bytes() == original:
+        return None   # its folder's move was never done (or is undone later): the original is still where it was
+    if current is None and not target.exists():
+        return f"{operation['path']}: gone (neither the upgrade's bytes nor the original are there)"
+    if not overwrite:
+        return f"{operation['path']}: changed since the upgrade (neither its bytes nor the original)"
+    keep = folder / OVERWRITTEN / operation["path"]
+    write_bytes(keep, current if current is not None else target.read_bytes())
+    _write(target, original, operation["mode"], operation["times"])
+    if renamed and path.exists():
+        path.unlink()
+        fsync_folder(path.parent)
+    return True
+
+
+def _restore_times(path: Path, operation: dict) -> None:
+    info = path.stat()
+    if stat.S_IMODE(info.st_mode) != operation["mode"]:
+        os.chmod(path, operation["mode"])
+    if info.st_mtime_ns != operation["times"][1] or info.st_atime_ns != operation["times"][0]:
+        os.utime(path, ns=tuple(operation["times"]))
 
 
 def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=None, steps=STEPS, dry_run: bool = False,
@@ -430,14 +501,15 @@ def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=No
                       columns or {}),)
     journal = Journal(folder)
     check_folder(folder)
+    if journal.root.exists() and not dry_run:   # what a killed upgrade or rollback left: its lock, its temporaries
+        with journal.locked():
+            journal.clean(folder)
     if journal.exists() and not journal.finished() and not dry_run:
         log(f"finishing the interrupted upgrade of {folder} ({journal.file})")
-        journal.acquire()
-        try:
+        with journal.locked():
+            journal.clean(folder)
             _apply(folder, journal, journal.operations(), fault)
-        finally:
-            journal.release()
-        _stamp(folder, journal)
+            _stamp(folder, journal)
         return [op["path"] for op in journal.operations() if op["op"] == "record"]
     check_versions(folder)
     plan = plan_upgrade(folder, steps)
@@ -454,16 +526,19 @@ def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=No
     if needed * 2 > free:
         raise UpgradeRefused(f"{folder}: the upgrade's backup needs {needed:,} bytes (kept twice that free), only "
                              f"{free:,} are free; nothing was changed")
-    if journal.exists():   # an earlier, finished upgrade: its journal moves aside, still rolled back by hand
-        journal.root.rename(journal.root.with_name(f"upgrade-{len(list(journal.root.parent.glob('upgrade-*'))) + 1}"))
-    journal.acquire()
-    try:
+    with journal.locked():
+        journal.clean(folder)
+        if journal.exists():   # an earlier, finished upgrade: its journal moves aside, still rolled back by hand
+            aside = journal.root.with_name(f"upgrade-{len(list(journal.root.parent.glob('upgrade-*'))) + 1}")
+            aside.mkdir()
+            for entry in journal.root.iterdir():
+                if entry != journal.lock:
+                    os.rename(entry, aside / entry.name)
+            fsync_folder(aside)
         operations = journal.write(plan, steps)
         write_text(journal.root / "log.txt", "\n".join(plan.lines()) + "\n")
         _apply(folder, journal, operations, fault)
-    finally:
-        journal.release()
-    _stamp(folder, journal)
+        _stamp(folder, journal)
     log(f"every change is listed in {journal.root / 'log.txt'}; `python -m subtask_induction.upgrade --rollback "
         f"{folder}` undoes it (its backup: {journal.root}, {needed // 2:,} bytes; delete it to free the space)")
     return [item["output"] for item in plan.records]
@@ -477,20 +552,79 @@ def _stamp(folder: Path, journal: Journal) -> None:
     write_json(journal.root / "stamp.json", {"version": __version__, "steps": record["steps"]})
 
 
-def pending(folder: Path) -> str | None:
-    """Why a run must not start in `folder` before an upgrade, or None: an interrupted upgrade, or point folders of
-    the old layout (found by their shape, cheaply: no file is read)."""
+PROBE = 64   # records read by pending()'s probe, at most, of each kind: a Snakefile start stays cheap
+
+
+def pending(folder: Path, steps=STEPS) -> str | None:
+    """Why a run must not start in `folder` before an upgrade, or None: an interrupted upgrade, or a step of `steps`
+    that still applies. Cheaply: a stamp that names every step says none does; otherwise the point folders' shape
+    (no file read), then a bounded probe of the records (the first PROBE JSON records under results/ and Snakemake
+    records), each as the upgrade would rewrite it. The three renames of 0.5.0 landed at different commits, so a
+    folder can need any of them alone."""
     folder = Path(folder)
     journal = Journal(folder)
     if journal.exists() and not journal.finished():
         return (f"an upgrade of this folder was interrupted ({journal.file}): run `python -m subtask_induction.upgrade "
                 f"{folder}` again to finish it, or with --rollback to undo it")
+    results = folder / "results"
+    if not results.is_dir():
+        return None
+    stamp = journal.root / "stamp.json"
+    if stamp.exists():
+        try:
+            stamped = set(json.loads(stamp.read_text()).get("steps", []))
+        except ValueError:
+            stamped = set()
+        if {f"{step.version}: {step.what}" for step in steps} <= stamped:
+            return None
+    command = (f"run `PYTHONPATH=workflow python -m subtask_induction.upgrade {folder}` first (`--dry-run` shows what "
+               "it changes)")
     old = [*folder.glob("results/arithmetic/chain*/transfer/*/*/*/layers*/*/n*/seed*"),
            *folder.glob("results/submasking/points/*/*/*/fraction*/seed*")]
     if old:
         return (f"{len(old)} point folders of an earlier version's layout (e.g. {old[0].relative_to(folder)}): a run "
-                f"now would train them again; run `PYTHONPATH=workflow python -m subtask_induction.upgrade {folder}` "
-                "first (`--dry-run` shows what it changes)")
+                f"now would train them again; {command}")
+    found = _probe(folder, steps)
+    if found:
+        return f"{found} holds an earlier version's names: a run now would train its jobs again; {command}"
+    return None
+
+
+def _first_files(root: Path, keep, limit: int):
+    """Up to `limit` files under `root` for which keep(path) holds, walking in name order and stopping early."""
+    count = 0
+    for directory, folders, files in os.walk(root):
+        folders.sort()
+        for name in sorted(files):
+            path = Path(directory) / name
+            if keep(path):
+                yield path
+                count += 1
+                if count >= limit:
+                    return
+
+
+def _probe(folder: Path, steps) -> str | None:
+    """The first record (of at most PROBE JSON files under results/ and PROBE Snakemake records) that an upgrade by
+    `steps` would rewrite, or None."""
+    renames, commands, keys, _ = combined(steps)
+    for path in _first_files(folder / "results", lambda p: p.suffix == ".json", PROBE):
+        text = path.read_text(errors="replace")
+        try:
+            if renamed_json(renamed_path(text, renames), keys) != text:
+                return str(path.relative_to(folder))
+        except SystemExit:   # a JSON text in no layout of this package: not one of its records
+            continue
+    metadata = folder / ".snakemake" / "metadata"
+    for path in _first_files(metadata, lambda p: not p.name.startswith("."), PROBE):
+        try:
+            record = json.loads(path.read_bytes())
+            output = _record_output(path.relative_to(metadata))
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if (_upgraded_record(record, renames, commands, keys, {}) != record
+                or renamed_path(output, renames) != output):
+            return f".snakemake/metadata record of {output}"
     return None
 
 
@@ -561,10 +695,23 @@ def main(argv=None) -> int:
     action.add_argument("--dry-run", action="store_true", help="print the plan (counts per kind, the first changes) "
                                                                "and change nothing")
     action.add_argument("--rollback", action="store_true", help="undo the last upgrade of the folder, byte for byte")
+    parser.add_argument("--overwrite", action="store_true", help="with --rollback: write the originals over files "
+                                                                 "changed since the upgrade (their bytes kept aside)")
+    parser.add_argument("--discard", action="store_true", help="with --rollback: undo what can be undone, then remove "
+                                                               "the journal, keeping changed files as they are")
     args = parser.parse_args(argv)
+    if (args.overwrite or args.discard) and not args.rollback:
+        parser.error("--overwrite and --discard go with --rollback")
     if args.rollback:
-        print(f"rolled back {rollback(Path(args.folder))} change(s) of {args.folder}")
-        return 0
+        folder = Path(args.folder)
+        done = rollback(folder, overwrite=args.overwrite)
+        for line in done.lines(folder):
+            print(line)
+        if done.skipped and args.discard:
+            remove_tree(done.journal)
+            print(f"removed the journal {done.journal}: the {len(done.skipped)} file(s) above keep their bytes")
+            return 0
+        return 1 if done.skipped else 0
     upgrade_run(Path(args.folder), dry_run=args.dry_run)
     return 0
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
-from ..method.kinds import batch_rows
+from ..method.kinds import KINDS, batch_rows
 from ..packs import form_packs
 from ..points import RESULTS, ArithmeticPoint, arithmetic_experiments, arithmetic_points, number_tag
 
@@ -81,7 +81,7 @@ class ArithmeticJobs(FamilyJobs):
         self.computations = sorted({e["base"] for e in self.experiments} | {e["subtask"] for e in self.experiments}
                                    | {t for e in self.experiments for t in e["targets"]})
         # the complement control is checked when the subnetwork is selected, not hours later at transfer time
-        self.uses_complement = any(self.variants[name]["kind"] == "complement"
+        self.uses_complement = any(KINDS[self.variants[name]["kind"]].outside_subnetwork
                                    for e in self.experiments for name in e.get("variants", self.variants))
         self.l0_tags = [number_tag(x) for x in arith["discovery"]["l0_weights"]]
         self.overlap = arith.get("overlap") or {"layers": [], "runs": []}

@@ -208,9 +208,11 @@ def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tupl
             differences.append(float("nan"))
             counted.append(float("nan"))
         elif isinstance(getattr(one, "test_correct", None), str) and isinstance(getattr(other, "test_correct", None), str):
-            items = int(one.test_items)
-            difference, _, counts = paired_difference(bits_correct(one.test_correct, items),
-                                                      bits_correct(other.test_correct, items))
+            if int(one.test_items) != int(other.test_items):
+                raise ValueError(f"run {chain}/{replicate}: {first} was scored on {int(one.test_items)} test items and "
+                                 f"{second} on {int(other.test_items)}: a paired test needs the same items")
+            difference, _, counts = paired_difference(bits_correct(one.test_correct, int(one.test_items)),
+                                                      bits_correct(other.test_correct, int(other.test_items)))
             differences.append(difference)
             counted.append(counts)
         else:

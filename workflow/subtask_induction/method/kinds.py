@@ -25,6 +25,11 @@ class TransferKind:
         """Whether weights of the base come into the fresh network through a mask."""
         return self.mask is not None
 
+    @property
+    def outside_subnetwork(self) -> bool:
+        """Whether its mask is drawn outside the subnetwork (which must leave room for it: checked at selection)."""
+        return self.mask in ("complement", "complement_inverted")
+
 
 KINDS: dict[str, TransferKind] = {}
 

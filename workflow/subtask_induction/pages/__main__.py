@@ -84,7 +84,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing; exit 1 on a difference")
     args = parser.parse_args(argv)
-    rendered = pages()
+    try:
+        rendered = pages()
+    except run_records.RecordError as error:   # one line per bad record, no traceback
+        for line in str(error).removeprefix("error: ").splitlines():
+            print(line, file=sys.stderr)
+        return 2
     stale = [path for path, text in rendered.items() if not path.exists() or path.read_text() != text]
     if args.check:
         for path in stale:

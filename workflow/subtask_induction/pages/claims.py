@@ -462,7 +462,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
 
 
 def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
-    compared = beside_authors(our_curves(record.csv("arithmetic/transfer.csv")))
+    compared = beside_authors(our_curves(record.csv("arithmetic/transfer.csv"), record.provenance.get("unplanned") or []))
     compared = compared[compared["layers"] == layers]
     if compared.empty:
         return []

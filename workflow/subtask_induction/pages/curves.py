@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .planned import gap_rows
+
 from ..arithmetic.paper import (AUTHORS_CURVES, MAIN_EXPERIMENT, NEAR_PERFECT, PAPER_TEXT, authors_code_option,
                                 authors_curves, paper_form, smallest_n)
 
@@ -48,9 +50,13 @@ def _stats(rows: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def our_curves(transfer: pd.DataFrame) -> pd.DataFrame:
+def our_curves(transfer: pd.DataFrame, unplanned: list[dict] = ()) -> pd.DataFrame:
     """Every curve of ours in the record: layers, curve (the figure's curve it stands beside), label (the plain
-    curve, or the authors'-code option), protocol, n, mean, std, runs."""
+    curve, or the authors'-code option), protocol, n, mean, std, runs; over the planned runs only (`unplanned`: the
+    record's run.yaml entries of that name, rows kept in its tables that no config planned, never averaged in)."""
+    mine = [gap for gap in unplanned if gap.get("family") == "arithmetic"]
+    if mine:
+        transfer = transfer[~gap_rows(transfer, mine)]
     return _stats(curve_rows(transfer), ["layers", "curve", "label", "protocol"])
 
 

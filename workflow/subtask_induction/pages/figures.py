@@ -172,3 +172,44 @@ def metric_panels(table: pd.DataFrame, group: str, metrics: dict[str, str], orde
                   run_word: str = "chain", ylabel: str = "percent", labels: dict | None = None) -> Path:
     return _save(metric_panels_figure(table, group, metrics, order, per_run, highlight, reference, run_word, ylabel,
                                       labels), path)
+
+
+def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path) -> Path:
+    """Which subnetworks transfer: SI's gain over each rival (rows) at each n (columns) against the subnetwork's kept
+    fraction, one dot per chain (one marker per record), beside the size dial's curve (one discovery's top k %, the
+    kept fraction varied on purpose) where a record ran it; 0 drawn as the line of no gain."""
+    from .subnetworks import RIVALS
+
+    columns = sorted({int(c.split()[1][1:]) for table in chains.values() for c in table.columns
+                      if c.split()[0] in RIVALS})
+    rivals = [r for r in RIVALS if any(f"{r} n{n}" in t.columns for t in chains.values() for n in columns)]
+    figure, axes = plt.subplots(len(rivals), len(columns), figsize=(3.6 * len(columns) + 3.4, 3.2 * len(rivals)),
+                                squeeze=False, sharex=True)
+    markers = ["o", "s", "^", "D"]
+    for i, rival in enumerate(rivals):
+        for j, n in enumerate(columns):
+            ax = axes[i][j]
+            ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
+            for (name, table), marker in zip(chains.items(), markers):
+                column = f"{rival} n{n}"
+                if column in table:
+                    ax.scatter(table["kept %"], table[column], marker=marker, s=36, label=f"a chain of `{name}`",
+                               edgecolor="black", linewidth=0.5, zorder=3)
+            if rival == "sampled" and not dial.empty and n in set(dial["n"]):
+                curve = dial[dial["n"] == n].sort_values("kept %")
+                ax.plot(curve["kept %"], curve["gain"], color=OURS, marker=".", label="size dial (one discovery's top k %)")
+            ax.set_xscale("log")
+            ax.set_title(f"SI − {rival}, n = {n}", fontsize=TITLE_PT)
+            ax.tick_params(labelsize=TICK_PT)
+            if j == 0:
+                ax.set_ylabel(f"gain {RIVALS[rival].replace('`', '')} (points)", fontsize=LABEL_PT)
+            if i == len(rivals) - 1:
+                ax.set_xlabel("kept % of the masked weights (log)", fontsize=LABEL_PT)
+    handles, labels = {}, []
+    for ax in axes.flat:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
+    figure.legend(list(handles.values()), [label.replace("`", "") for label in handles], loc="center right",
+                  fontsize=LEGEND_PT, frameon=False)
+    figure.tight_layout(rect=(0, 0, 1 - 3.2 / figure.get_figwidth(), 1))
+    return _save(figure, path)

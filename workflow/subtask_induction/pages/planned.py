@@ -16,6 +16,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..files import write_text
 from ..points import VISION_MODEL_ROWS, arithmetic_points, submasking_points, vision_points
 from ..workflow_config import upgrade_keys
 from .settings import merged
@@ -80,9 +81,9 @@ def read_planned(folder: Path) -> dict[str, pd.DataFrame]:
 
 
 def write_planned(points: dict[str, pd.DataFrame], folder: Path) -> None:
-    (Path(folder) / "planned").mkdir(parents=True, exist_ok=True)
+    """Each family's planned points as planned/<family>.csv, written atomically and durably (files.py)."""
     for family, frame in points.items():
-        frame.to_csv(Path(folder) / "planned" / f"{family}.csv", index=False, lineterminator="\n")
+        write_text(Path(folder) / "planned" / f"{family}.csv", frame.to_csv(index=False, lineterminator="\n"))
 
 
 def matching(frame: pd.DataFrame, where: dict) -> pd.Series:

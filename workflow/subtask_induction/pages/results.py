@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as claims_module
+from . import subnetworks
 from ..claims import HOLDS, INCOMPLETE, REVERSED, TOO_FEW
 from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
@@ -21,6 +22,8 @@ PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
 BEYOND = "beyond"   # `make beyond`'s record: the default with config/beyond.yaml
 GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a folder of its own
 SIGNS = "beyond_signs"    # `make beyond-signs`: config/beyond/signs.yaml on the default
+# The default and its replication (the same config and commit, chains of disjoint seeds: config/replication.yaml)
+DEFAULTS = ("default", "default_replication")
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/
@@ -105,6 +108,24 @@ def arithmetic_default(record: RunRecord) -> list[str]:
         lines += ["| " + " | ".join(table.columns) + " |", "|" + "---|" * len(table.columns)]
         lines += ["| " + " | ".join(row) + " |" for row in table.astype(str).values.tolist()]
         lines.append("")
+    lines += which_subnetworks(record)
+    return lines
+
+
+def which_subnetworks(record: RunRecord, dial_record: RunRecord | None = None) -> list[str]:
+    """The per-chain table and figure: which subnetworks transfer, beside the size dial."""
+    table = subnetworks.chain_table(record)
+    if table.empty:
+        return []
+    lines = ["### Which subnetworks transfer", "",
+             "Per chain (one subnetwork each; replicates averaged): the kept fraction, SI's gain in accuracy points over "
+             "the count-matched random mask and over random initialisation at each n (`last`), and the mean Jaccard of "
+             "its kept weights with the other chains' (and that over chance, for masks of the same per-tensor "
+             "densities; — where the record's overlap table does not compare chains). The figure puts the gain beside "
+             "the size dial (`make beyond`: one discovery's top k % of scores, so the kept fraction moves alone): a "
+             "verdict over chains can then be read at a fixed size.", ""]
+    lines += subnetworks.markdown(table) + ["", f"![SI's gain per chain against the kept fraction, beside the size dial]"
+                                                f"({FIGURES}/subnetworks.png)", ""]
     return lines
 
 
@@ -355,7 +376,7 @@ def authors_pipeline(records: dict[str, RunRecord], name: str, compared: pd.Data
 def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[str]:
     record = records[name]
     transfer = depth_transfer(records, name)   # the slice's rows and its options', read once for the section
-    compared = beside_authors(our_curves(transfer))
+    compared = beside_authors(our_curves(transfer, record.provenance.get("unplanned") or []))
     compared = compared[compared["layers"] == layers]
     header = [table for _, table in markdown_tables(record.text("arithmetic/paper_comparison.md"))
               if list(table.columns)[:2] == ["", "paper"]]
@@ -659,7 +680,8 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
     from . import figures as draw
 
     out = []
-    curves = {layers: our_curves(records[name].csv("arithmetic/transfer.csv"))
+    curves = {layers: our_curves(records[name].csv("arithmetic/transfer.csv"),
+                                 records[name].provenance.get("unplanned") or [])
               for name, layers in PAPER_DEPTHS.items() if name in records}
     if curves:
         out.append(draw.fig6_small_multiples(curves, docs / FIGURES / "fig6.png"))
@@ -671,6 +693,10 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
                                                  pipeline={layers: pipeline}))
     if "default" in records:
         default = records["default"]
+        dial = subnetworks.size_dial(records[BEYOND]) if BEYOND in records else pd.DataFrame()
+        chains = {name: subnetworks.chain_table(records[name]) for name in DEFAULTS if name in records}
+        out.append(draw.gain_by_kept({k: v for k, v in chains.items() if not v.empty}, dial,
+                                     docs / FIGURES / "subnetworks.png"))
         table = default.csv("vision/table1.csv")
         metrics = {"pooled_accuracy": "pooled accuracy", "original_accuracy": "original accuracy",
                    "shape_bias": "shape bias", "cue_shape_accuracy": "cue-conflict shape accuracy"}

@@ -10,8 +10,12 @@ A record is checked when it is stored and whenever it is loaded: every CSV again
 (record_schemas.py: columns, no NaN where a number is read, one row per key), and every point its configs planned
 (`planned/<family>.csv`, planned.py) present in its family's table, less the planned points run.yaml's
 `known_gaps` names (each with why); a point in a table that no config planned must be named by `unplanned`.
-Storing refuses a run whose code or configs differ from the commit it would record, and writes the new record
-beside the old one, swapping only once it loads: a failed store leaves the previous record as it was. Records
+Storing refuses a run whose code or configs differ from the commit it would record, and is a small transaction: it
+holds the data folder's lock (a killed store's lock is free again), removes what a killed store left (temporaries,
+staging folders), writes the new record durably in a staging folder of its own, checks it, and swaps it in under
+an intent file (`.NAME.swap`) that the next store finishes or undoes after a kill; a failed store leaves the previous
+record as it was. Loading reads only record folders (a dot-folder is a store's own) and refuses a data folder whose
+swap was interrupted, naming the command that finishes it. Records
 that are not runs (`configs: []`: the `make test` timing, a GPU check) need only their run.yaml.
 
     python -m subtask_induction.pages.run_records RUN_DIR NAME --title "..." --command "make reproduce" \\
@@ -23,17 +27,18 @@ from __future__ import annotations
 import argparse
 import datetime
 import functools
+import json
 import os
 import platform
-import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from ..runtime import save_text
+from ..files import FolderLock, copy_file, fsync_folder, remove_temporaries, remove_tree, write_json, write_text
 from ..legacy import run_versions, upgrade_record
 from . import planned as planning
 from .record_schemas import TABLES, RecordError, check_table
@@ -132,7 +137,35 @@ def check_record(record: RunRecord) -> None:
 
 
 def load_all(data: Path = DATA) -> dict[str, RunRecord]:
-    return {path.parent.name: load(path.parent.name, data) for path in sorted(Path(data).glob("*/run.yaml"))}
+    """Every record of `data`: its folders with a run.yaml, never a dot-folder (a store's staging folder or an old
+    record it moves aside). A swap a killed store left half done is refused, with the command that finishes it."""
+    interrupted = sorted(p.name for p in Path(data).glob(".*.swap"))
+    if interrupted:
+        raise RecordError(f"{data}: a store of run records was interrupted ({', '.join(interrupted)}): run "
+                          "`python -m subtask_induction.pages.run_records --recover` to finish it")
+    records, bad = {}, []
+    for path in sorted(Path(data).glob("*/run.yaml")):
+        name = path.parent.name
+        if name.startswith("."):
+            continue
+        try:
+            records[name] = load(name, data)
+        except (RecordError, ValueError, FileNotFoundError, KeyError) as error:
+            bad.append(bad_record_line(name, error))
+    if bad:
+        raise RecordError("\n".join(bad))
+    return records
+
+
+def bad_record_line(name: str, error: Exception) -> str:
+    """One line for a record a page cannot read: the record, what is wrong (the table and line where the check
+    names them), and the fix."""
+    lines = str(error).removeprefix("error: ").splitlines() or [type(error).__name__]
+    message = lines[0].rstrip(":") + (f" (first: {lines[1].strip()})" if len(lines) > 1 else "")
+    if not message.startswith(f"run record {name}"):
+        message = f"run record {name}: {message}"
+    return (f"{message} -- fix: correct docs/data/{name}/ (or name the exception in its run.yaml's known_gaps / "
+            "unplanned), or store the run again (python -m subtask_induction.pages.run_records)")
 
 
 def markdown_tables(text: str) -> list[tuple[str, pd.DataFrame]]:
@@ -215,33 +248,75 @@ def store(run_dir: Path, name: str, title: str, command: str, configs: list[str]
                               f"{commit} ({version}). " + note).strip()
     elif note:
         provenance["note"] = note
-    folder = Path(data) / name
-    staged = folder.with_name(f".{name}.new")
-    shutil.rmtree(staged, ignore_errors=True)
-    try:
-        for path in tables:
-            target = staged / path.parent.parent.name / path.name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
-        planning.write_planned(points, staged)
-        save_text(yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100), staged / "run.yaml")
-        load(staged.name, staged.parent)   # every check a page's load makes, before the old record is touched
-    except BaseException:
-        shutil.rmtree(staged, ignore_errors=True)
-        raise
-    swap(staged, folder)
+    data = Path(data)
+    data.mkdir(parents=True, exist_ok=True)
+    folder = data / name
+    with store_lock(data):
+        recover(data)
+        staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
+        try:
+            for path in tables:
+                copy_file(path, staged / path.parent.parent.name / path.name)
+            planning.write_planned(points, staged)
+            write_text(staged / "run.yaml", yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100))
+            for sub in [*staged.iterdir(), staged]:
+                if sub.is_dir():
+                    fsync_folder(sub)
+            load(staged.name, staged.parent)   # every check a page's load makes, before the old record is touched
+        except BaseException:
+            remove_tree(staged)
+            raise
+        swap(staged, folder)
     return folder
 
 
+def store_lock(data: Path) -> FolderLock:
+    return FolderLock(Path(data) / STORE_LOCK, "another store of run records is running", RecordError)
+
+
+STORE_LOCK = ".store.lock"
+
+
 def swap(staged: Path, folder: Path) -> None:
-    """Put `staged` where `folder` is: the old record moves aside first and is removed only once the new one is in
-    place (a crash between the two renames leaves `.<name>.old`, the old record whole)."""
-    old = folder.with_name(f".{folder.name}.old")
-    shutil.rmtree(old, ignore_errors=True)
-    if folder.exists():
-        os.replace(folder, old)
-    os.replace(staged, folder)
-    shutil.rmtree(old, ignore_errors=True)
+    """Put `staged` where `folder` is, under an intent file that says so (`.<name>.swap`): the old record moves aside
+    to `.<name>.old`, the new one in, then the intent and the old record go. A kill at any point is finished by
+    recover() (the next store's first step): forward where the new record is whole (it was checked before the intent
+    was written), never losing both."""
+    intent = folder.with_name(f".{folder.name}.swap")
+    write_json(intent, {"record": folder.name, "staged": staged.name})
+    _finish_swap(intent)
+
+
+def _finish_swap(intent: Path) -> None:
+    """Carry a swap from whatever state a kill left to its end; each step can be done again."""
+    data = intent.parent
+    name = json.loads(intent.read_text())["record"]
+    staged, folder, old = data / json.loads(intent.read_text())["staged"], data / name, data / f".{name}.old"
+    if staged.exists():
+        if folder.exists():
+            remove_tree(old)
+            os.replace(folder, old)
+            fsync_folder(data)
+        os.replace(staged, folder)
+        fsync_folder(data)
+    intent.unlink()
+    fsync_folder(data)
+    remove_tree(old)
+
+
+def recover(data: Path) -> list[str]:
+    """Finish the swaps a killed store began and remove what it left (atomic_write's temporaries, staging folders and
+    old records no swap names). Call it holding the store lock. Returns what it did, a line each."""
+    data = Path(data)
+    done = []
+    for intent in sorted(data.glob(".*.swap")):
+        _finish_swap(intent)
+        done.append(f"finished the interrupted swap of {intent.name[1:-5]}")
+    for leftover in sorted([*data.glob(".*.new-*"), *data.glob(".*.old")]):
+        remove_tree(leftover)
+        done.append(f"removed {leftover.name}")
+    done += [f"removed {path}" for path in remove_temporaries(data)]
+    return done
 
 
 def plan(name: str, data: Path = DATA, repo: Path = planning.REPO) -> Path:
@@ -261,6 +336,8 @@ def main(argv=None) -> None:
     parser.add_argument("run_dir", type=Path, nargs="?", help="the clone the run ran in (its results/ and git)")
     parser.add_argument("name", nargs="?", help="the record's folder under docs/data/")
     parser.add_argument("--plan", metavar="NAME", help="write the planned points of the stored record NAME")
+    parser.add_argument("--recover", action="store_true", help="finish a store that was interrupted, and remove "
+                                                               "what it left")
     parser.add_argument("--title")
     parser.add_argument("--command", help="the command that made the run")
     parser.add_argument("--configs", nargs="+", help="its config files, in order")
@@ -270,6 +347,10 @@ def main(argv=None) -> None:
     parser.add_argument("--note", default="")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
+    if args.recover:
+        with store_lock(args.data):
+            print("\n".join(recover(args.data)) or "nothing to recover")
+        return
     if args.plan:
         print(plan(args.plan, args.data))
         return

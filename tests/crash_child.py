@@ -1,0 +1,60 @@
+"""A child process for the crash sweep (tests/test_crash_sweep.py): runs the upgrade, the rollback or a record store,
+and kills itself with SIGKILL (no `finally`, no `except` runs) just before its KILL_AT-th filesystem mutation, as
+Python's audit events count them: `open` for writing, os.rename, os.replace, os.remove, os.rmdir, os.mkdir, os.chmod,
+os.utime. KILL_AT -1 runs to the end and prints how many mutations it made.
+
+    python tests/crash_child.py upgrade|rollback|store FOLDER KILL_AT [DATA]
+"""
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+sys.dont_write_bytecode = True   # an import's .pyc is not the tool's mutation
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
+
+from subtask_induction import upgrade  # noqa: E402
+from subtask_induction.pages import run_records  # noqa: E402
+
+EVENTS = {"os.rename", "os.replace", "os.remove", "os.rmdir", "os.mkdir", "os.chmod", "os.utime"}
+WRITING = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+
+
+def mutation(event: str, args) -> bool:
+    if event in EVENTS:
+        return True
+    if event == "open":
+        _, mode, flags = args
+        return bool((isinstance(mode, str) and set(mode) & set("wax+")) or (flags or 0) & WRITING)
+    return False
+
+
+def main() -> None:
+    action, folder, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    count = 0
+
+    def hook(event, args):
+        nonlocal count
+        if mutation(event, args):
+            if count == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            count += 1
+
+    if action == "store":   # git's and pandas' imports happen before the hook counts
+        import pandas  # noqa: F401
+        import yaml  # noqa: F401
+    sys.addaudithook(hook)
+    if action == "upgrade":
+        upgrade.upgrade_run(folder, log=lambda *_: None)
+    elif action == "rollback":
+        done = upgrade.rollback(folder)
+        assert not done.skipped, done.skipped
+    else:
+        run_records.store(folder, "default", "t", "make reproduce", ["config/config.yaml"], 10.0, "1 min",
+                          Path(sys.argv[4]))
+    print(count)
+
+
+if __name__ == "__main__":
+    main()
