@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce replication beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -29,6 +29,13 @@ BYTECODE = $(BIN)/python -m compileall -q workflow
 reproduce: $(STAMP)
 	$(BYTECODE)
 	$(BIN)/snakemake --cores $(CORES)
+
+# The default again with chains of disjoint seeds (config/replication.yaml): a second record whose noise is independent
+# of the first's, to see whether each verdict survives it. Run it in a folder of its own (a clone): its chains are
+# other chains, and the default's tables would mix both.
+replication: $(STAMP)
+	$(BYTECODE)
+	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/replication.yaml
 
 # The default plus the experiments beyond the paper (config/beyond.yaml and the three questions of
 # config/beyond/; what the default finished is reused, only the overlays' own jobs run), then the GroupNorm
