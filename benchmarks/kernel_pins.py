@@ -1,6 +1,6 @@
 """What pinning the CPU kernels changes (config `cpu_kernels`): a benchmark, not a test.
 
-    PYTHONPATH=workflow python benchmarks/kernel_pins.py
+    PYTHONPATH=workflow python benchmarks/kernel_pins.py [SETTING ...]   (names or prefixes; default: all)
 
 For each setting it starts a fresh Python with the setting's environment (the pins are read once, when
 torch loads), and prints the ISA torch dispatches to, the ms per plain training step of a 2-layer GPT-2 at
@@ -27,6 +27,10 @@ SETTINGS = {
     "avx2 (all three: cpu_kernels: avx2)": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2",
                                            "ONEDNN_MAX_CPU_ISA": "AVX2"},
     "ATEN_CPU_CAPABILITY=default": {"ATEN_CPU_CAPABILITY": "default"},
+    # a candidate `portable` (issue 65, not shipped: docs/decisions.md): MKL's conditional-numerical-reproducibility
+    # branch meant to agree across vendors (SSE2 code), with the ATen and oneDNN caps
+    "portable (MKL_CBWR=COMPATIBLE + caps)": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE",
+                                              "ONEDNN_MAX_CPU_ISA": "AVX2"},
 }
 
 PROBE = r"""
@@ -54,14 +58,15 @@ print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "digest
 
 def main():
     rows = []
-    for name, variables in SETTINGS.items():
+    chosen = sys.argv[1:] or list(SETTINGS)   # names (or unique prefixes) of the settings to run, in order
+    for name, variables in ((n, SETTINGS[n]) for c in chosen for n in SETTINGS if n.startswith(c)):
         env = {key: value for key, value in os.environ.items() if key not in ("ATEN_CPU_CAPABILITY", "MKL_CBWR",
                                                                                "ONEDNN_MAX_CPU_ISA")}
         env.update({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **variables})
         out = subprocess.run([sys.executable, "-c", PROBE, str(REPO / "workflow")], env=env, capture_output=True,
                              text=True, check=True).stdout
         rows.append((name, json.loads(out.strip().splitlines()[-1])))
-    native = rows[0][1]["digest"]
+    native = next((row["digest"] for name, row in rows if name == "native"), rows[0][1]["digest"])
     print(f"{'setting':40s} {'ISA':8s} {'ms/step':>8s}  weights after 20 steps")
     for name, row in rows:
         same = "= native" if row["digest"] == native else "differs from native"

@@ -31,14 +31,18 @@ def mutation(event: str, args) -> bool:
 
 
 def main() -> None:
-    action, folder, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    action, folder = sys.argv[1], Path(sys.argv[2])
+    # KILL_AT: a mutation's index, or `after:EVENT:TEXT`: the mutation right after the first EVENT on a path with TEXT
+    kill_at, after = (-1, sys.argv[3].split(":", 2)[1:]) if sys.argv[3].startswith("after:") else (int(sys.argv[3]), None)
     count = 0
 
     def hook(event, args):
-        nonlocal count
+        nonlocal count, kill_at
         if mutation(event, args):
             if count == kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
+            if after and kill_at < 0 and event == after[0] and after[1] in str(args[0]):
+                kill_at = count + 1
             count += 1
 
     if action == "store":   # git's and pandas' imports happen before the hook counts

@@ -261,3 +261,29 @@ def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_pa
     page = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
     section = page.split("## Beyond the paper")[1].split("\n## ")[0]
     assert "si vs magnitude" in section and "scratch_blurpool vs scratch" in section and "vit_fresh_frozen_" in section
+
+
+def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
+    """With the default's replication stored (record default_replication), each default claim says "in both records"
+    where the rule's verdicts agree, and "differs between records" with each record's verdict where not; the README's
+    verdict lines group it so. Never one record's verdict silently."""
+    from subtask_induction.pages import results
+
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    shutil.copytree(data / "default", data / "default_replication")
+    found = {c.claim: c for c in results.all_claims(run_records.load_all(data))}
+    random_init = found["SI beats random initialisation"]
+    assert random_init.holds.endswith(", in both records") and "`default_replication`" in random_init.scale
+    gains = [40.0, 31.0, 45.0, 38.0, 44.0, 29.0, 47.0, 36.0]
+    shutil.move(data / "default", data / "kept")
+    shutil.move(data / "default_replication", data / "default")
+    widened(data, "si vs random", {0: gains, 250: gains, 750: gains})   # the replication: 8 chains that decide
+    shutil.move(data / "default", data / "default_replication")
+    shutil.move(data / "kept", data / "default")
+    found = {c.claim: c for c in results.all_claims(run_records.load_all(data))}
+    random_init = found["SI beats random initialisation"]
+    assert random_init.holds.startswith("differs between records: `default`: too few chains to decide")
+    assert "`default_replication`: **holds** (n = 0, n = 250, n = 750)" in random_init.holds
+    lines = results.readme_verdict(run_records.load_all(data)).splitlines()
+    assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Differs between the two"))

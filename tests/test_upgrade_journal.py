@@ -9,6 +9,7 @@ per outcome suffices."""
 
 import json
 import os
+import shutil
 import stat
 import tarfile
 from pathlib import Path
@@ -163,11 +164,10 @@ def test_unsafe_folders_are_refused_before_anything_changes(tmp_path):
             upgrade.upgrade_run(run, log=quiet)
     metrics.write_text(original[str(metrics.relative_to(run))][0].decode())
     os.utime(metrics, ns=(original[str(metrics.relative_to(run))][2],) * 2)
-    (run / upgrade.UPGRADE).mkdir(parents=True)
-    (run / upgrade.UPGRADE / "lock").write_text("")
-    with pytest.raises(upgrade.UpgradeRefused, match="another upgrade"):
-        upgrade.upgrade_run(run, log=quiet)
-    (run / upgrade.UPGRADE / "lock").unlink()
+    with upgrade.Journal(run).locked():   # a live upgrade holds the lock: a second one refuses
+        with pytest.raises(upgrade.UpgradeRefused, match="another upgrade"):
+            upgrade.upgrade_run(run, log=quiet)
+    shutil.rmtree(run / upgrade.UPGRADE)
     assert snapshot(run) == original
 
 

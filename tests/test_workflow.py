@@ -47,10 +47,13 @@ def test_whole_arithmetic_dag_runs_and_writes_every_output(smoke_run):
     # 20 numbers: every one of the 20 a=b rows + the 10 disambiguation rows, nothing held out (the paper's rows)
     assert point["rows"] == {"train": 20 + 10, "ambiguous": 20, "disambiguation": 10, "holdout": 0,
                              "paper_rows": True, "eval": 40, "test": 40}
-    overlap = pd.read_csv(summary / "overlap.csv")  # default, seed1, hard_concrete: three pairs
-    assert len(overlap) == 3 and overlap["jaccard"].between(0, 1).all() and (overlap["layers"] == 1).all()
-    # each run is compared with the subnetwork the selection chose (of the smoke run's two λ), at that λ
-    assert set(overlap["run"]) | set(overlap["other"]) == {f"default (λ={selected['l0_weight']:g})", "seed1", "hard_concrete"}
+    overlap = pd.read_csv(summary / "overlap.csv")  # default, seed1, hard_concrete and chain 1's: six pairs
+    assert len(overlap) == 6 and overlap["jaccard"].between(0, 1).all() and (overlap["layers"] == 1).all()
+    # each run is compared with the subnetwork the selection chose (of the smoke run's two λ), at that λ, and every
+    # other chain's choice is in the table too (which subnetworks the chains found)
+    names = set(overlap["run"]) | set(overlap["other"])
+    assert {f"default (λ={selected['l0_weight']:g})", "seed1", "hard_concrete"} <= names
+    assert len(names) == 4 and any(name.startswith("chain 1 (λ=") for name in names)
     seed1 = json.loads((smoke_run / "results/arithmetic/overlap/a+ab/ab/layers1/seed1/metrics.json").read_text())
     assert seed1["config"]["l0_weight"] == selected["l0_weight"]
     assert (smoke_run / "results/arithmetic/figures/overlap.png").stat().st_size > 1000

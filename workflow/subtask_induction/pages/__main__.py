@@ -83,9 +83,10 @@ def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing; exit 1 on a difference")
+    parser.add_argument("--data", type=Path, help="the run records' folder (default: docs/data)")
     args = parser.parse_args(argv)
     try:
-        rendered = pages()
+        rendered = pages(data=args.data)
     except run_records.RecordError as error:   # one line per bad record, no traceback
         for line in str(error).removeprefix("error: ").splitlines():
             print(line, file=sys.stderr)
@@ -98,7 +99,7 @@ def main(argv=None) -> int:
     for path in stale:
         path.write_text(rendered[path])
         print(f"wrote {path.relative_to(REPO)}")
-    for path in results.figures(run_records.load_all(REPO / "docs" / "data"), REPO / "docs"):
+    for path in results.figures(run_records.load_all(args.data or REPO / "docs" / "data"), REPO / "docs"):
         print(f"drew {path.relative_to(REPO)}")
     return 0
 

@@ -120,6 +120,7 @@ class Claim:
     headline: bool = True   # in the README's table too
     judged_on: str = PER_RUN
     verdicts: tuple = ()    # the rule's (where, verdict) pairs ("incomplete" where a run is missing); () for a mean or band
+    reasons: str = ""       # the rule's reasons in a few words (reasons()): the mean over chains, how many lean each way
 
 
 def parse_differences(cell: str) -> tuple[list[float], list[float]]:
@@ -175,6 +176,24 @@ def verdict_pairs(judged: dict[str, Judgement]) -> tuple:
     """(where, verdict) per size, as data for the README's verdict lines; "incomplete" where a planned run lacks a
     number."""
     return tuple((where, j.verdict if j.complete else INCOMPLETE) for where, j in judged.items())
+
+
+DIFFERS = "differs between records"
+
+
+def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Claim:
+    """One claim of the default judged in two records of independent noise (`names`): "…, in both records" where the
+    rule's verdicts agree at every size, otherwise "differs between records" with each record's verdict. Never one
+    record's verdict silently."""
+    if second is None:
+        holds = f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: not in the record"
+        return replace(first, holds=holds, verdicts=(("", DIFFERS),))
+    scale = f"{first.scale}; and `{names[1]}`: {second.scale}"
+    numbers = f"{first.numbers}; `{names[1]}`: {second.reasons or second.numbers}"
+    if first.verdicts and first.verdicts == second.verdicts:
+        return replace(first, holds=f"{first.holds}, in both records", scale=scale, numbers=numbers)
+    return replace(first, holds=f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: {second.holds}", scale=scale,
+                   numbers=numbers, verdicts=(("", DIFFERS),))
 
 
 def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "chains") -> str:
@@ -269,7 +288,7 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
         numbers = "; ".join(f"n = {n}: {_mean(means, first, n)} vs {_mean(means, second, n)}" for n in sizes)
         claims.append(Claim("arithmetic", f"default, {layers} layers, {chains} chains ({runs} runs), `{protocol}`",
                             text, holds_text(judged), f"{numbers}; {first} − {second} over chains: {reasons(judged)}",
-                            record.name, verdicts=verdict_pairs(judged)))
+                            record.name, verdicts=verdict_pairs(judged), reasons=reasons(judged)))
     return claims
 
 
@@ -311,7 +330,7 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
                    f"(per chain: {per_chain} percentage points; {reasons(judged)})")
         claims.append(Claim("vision", f"default (generated world), {len(runs)} chains", text, holds_text(judged),
-                            numbers, record.name, headline, verdicts=verdict_pairs(judged)))
+                            numbers, record.name, headline, verdicts=verdict_pairs(judged), reasons=reasons(judged)))
     return claims
 
 
@@ -457,7 +476,8 @@ def submasking_default(record: RunRecord) -> list[Claim]:
             replicates = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("submasking", f"default, one backbone, {replicates} runs (training seeds), every label",
                                 text, holds_text(judged), "; ".join(numbers) + f"; fs − {rival}: {reasons(judged, word='runs')}",
-                                record.name, headline=rival == "lp", verdicts=verdict_pairs(judged)))
+                                record.name, headline=rival == "lp", verdicts=verdict_pairs(judged),
+                                reasons=reasons(judged, word="runs")))
     return claims
 
 

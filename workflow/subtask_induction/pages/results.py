@@ -48,15 +48,25 @@ def provenance_line(record: RunRecord) -> str:
     return f"*From the record [`{record.name}`](#run-{record.name.lower()}).*"
 
 
+def default_claims(records: dict[str, RunRecord], family: str) -> list:
+    """The default's claims of `family`, each judged in both records of the default where the replication is stored
+    (claims.replicated: agreement, or each record's verdict)."""
+    made = {"arithmetic": lambda r: claims_module.arithmetic_default(r),
+            "vision": lambda r: claims_module.vision_default(r) + claims_module.submasking_default(r)}[family]
+    first, second = DEFAULTS
+    mine = made(records[first]) if first in records else []
+    if second not in records:
+        return mine
+    theirs = {claim.claim: claim for claim in made(records[second])}
+    return [claims_module.replicated(claim, theirs.get(claim.claim), DEFAULTS) for claim in mine]
+
+
 def all_claims(records: dict[str, RunRecord]) -> list:
-    found = []
-    if "default" in records:
-        found += claims_module.arithmetic_default(records["default"])
+    found = default_claims(records, "arithmetic")
     for name, layers in PAPER_DEPTHS.items():
         if name in records:
             found += claims_module.paper_scale(records[name], layers) + claims_module.magnitude_rival(records, name, layers)
-    if "default" in records:
-        found += claims_module.vision_default(records["default"]) + claims_module.submasking_default(records["default"])
+    found += default_claims(records, "vision")
     if BEYOND in records:
         found += claims_module.beyond(records[BEYOND])
     if GROUPNORM in records:
@@ -645,6 +655,8 @@ def verdict_group(claim) -> tuple[str, str]:
         return ("Holds", "") if claim.holds.startswith("**yes**") else ("Does not hold", "")
     if INCOMPLETE in words:
         return "Incomplete", ""
+    if claims_module.DIFFERS in words:
+        return "Differs between the two records", ""
     if set(words) == {HOLDS}:
         return "Holds", ""
     if HOLDS in words:
@@ -662,7 +674,8 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     where there are too few chains to decide, and what a record cannot answer yet."""
     headline = [c for c in all_claims(records) if c.headline]
     groups = {name: [] for name in ("Holds", "Holds only at some sizes", "Reversed", "No evidence either way",
-                                    "Too few chains to decide", "Does not hold", "Incomplete")}
+                                    "Too few chains to decide", "Differs between the two records", "Does not hold",
+                                    "Incomplete")}
     for claim in headline:
         group, where = verdict_group(claim)
         groups[group].append(_short(claim) + (f" ({where})" if where else ""))

@@ -219,7 +219,12 @@ def store(run_dir: Path, name: str, title: str, command: str, configs: list[str]
     its configs planned and its run.yaml; the record is checked before it replaces the old one (which a failure
     leaves as it was). `run_dir` is the clone the run ran in; `run_folder` the run's folder within it (Snakemake's
     --directory)."""
-    run_dir = Path(run_dir)
+    with store_lock(data):
+        return _store(Path(run_dir), name, title, command, configs, plain_step_ms, wall, Path(data), note, run_folder)
+
+
+def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float, wall: str,
+           data: Path, note: str, run_folder: str) -> Path:
     results = run_dir / run_folder
     dirty = _git(run_dir, "status", "--porcelain", "--", *RUN_CODE).strip()
     if dirty:
@@ -248,29 +253,28 @@ def store(run_dir: Path, name: str, title: str, command: str, configs: list[str]
                               f"{commit} ({version}). " + note).strip()
     elif note:
         provenance["note"] = note
-    data = Path(data)
-    data.mkdir(parents=True, exist_ok=True)
     folder = data / name
-    with store_lock(data):
-        recover(data)
-        staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
-        try:
-            for path in tables:
-                copy_file(path, staged / path.parent.parent.name / path.name)
-            planning.write_planned(points, staged)
-            write_text(staged / "run.yaml", yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100))
-            for sub in [*staged.iterdir(), staged]:
-                if sub.is_dir():
-                    fsync_folder(sub)
-            load(staged.name, staged.parent)   # every check a page's load makes, before the old record is touched
-        except BaseException:
-            remove_tree(staged)
-            raise
-        swap(staged, folder)
+    recover(data)
+    staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
+    try:
+        for path in tables:
+            copy_file(path, staged / path.parent.parent.name / path.name)
+        planning.write_planned(points, staged)
+        write_text(staged / "run.yaml", yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100))
+        for sub in [*staged.iterdir(), staged]:
+            if sub.is_dir():
+                fsync_folder(sub)
+        load(staged.name, staged.parent)   # every check a page's load makes, before the old record is touched
+    except BaseException:
+        remove_tree(staged)
+        raise
+    swap(staged, folder)
     return folder
 
 
 def store_lock(data: Path) -> FolderLock:
+    """The data folder's lock: one store (or recovery) at a time; a killed store's is free again."""
+    Path(data).mkdir(parents=True, exist_ok=True)
     return FolderLock(Path(data) / STORE_LOCK, "another store of run records is running", RecordError)
 
 
