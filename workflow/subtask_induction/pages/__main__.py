@@ -45,9 +45,25 @@ def make_beyond(makefile: Path) -> str:
     return "make beyond                        # the experiments beyond the paper: " + "; then ".join(parts)
 
 
+def paper_scale_time(records: dict) -> str:
+    """The paper's scale on one GPU, from the GPU check's record: the arithmetic transfer grid's training steps in the
+    largest pack it timed that the pipeline uses (128), and "unmeasured" for the rest."""
+    if results.GPU_CHECK not in records:
+        return "unmeasured (no GPU record)."
+    record = records[results.GPU_CHECK]
+    text = record.text("pack_throughput.md")
+    estimate = text.split("estimated paper arithmetic transfer grid")[1]
+    points = re.search(r"\((\d+) points\) on ([^,]+),", estimate)
+    table = run_records.markdown_tables(estimate)[0][1].set_index("run")
+    hours = table.loc["pack of 128", "device-hours"]
+    return (f"the arithmetic transfer grid ({int(points.group(1)):,} points) trains in about {hours} GPU-hours on one "
+            f"{points.group(2)} in packs of 128, training steps only ([record](docs/results.md#run-gpu_check)); the "
+            "vision and submasking families at the paper's scale are unmeasured.")
+
+
 def readme_blocks(records: dict) -> dict[str, str]:
     return {"verdict": results.readme_verdict(records), "claims": results.readme_claims(records),
-            "timings": timings(records), "beyond": make_beyond(REPO / "Makefile")}
+            "timings": timings(records), "gpu": paper_scale_time(records), "beyond": make_beyond(REPO / "Makefile")}
 
 
 def running_blocks() -> dict[str, str]:

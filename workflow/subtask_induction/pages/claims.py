@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..arithmetic.paper import MAIN_EXPERIMENT
-from ..claims import HOLDS, INCOMPLETE, VERDICTS, Judgement, chain_of, judge
+from ..claims import HOLDS, INCOMPLETE, TOO_FEW, VERDICTS, Judgement, chain_of, judge
 from ..points import VISION_MODEL_ROWS
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
@@ -121,6 +121,7 @@ class Claim:
     judged_on: str = PER_RUN
     verdicts: tuple = ()    # the rule's (where, verdict) pairs ("incomplete" where a run is missing); () for a mean or band
     reasons: str = ""       # the rule's reasons in a few words (reasons()): the mean over chains, how many lean each way
+    leans: tuple = ()       # per size (where, chains higher, chains lower, chains): the verdict's reason as data
 
 
 def parse_differences(cell: str) -> tuple[list[float], list[float]]:
@@ -170,6 +171,30 @@ def holds_text(judged: dict[str, Judgement]) -> str:
             parts.append(word + ("" if every and len(wheres) == 1 and not wheres[0] else
                                  f" ({', '.join(wheres)})" if every else f" at {', '.join(wheres)}"))
     return "; ".join(parts)
+
+
+def lean_counts(judged: dict[str, Judgement]) -> tuple:
+    """(where, chains higher, chains lower, chains) per complete size: how many chains lean each way."""
+    return tuple((where, sum(m > 0 for m in j.means), sum(m < 0 for m in j.means), len(j.means))
+                 for where, j in judged.items() if j.complete)
+
+
+def short_reason(claim: Claim) -> str:
+    """A verdict's reason in a few words, for the README's lines: the chains' lean at each size (`8 of 8 chains
+    higher at n = 250`), or why the rule cannot decide."""
+    if not claim.leans:
+        return ""
+    counts = {k for _, _, _, k in claim.leans}
+    if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
+        word = "runs over one backbone" if claim.family == "submasking" else "chains"
+        return f"{'/'.join(map(str, sorted(counts)))} {word}"
+    parts = []
+    for where, higher, lower, k in claim.leans:
+        lean = f"{higher} of {k} higher" + (f", {lower} lower" if lower and higher else "")
+        if not higher:
+            lean = f"{lower} of {k} lower" if lower else f"all {k} tied"
+        parts.append(f"{where}: {lean}" if where else lean)
+    return "chains " + "; ".join(parts)
 
 
 def verdict_pairs(judged: dict[str, Judgement]) -> tuple:
@@ -288,7 +313,7 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
         numbers = "; ".join(f"n = {n}: {_mean(means, first, n)} vs {_mean(means, second, n)}" for n in sizes)
         claims.append(Claim("arithmetic", f"default, {layers} layers, {chains} chains ({runs} runs), `{protocol}`",
                             text, holds_text(judged), f"{numbers}; {first} − {second} over chains: {reasons(judged)}",
-                            record.name, verdicts=verdict_pairs(judged), reasons=reasons(judged)))
+                            record.name, verdicts=verdict_pairs(judged), leans=lean_counts(judged), reasons=reasons(judged)))
     return claims
 
 
@@ -330,7 +355,7 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
                    f"(per chain: {per_chain} percentage points; {reasons(judged)})")
         claims.append(Claim("vision", f"default (generated world), {len(runs)} chains", text, holds_text(judged),
-                            numbers, record.name, headline, verdicts=verdict_pairs(judged), reasons=reasons(judged)))
+                            numbers, record.name, headline, verdicts=verdict_pairs(judged), leans=lean_counts(judged), reasons=reasons(judged)))
     return claims
 
 
@@ -362,7 +387,7 @@ def cross_domain(record: RunRecord) -> list[Claim]:
             chains = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
                                 text, holds_text(judged), "; ".join(numbers), record.name, headline,
-                                verdicts=verdict_pairs(judged)))
+                                verdicts=verdict_pairs(judged), leans=lean_counts(judged)))
     return claims
 
 
@@ -421,7 +446,7 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
     return [Claim("arithmetic", f"beyond, 2 layers, {runs} runs, `{protocol}`",
                   "The bias's strength by kept fraction: SI from the top k % of the discovery's scores beats the random "
                   "mask of its own per-tensor counts", holds_text(judged),
-                  "largest n: " + "; ".join(numbers), record.name, headline=False, verdicts=verdict_pairs(judged))]
+                  "largest n: " + "; ".join(numbers), record.name, headline=False, verdicts=verdict_pairs(judged), leans=lean_counts(judged))]
 
 
 def label_budget(record: RunRecord) -> list[Claim]:
@@ -447,7 +472,7 @@ def label_budget(record: RunRecord) -> list[Claim]:
     return [Claim("arithmetic", f"beyond, 2 layers, {chains} chains, `last`, n = 750",
                   "How many labels a discovery needs: SI from a discovery on the first r subtask rows beats the random "
                   "mask of its own counts", holds_text(judged), "; ".join(numbers), record.name, headline=False,
-                  verdicts=verdict_pairs(judged))]
+                  verdicts=verdict_pairs(judged), leans=lean_counts(judged))]
 
 
 def submasking_default(record: RunRecord) -> list[Claim]:
@@ -476,7 +501,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
             replicates = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("submasking", f"default, one backbone, {replicates} runs (training seeds), every label",
                                 text, holds_text(judged), "; ".join(numbers) + f"; fs − {rival}: {reasons(judged, word='runs')}",
-                                record.name, headline=rival == "lp", verdicts=verdict_pairs(judged),
+                                record.name, headline=rival == "lp", verdicts=verdict_pairs(judged), leans=lean_counts(judged),
                                 reasons=reasons(judged, word="runs")))
     return claims
 
@@ -566,7 +591,23 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
     runs = max((len(j.tally.runs) for j in judged.values()), default=0)
     return [Claim("arithmetic", f"paper scale, {layers} layers, {runs} runs, `eval`",
                   "SI beats the base's largest weights, count-matched per tensor (`magnitude`)", holds_text(judged),
-                  "; ".join(numbers) + overlap, rival.name, headline=False, verdicts=verdict_pairs(judged))]
+                  "; ".join(numbers) + overlap, rival.name, headline=False, verdicts=verdict_pairs(judged), leans=lean_counts(judged))]
+
+
+def readme_key() -> str:
+    """The README's key: only the words its first screen uses, one line each; the rest is in the glossary."""
+    rows = [("SI", "Subtask Induction: the subnetwork's weights, frozen, in a fresh network that trains on the new task"),
+            ("`sampled`, random init, `full`", "the controls: as many random weights per tensor frozen (count-matched); "
+                                               "a fresh network; the whole trained network fine-tuned "
+                                               "([variants](docs/glossary.md#variant))"),
+            ("n", "training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab)"),
+            ("chain", "one seed of a base → subnetwork → transfer line: a claim's independent repeat "
+                      "([chain](docs/glossary.md#chain))"),
+            ("holds, reversed, no evidence, too few chains", "the [verdict rule](docs/glossary.md#verdict-rule): an "
+                                                              "exact sign-flip test over the chains, p < 0.05"),
+            ("pooled images, shape bias", "texture averaged away / the share of shape decisions on shape-texture "
+                                          "conflicts ([glossary](docs/glossary.md#pooled-image))")]
+    return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows])
 
 
 def legend(docs: str = "docs/") -> str:

@@ -131,7 +131,9 @@ def which_subnetworks(record: RunRecord, dial_record: RunRecord | None = None) -
              "Per chain (one subnetwork each; replicates averaged): the kept fraction, SI's gain in accuracy points over "
              "the count-matched random mask and over random initialisation at each n (`last`), and the mean Jaccard of "
              "its kept weights with the other chains' (and that over chance, for masks of the same per-tensor "
-             "densities; — where the record's overlap table does not compare chains). The figure puts the gain beside "
+             "densities; — where the record's overlap table does not compare chains). Each chain trains a base of its "
+             "own from another seed, so a weight's position means nothing across chains: a Jaccard at chance (× chance "
+             "near 1) says each chain's subnetwork is its own. The figure puts the gain beside "
              "the size dial (`make beyond`: one discovery's top k % of scores, so the kept fraction moves alone): a "
              "verdict over chains can then be read at a fixed size.", ""]
     lines += subnetworks.markdown(table) + ["", f"![SI's gain per chain against the kept fraction, beside the size dial]"
@@ -678,9 +680,12 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
                                     "Incomplete")}
     for claim in headline:
         group, where = verdict_group(claim)
-        groups[group].append(_short(claim) + (f" ({where})" if where else ""))
-    return "\n".join([claims_module.legend(), ""] + [f"- **{name}**: " + "; ".join(items) + "."
-                                                     for name, items in groups.items() if items])
+        reason = claims_module.short_reason(claim) if group != "Differs between the two records" else claim.holds.split(
+            ": ", 1)[1]
+        groups[group].append(_short(claim) + (f" ({where})" if where else "") + (f" [{reason}]" if reason else ""))
+    why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
+    return "\n".join([f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + "."
+                      for name, items in groups.items() if items] + ["", claims_module.readme_key()])
 
 
 def readme_claims(records: dict[str, RunRecord]) -> str:
