@@ -86,3 +86,22 @@ def test_a_vision_overlay_can_run_fewer_variants_than_the_config_defines(tmp_pat
     wrong = snakemake(REPO, "-n", "--cores", "1", "--directory", str(tmp_path / "run"),
                       "--configfile", "config/config.yaml", str(overlay))
     assert wrong.returncode != 0 and "['sketch'] are not defined in vision.transfer.variants" in wrong.stdout + wrong.stderr
+
+
+def test_the_replication_is_the_default_with_disjoint_chain_seeds():
+    """config/replication.yaml (make replication) runs the default's experiments on chains no default run uses: the
+    lists an overlay replaces whole are restated with only the chain changed."""
+    import yaml as _yaml
+
+    default = _yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    again = _yaml.safe_load((REPO / "config" / "replication.yaml").read_text())
+    assert not set(default["arithmetic"]["chains"]) & set(again["arithmetic"]["chains"])
+    assert len(again["arithmetic"]["chains"]) == len(default["arithmetic"]["chains"])
+    assert not set(default["vision"]["chains"]) & set(again["vision"]["chains"])
+    assert not set(default["submasking"]["replicates"]) & set(again["submasking"]["replicates"])
+    first = {"chains": [default["arithmetic"]["chains"][0]]}
+    renamed = [{**e, **({"chains": [again["arithmetic"]["chains"][0]]} if e.get("chains") == first["chains"] else {})}
+               for e in default["arithmetic"]["experiments"]]
+    assert again["arithmetic"]["experiments"] == renamed
+    backbones = [{**b, "chain": again["vision"]["chains"][0]} for b in default["submasking"]["backbones"]]
+    assert again["submasking"]["backbones"] == backbones
