@@ -682,7 +682,9 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
         group, where = verdict_group(claim)
         reason = claims_module.short_reason(claim) if group != "Differs between the two records" else claim.holds.split(
             ": ", 1)[1]
-        groups[group].append(_short(claim) + (f" ({where})" if where else "") + (f" [{reason}]" if reason else ""))
+        both = ", in both records" if claim.holds.endswith(", in both records") else ""
+        groups[group].append(_short(claim) + (f" ({where})" if where else "") + both
+                             + (f" [{reason}]" if reason else ""))
     why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
     return "\n".join([f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + "."
                       for name, items in groups.items() if items] + ["", claims_module.readme_key()])
