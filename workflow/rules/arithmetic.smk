@@ -357,5 +357,6 @@ rule arithmetic_overlap:
     message:
         JOB_LINE
     shell:
-        step("arithmetic_overlap") + " --subnetworks {input.default:q} {input.runs:q} {input.chains:q} --table {output.table:q} "
+        step("arithmetic_overlap")
+        + " --subnetworks {input.default:q} {input.runs:q} {input.chains:q} --table {output.table:q} "
         "--markdown {output.markdown:q} --figures {params.figures:q} > {log:q} 2>&1"
