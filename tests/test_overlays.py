@@ -19,7 +19,7 @@ def counts(result) -> dict[str, int]:
     # (make beyond: config/beyond.yaml and the three questions of config/beyond/)
     (["config/beyond.yaml", "config/beyond/magnitude.yaml", "config/beyond/blurpool.yaml",
       "config/beyond/cross_domain.yaml"],
-     {"arithmetic_discover_budget": 2 * 3, "arithmetic_budget": 1, "vision_texture_swap": 1,
+     {"arithmetic_discover_budget": 2 * 8, "arithmetic_budget": 1, "vision_texture_swap": 1,
       "vision_discover": 3 * 3, "vision_transfer": 3 * (7 + 1 + 4 * 3), "vision_cross_domain": 3}),
     # one question alone (make beyond-cross-domain): its bases and 12 models per chain, nothing else beyond
     (["config/beyond/cross_domain.yaml"], {"vision_cross_domain": 3, "vision_transfer": 3 * (4 + 4 * 3),
@@ -67,7 +67,7 @@ def test_an_overlay_adds_experiments_and_follows_a_change_to_the_defaults_list(t
 
     # 18 new points (2 depths x 3 n x 3 chains) need more packs
     assert pack_jobs(counts(after)) > pack_jobs(before)
-    assert before["arithmetic_discover_budget"] == 2 * 3  # the overlay's label budget, in the default's three chains
+    assert before["arithmetic_discover_budget"] == 2 * 8  # the overlay's label budget, in the default's eight chains
     assert "experiments:\n" not in (REPO / "config/beyond.yaml").read_text()  # the default's list is not restated
 
 
