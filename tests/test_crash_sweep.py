@@ -51,6 +51,22 @@ def kill_points(count: int, full: bool) -> list[int]:
     return sorted({round(i * (count - 1) / (SAMPLE - 1)) for i in range(SAMPLE)})
 
 
+def kill_and_rerun(start: Path, action: str, expected: dict, tmp_path: Path, count: int, full: bool,
+                   then=None) -> None:
+    """Each kill point: a copy of `start`, `action` killed there, then run again with no manual step; the result
+    must be `expected` (bytes, modes, times) with nothing left over; `then(run)` checks what follows."""
+    for kill_at in kill_points(count, full):
+        run = tmp_path / f"kill{kill_at}"
+        shutil.copytree(start, run)
+        killed(child(action, run, kill_at))
+        finished(child(action, run))
+        assert snapshot(run) == expected, f"the {action} killed at mutation {kill_at}, then run again"
+        assert leftovers(run) == [], f"killed at {kill_at}: left {leftovers(run)}"
+        if then:
+            then(run, kill_at)
+        shutil.rmtree(run)
+
+
 def sweep_upgrade(tmp_path: Path, full: bool) -> int:
     original_run = old_run(tmp_path / "original")
     original = snapshot(original_run)
@@ -59,17 +75,13 @@ def sweep_upgrade(tmp_path: Path, full: bool) -> int:
     count = finished(child("upgrade", clean_run))
     clean = snapshot(clean_run)
     assert clean != original and leftovers(clean_run) == []
-    for kill_at in kill_points(count, full):
-        run = tmp_path / f"kill{kill_at}"
-        shutil.copytree(original_run, run)
-        killed(child("upgrade", run, kill_at))
-        finished(child("upgrade", run))
-        assert snapshot(run) == clean, f"the upgrade killed at mutation {kill_at}, then run again"
-        assert leftovers(run) == [], f"killed at {kill_at}: left {leftovers(run)}"
+
+    def rolls_back(run: Path, kill_at: int) -> None:
         finished(child("rollback", run))
         assert snapshot(run) == original, f"the rollback after a kill at {kill_at}"
         assert leftovers(run) == [] and not (run / ".snakemake" / "upgrade").exists()
-        shutil.rmtree(run)
+
+    kill_and_rerun(original_run, "upgrade", clean, tmp_path, count, full, then=rolls_back)
     return count
 
 
@@ -83,14 +95,7 @@ def sweep_rollback(tmp_path: Path, full: bool) -> int:
     shutil.copytree(upgraded, probe)
     count = finished(child("rollback", probe))
     assert snapshot(probe) == original
-    for kill_at in kill_points(count, full):
-        run = tmp_path / f"kill{kill_at}"
-        shutil.copytree(upgraded, run)
-        killed(child("rollback", run, kill_at))
-        finished(child("rollback", run))
-        assert snapshot(run) == original, f"the rollback killed at mutation {kill_at}, then run again"
-        assert leftovers(run) == [], f"killed at {kill_at}: left {leftovers(run)}"
-        shutil.rmtree(run)
+    kill_and_rerun(upgraded, "rollback", original, tmp_path, count, full)
     return count
 
 
