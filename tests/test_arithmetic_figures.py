@@ -8,6 +8,7 @@ import pytest
 
 from subtask_induction.arithmetic import figures
 from subtask_induction.arithmetic.paper import AUTHORS_CURVES, PAPER_STYLE
+from subtask_induction.labels import TRANSFER
 
 
 def synthetic_transfer():
@@ -100,7 +101,7 @@ def test_the_authors_curves_and_the_texts_values_are_drawn_only_when_asked_and_o
     labels = [[text for text in ax.get_legend_handles_labels()[1] if reference(text)] for ax in marked.axes]
     assert any("random init 50.6% at n = 1,000" in " ".join(axis) for axis in labels)  # the ab of a+ab -> a2+ab row
     # the 2-layer panel of the main experiment carries the authors' five curves (their figure has no 3 layers)
-    assert any({f"authors: {name}" for name in AUTHORS_CURVES.values()} <= set(axis) for axis in labels)
+    assert any({f"authors: {TRANSFER[kind].word}" for kind in AUTHORS_CURVES} <= set(axis) for axis in labels)
     assert any(not axis for axis in labels)  # the other experiment's row carries no paper values
     assert not any(reference(text) for ax in plain.axes for text in ax.get_legend_handles_labels()[1])
 
@@ -112,12 +113,12 @@ def test_fig6_draws_the_papers_encoding_and_the_authors_2_layer_values(monkeypat
     panel = next(ax for ax in drawn[0].axes if ax.get_title() == "ab of a+ab -> a2+ab: 2 layers (last)")
     lines = {line.get_label(): line for line in panel.get_lines()}
     for variant, kind in (("si", "subnetwork"), ("sampled", "sampled"), ("random", "random"), ("full", "full")):
-        ours, theirs = lines[variant], lines[f"authors: {AUTHORS_CURVES[kind]}"]
+        ours, theirs = lines[variant], lines[f"authors: {TRANSFER[kind].word}"]
         assert ours.get_marker() == PAPER_STYLE[kind]["marker"] and ours.get_color() == PAPER_STYLE[kind]["color"]
         assert theirs.get_color() == ours.get_color() and theirs.get_linestyle() == "--"
     assert lines["si_fresh"].get_color() not in {style["color"] for style in PAPER_STYLE.values()} or \
         lines["si_fresh"].get_marker() == "."  # not the paper's SI: not drawn as it
-    si = lines["authors: Subtask Induction"]
+    si = lines[f"authors: {TRANSFER['subnetwork'].word}"]
     assert dict(zip(si.get_xdata(), si.get_ydata()))[1000] == pytest.approx(0.932)  # their 2-layer panel
 
 
@@ -146,15 +147,15 @@ def test_the_paper_comparison_sets_ours_beside_the_text_and_the_authors_curves()
     assert "the paper's rows" in text
     assert "| kept % of the masked weights (Table 3) | 7.68 | 9.50 (λ 1e-07) |" in text
     # the authors' 2-layer values at our sizes; their smallest n on their own grid (0.95 and 0.99 at 1,600)
-    assert "| Subtask Induction | authors' figure | 0.318 | 0.442 | 0.932 | 1.000 | 1,600 | 1,600 |" in text
-    assert ("| Subtask Induction | ours `last` (si) | 0.500 ± 0.000 (2) | 0.950 ± 0.000 (2) | 0.995 ± 0.000 (2) | "
+    assert "| SI | authors' figure | 0.318 | 0.442 | 0.932 | 1.000 | 1,600 | 1,600 |" in text
+    assert ("| SI | ours `last` (si) | 0.500 ± 0.000 (2) | 0.950 ± 0.000 (2) | 0.995 ± 0.000 (2) | "
             "1.000 ± 0.000 (2) | 100 | 1,000 |") in text
-    assert "| Sampled Subnetwork | ours `eval` (sampled) |" in text and "sampled_fresh" not in text
+    assert "| `sampled` | ours `eval` (sampled) |" in text and "sampled_fresh" not in text
     # the authors' code's control beside their curve, not counted as ours
-    assert ("| Sampled Subnetwork | ours `last` (sampled_authors: N−k of the base's weights frozen, as the authors' "
+    assert ("| `sampled` | ours `last` (sampled_authors: N−k of the base's weights frozen, as the authors' "
             "code) | 0.300 ± 0.000 (2) | 0.300 ± 0.000 (2) | 0.550 ± 0.000 (2) | 0.980 ± 0.000 (2) | 6,400 | "
             "not by 6,400 |") in text
-    assert ("| Subtask Induction | ours `last` (si_authors_init: fresh masked weights N(0, 0.02), as the authors' "
+    assert ("| SI | ours `last` (si_authors_init: fresh masked weights N(0, 0.02), as the authors' "
             "code) |  |  | 0.200 ± 0.000 (2) |  | not by 1,000 | not by 1,000 |") in text
     assert "| SI near-perfect with 1,000 rows | ≥ 0.99 | 0.932 | 1.005 ± 0.000 (2) | 0.995 ± 0.000 (2) |" in text
     assert ("| random init trained on the same data (1,000 rows) | 0.506 | 0.461 | 0.610 ± 0.000 (2) | "

@@ -8,10 +8,10 @@ matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from subtask_induction.arithmetic.paper import authors_curves  # noqa: E402
+from subtask_induction.labels import VISION  # noqa: E402
 from subtask_induction.pages import figures, results, run_records  # noqa: E402
 from subtask_induction.pages.curves import our_curves  # noqa: E402
 
@@ -63,7 +63,7 @@ def test_fig6_protocols_differ_in_colour_and_style_and_lines_skip_sizes_we_did_n
 def test_fig6_shows_spread_not_run_and_one_marker_for_the_text(curves):
     figure = figures.fig6_figure(curves)
     texts = [(i, t.get_text()) for i, ax in enumerate(figure.axes) for t in ax.texts]
-    not_run = {i for i, text in texts if text == "not run"}
+    not_run = {i for i, text in texts if text.startswith("not run")}
     assert not_run == {6, 8}, not_run   # 12 layers: full and complement were not run
     bars = [c for ax in figure.axes for c in ax.containers if type(c).__name__ == "ErrorbarContainer"]
     assert bars, "no error bars"
@@ -79,15 +79,39 @@ def test_segments_break_where_the_authors_ran_a_size_we_did_not():
     assert figures.segments([0, 10], [0, 10, 100]) == [[0, 10]]
 
 
-def test_metric_panels_say_their_units_and_show_every_run(tmp_path):
-    table = pd.DataFrame({"model": ["si", "scratch"], "pooled_accuracy": [0.5, 0.2]})
-    per_run = pd.DataFrame({"model": ["si", "si", "scratch", "scratch"], "pooled_accuracy": [0.5, 0.5, 0.2, 0.2]})
-    figure = figures.metric_panels_figure(table, "model", {"pooled_accuracy": "pooled accuracy"}, ["si", "scratch"],
-                                          per_run=per_run, reference="si")
+def test_fig6_says_why_a_curve_was_not_run_and_draws_chance(curves):
+    figure = figures.fig6_figure(curves, not_run={12: "not in the plan"})
+    texts = [t.get_text() for ax in figure.axes for t in ax.texts]
+    assert texts.count("not run:\nnot in the plan") == 2, texts
+    chance = [line for ax in figure.axes for line in ax.get_lines()
+              if set(line.get_ydata()) == {figures.CHANCE_ARITHMETIC}]
+    assert len(chance) == len(figure.axes)
+    assert all(ax.get_ylim()[0] < figures.CHANCE_ARITHMETIC for ax in figure.axes)
+
+
+def paired(models=("si", "scratch"), runs=(0, 1, 2)):
+    per_run = pd.DataFrame([{"model": m, "chain": c, "pooled_accuracy": 0.5 if m == "si" else 0.2}
+                            for m in models for c in runs])
+    means = per_run.groupby("model", as_index=False)["pooled_accuracy"].mean()
+    return means, per_run
+
+
+def test_paired_panels_follow_each_run_across_bars_with_its_own_marker():
+    means, per_run = paired()
+    figure = figures.paired_panels_figure(means, per_run, "model", "chain",
+                                          {"pooled_accuracy": ("pooled accuracy", "on pooled images")},
+                                          ["si", "scratch"], VISION, title="t", highlight="si",
+                                          chance={"pooled_accuracy": 1 / 16}, chance_label="chance", run_name="chain")
     ax = figure.axes[0]
     assert ax.get_ylabel() and ax.get_ylim()[1] == 100
-    dots = [offset for collection in ax.collections for offset in collection.get_offsets()]
-    assert len({tuple(d) for d in dots}) == 4, "equal values of two runs drawn on one spot"
-    assert {t.get_text() for t in figure.legends[0].get_texts()} == {
-        "mean over chains (si in blue)", "one chain (an independent repeat)", "si's mean, across the panel"}
-    assert any(isinstance(line, Line2D) and line.get_linestyle() == "--" for line in ax.get_lines())
+    collections = [c for c in ax.collections if len(c.get_offsets()) == 2]
+    assert len(collections) == 3, "one marker set per run, spanning both bars"
+    dots = {tuple(d) for c in collections for d in c.get_offsets()}
+    assert len(dots) == 6, "equal values of two runs drawn on one spot"
+    joins = [line for line in ax.get_lines() if len(line.get_xdata()) == 2 and line.get_linestyle() == "-"]
+    assert len(joins) == 3, "a line joins each run's values across the bars"
+    assert any(set(line.get_ydata()) == {100 / 16} for line in ax.get_lines()), "no chance line"
+    legend = {t.get_text() for t in figure.legends[0].get_texts()}
+    assert legend == {"mean over runs (SI in blue)", "run: chain 0", "run: chain 1", "run: chain 2", "chance"}
+    key = "\n".join(t.get_text() for t in figure.texts)
+    assert VISION["si"].key() in key and VISION["scratch"].key() in key and "pooled accuracy: on pooled images" in key

@@ -62,7 +62,7 @@ def test_a_whole_pipeline_record_gets_its_section_and_figure_and_stays_out_of_th
     rows.rename(columns={"seed": "replicate"})[points].drop_duplicates().to_csv(pipeline / "planned" / "arithmetic.csv", index=False)   # what it planned
     page = pages_main.pages(data=data)[REPO / "docs" / "results.md"]
     section = page.split("**Their whole pipeline**")[1].split("\n\n**")[0]
-    assert "| Subtask Induction | ours, their whole pipeline | 0.111 (1) † | 0.111 (1) † | 0.111 (1) †" in section
+    assert "| SI | ours, their whole pipeline | 0.111 (1) † | 0.111 (1) † | 0.111 (1) †" in section
     assert "fig6_paper_depth2_authors_pipeline.png" in section
     slice_table = page.split("### 2 layers")[1].split("**Each 2-layer curve")[0]
     assert "0.111" not in before and "0.111" not in slice_table   # not among the slice's options
@@ -160,7 +160,8 @@ def test_the_citation_names_the_package_version():
 # what it does, set-up, how long, what it shows, own data, cluster and GPU.
 FIRST_SCREEN_ANSWERS = {"what it does": ["**What it does.**", "arxiv.org"],
                         "set-up": ["make reproduce", "make test", "3 GB", "CORES="],
-                        "how long": ["<!-- BEGIN generated: timings -->"],
+                        "how long": ["<!-- BEGIN generated: timings -->", "<!-- END generated: timings -->",
+                                     "GPU-hours"],
                         "what it shows": ["<!-- BEGIN generated: verdict -->", "docs/results.md"],
                         "own data": ["docs/own-data.md", "--configfile"],
                         "cluster and GPU": ["profiles/gpu", "profiles/slurm"]}

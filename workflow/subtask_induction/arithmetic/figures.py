@@ -19,7 +19,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..plotting import save_figure as _save  # noqa: E402
-from .paper import AUTHORS_CURVES, MAIN_EXPERIMENT, PAPER_STYLE, PAPER_TEXT, authors_curves, paper_form  # noqa: E402
+from ..labels import TRANSFER  # noqa: E402
+from .paper import MAIN_EXPERIMENT, PAPER_STYLE, PAPER_TEXT, authors_curves, paper_form  # noqa: E402
 from .tables import EXPERIMENT, depths_of, discovered_fraction, plain_variants, run_summary, shared_depths  # noqa: E402
 
 
@@ -68,7 +69,7 @@ def _paper_reference(ax, experiment: tuple, theirs: pd.DataFrame) -> None:
     for kind, curve in theirs.groupby("kind", sort=False):
         curve = curve.sort_values("n")
         ax.plot(curve["n"], curve["test_accuracy"], linestyle="--", linewidth=0.8, alpha=0.8,
-                color=PAPER_STYLE[kind]["color"], label=f"authors: {AUTHORS_CURVES[kind]}")
+                color=PAPER_STYLE[kind]["color"], label=f"authors: {TRANSFER[kind].word}")
     text = PAPER_TEXT
     ax.plot([text["si_near_perfect_n"]], [text["near_perfect"]], marker="*", markersize=11, color="black",
             linestyle="none", label=f"paper text: SI near-perfect at n = {text['si_near_perfect_n']:,}")

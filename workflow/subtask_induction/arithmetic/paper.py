@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..labels import TRANSFER
 from ..method.kinds import KINDS
 
 from .tables import rows_statement
@@ -31,7 +32,8 @@ PAPER_TEXT = {"si_near_perfect_n": 1000, "near_perfect": NEAR_PERFECT, "random_a
               "sampled_factor": 6}
 PROTOCOLS = ("eval", "last")
 AUTHORS_FIG6 = Path(__file__).parent / "data" / "authors_fig6.csv"
-# The figure's five curves, by the transfer kind of the variant that trains as the authors' code does.
+# The figure's five curves, by the transfer kind of the variant that trains as the authors' code does, with the
+# authors' panel titles: used to read their figure's data; our pages and figures call them by labels.TRANSFER.
 AUTHORS_CURVES = {"subnetwork": "Subtask Induction", "full": "Full Model Transfer", "sampled": "Sampled Subnetwork",
                   "complement": "Sampled from Complement", "random": "Random Initialization"}
 # Options that train as the authors' code does where the paper's text is silent or our code differs, each
@@ -143,7 +145,7 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
             theirs_curve = theirs[theirs["kind"] == kind].set_index("n")["test_accuracy"]
             if len(theirs_curve):
                 firsts[(kind, "authors")] = smallest_n(theirs_curve)
-                lines.append(f"| {AUTHORS_CURVES[kind]} | authors' figure | "
+                lines.append(f"| {TRANSFER[kind].markdown()} | authors' figure | "
                              + " | ".join(f"{theirs_curve[n]:.3f}" if n in theirs_curve.index else "" for n in sizes)
                              + " | " + " | ".join(_first(theirs_curve, t) for t in THRESHOLDS) + " |")
             for protocol in PROTOCOLS:
@@ -162,7 +164,7 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
 
 
 def _our_row(kind: str, source: str, stats: pd.DataFrame, sizes: list) -> str:
-    return (f"| {AUTHORS_CURVES[kind]} | {source} | "
+    return (f"| {TRANSFER[kind].markdown()} | {source} | "
             + " | ".join(_cell(stats.loc[n]) if n in stats.index else "" for n in sizes)
             + " | " + " | ".join(_first(stats["mean"], t) for t in THRESHOLDS) + " |")
 

@@ -1,6 +1,6 @@
 """`python -m subtask_induction.pages [--check]` (`make docs`): render docs/results.md, its figures, the README's
-generated blocks (the verdict, the claims table, the timings, the `make beyond` line) and docs/running.md's settings
-table from the run records, the configs and the Makefile.
+generated blocks (the verdict, the claims table, the timings, the `make beyond` line), docs/running.md's settings
+table and docs/glossary.md's names (labels.py) from the run records, the configs, the Makefile and the label registry.
 With --check it writes nothing and exits 1 naming every page that differs from its render."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+from .. import labels
 from . import results, run_records, settings
 
 REPO = Path(__file__).resolve().parents[3]
@@ -17,17 +18,32 @@ BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)
                    re.DOTALL)
 
 
+OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
+
+
 def timings(records: dict) -> str:
-    """The quick start's times: the default's `make reproduce` and `make test`, each with its plain step."""
-    lines = []
+    """The first screen's times: the default's `make reproduce`, `make test` and the own-data trial (each its wall
+    time's leading figure, its record linked; the machine and plain step once where they share one), then the
+    paper's scale on one GPU."""
     # the newest fresh-clone timing of make reproduce (time_to_figure's record) before the default record's own
     reproduce = next((name for name in (results.TIMING, "default") if name in records), None)
-    for name, what in ((reproduce, "`make reproduce`"), ("make_test", "`make test`")):
-        if name in records:
-            p = records[name].provenance
-            lines.append(f"- {what}: {p['wall']}. Machine: {p['machine']}; [plain step](docs/glossary.md#plain-step) "
-                         f"{p['plain_step_ms']} ms "
-                         f"([record](docs/results.md#run-{name.lower()})).")
+    items = [(name, what) for name, what in ((reproduce, "`make reproduce`"), ("make_test", "`make test`"),
+                                               (OWN_TRIAL, "the own-data trial")) if name in records]
+    machines = {(records[name].provenance["machine"], records[name].provenance["plain_step_ms"]) for name, _ in items}
+    parts = []
+    for name, what in items:
+        p = records[name].provenance
+        wall = re.match(r"\d+ min \d+ s|\d+ s", str(p["wall"]))
+        where = ("" if len(machines) == 1 else
+                 f" on {p['machine']}, [plain step](docs/glossary.md#plain-step) {p['plain_step_ms']} ms")
+        parts.append(f"{what} {wall.group(0) if wall else p['wall']}{where} "
+                     f"([record](docs/results.md#run-{name.lower()}))")
+    lines = []
+    if parts:
+        machine = (f"on {next(iter(machines))[0]}, [plain step](docs/glossary.md#plain-step) "
+                   f"{next(iter(machines))[1]} ms (yours scales with it): " if len(machines) == 1 else "")
+        lines.append(f"- {machine[:1].upper() + machine[1:] if machine else ''}" + "; ".join(parts) + ".")
+    lines.append(f"- The paper's scale on one GPU (`device: auto` uses CUDA): {paper_scale_time(records)}")
     return "\n".join(lines)
 
 
@@ -63,11 +79,15 @@ def paper_scale_time(records: dict) -> str:
 
 def readme_blocks(records: dict) -> dict[str, str]:
     return {"verdict": results.readme_verdict(records), "claims": results.readme_claims(records),
-            "timings": timings(records), "gpu": paper_scale_time(records), "beyond": make_beyond(REPO / "Makefile")}
+            "timings": timings(records), "beyond": make_beyond(REPO / "Makefile")}
 
 
 def running_blocks() -> dict[str, str]:
     return {"settings": settings.settings_table()}
+
+
+def glossary_blocks() -> dict[str, str]:
+    return {"names": labels.glossary()}
 
 
 def fill(text: str, blocks: dict[str, str], where: str) -> str:
@@ -90,10 +110,11 @@ def fill(text: str, blocks: dict[str, str], where: str) -> str:
 def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     """{path: its rendered text} of every generated page."""
     records = run_records.load_all(data or repo / "docs" / "data")
-    readme, running = repo / "README.md", repo / "docs" / "running.md"
+    readme, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
     return {repo / "docs" / "results.md": results.render(records),
             readme: fill(readme.read_text(), readme_blocks(records), "README.md"),
-            running: fill(running.read_text(), running_blocks(), "docs/running.md")}
+            running: fill(running.read_text(), running_blocks(), "docs/running.md"),
+            glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md")}
 
 
 def main(argv=None) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from ..arithmetic.paper import MAIN_EXPERIMENT
+from ..labels import TRANSFER, VISION
 from ..claims import HOLDS, INCOMPLETE, TOO_FEW, VERDICTS, Judgement, chain_of, judge
 from ..points import VISION_MODEL_ROWS
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
@@ -180,21 +181,21 @@ def lean_counts(judged: dict[str, Judgement]) -> tuple:
 
 
 def short_reason(claim: Claim) -> str:
-    """A verdict's reason in a few words, for the README's lines: the chains' lean at each size (`8 of 8 chains
-    higher at n = 250`), or why the rule cannot decide."""
+    """A verdict's reason in a few words, for the README's lines: how the chains lean at each size (`n = 250: 8 of 8
+    higher`), and, where the rule cannot decide, that there are only k of them."""
     if not claim.leans:
         return ""
-    counts = {k for _, _, _, k in claim.leans}
-    if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
-        word = "runs over one backbone" if claim.family == "submasking" else "chains"
-        return f"{'/'.join(map(str, sorted(counts)))} {word}"
+    word = "runs over one backbone" if claim.family == "submasking" else "chains"
     parts = []
     for where, higher, lower, k in claim.leans:
         lean = f"{higher} of {k} higher" + (f", {lower} lower" if lower and higher else "")
         if not higher:
             lean = f"{lower} of {k} lower" if lower else f"all {k} tied"
         parts.append(f"{where}: {lean}" if where else lean)
-    return "chains " + "; ".join(parts)
+    if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
+        counts = "/".join(map(str, sorted({k for _, _, _, k in claim.leans})))
+        return f"only {counts} {word}; " + "; ".join(parts)
+    return f"{word}: " + "; ".join(parts)
 
 
 def verdict_pairs(judged: dict[str, Judgement]) -> tuple:
@@ -596,17 +597,18 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
 
 def readme_key() -> str:
     """The README's key: only the words its first screen uses, one line each; the rest is in the glossary."""
-    rows = [("SI", "Subtask Induction: the subnetwork's weights, frozen, in a fresh network that trains on the new task"),
-            ("`sampled`, random init, `full`", "the controls: as many random weights per tensor frozen (count-matched); "
-                                               "a fresh network; the whole trained network fine-tuned "
-                                               "([variants](docs/glossary.md#variant))"),
+    controls = [TRANSFER[kind] for kind in ("sampled", "random", "full")]
+    rows = [("SI", f"Subtask Induction: {TRANSFER['subnetwork'].meaning}"),
+            (", ".join(c.markdown() for c in controls),
+             "the controls: " + "; ".join(c.meaning for c in controls) + " ([all names](docs/glossary.md#names))"),
             ("n", "training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab)"),
-            ("chain", "one seed of a base → subnetwork → transfer line: a claim's independent repeat "
-                      "([chain](docs/glossary.md#chain))"),
-            ("holds, reversed, no evidence, too few chains", "the [verdict rule](docs/glossary.md#verdict-rule): an "
-                                                              "exact sign-flip test over the chains, p < 0.05"),
-            ("pooled images, shape bias", "texture averaged away / the share of shape decisions on shape-texture "
-                                          "conflicts ([glossary](docs/glossary.md#pooled-image))")]
+            ("chain; holds, reversed, no evidence, too few chains",
+             "one seed of a base → subnetwork → transfer line, a claim's independent repeat "
+             "([chain](docs/glossary.md#chain)); the [verdict rule](docs/glossary.md#verdict-rule): an exact "
+             "sign-flip test over the chains, p < 0.05"),
+            ("pooled images, shape bias, data mixture",
+             "texture averaged away / the share of shape decisions on shape-texture conflicts "
+             f"([glossary](docs/glossary.md#pooled-image)) / {VISION['mixture'].meaning.removesuffix(' (the data mixture)')}")]
     return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows])
 
 

@@ -3,6 +3,7 @@ reference drawn in each, legends outside the data, the claim marked where the re
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -12,6 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..arithmetic.paper import authors_curves  # noqa: E402
+from ..labels import TRANSFER, Label  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
 from .curves import AUTHORS_CURVES, NEAR_PERFECT, PAPER_TEXT  # noqa: E402
 
@@ -53,125 +55,162 @@ def _ours(ax, curve: pd.DataFrame, grid: list, colour: str, style: str, marker: 
         ax.plot(rows["n"] * shift, rows["mean"], color=colour, linestyle=style, linewidth=1.6)
 
 
-def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd.DataFrame] | None = None):
-    """Rows: depths; columns: the figure's five curves. Ours under the paper's selection (`eval`) and leak-free
-    (`last`), each with ± std over runs where a size has several; the authors' plotted curve; their code's control
-    where we ran it; the text's claims, one marker in panel and legend; "not run" where we have no curve.
-    With `pipeline` (depth -> pipeline_curves): the authors' curve, ours under `eval` and ours with their whole
-    pipeline under `eval`, nothing else."""
+CHANCE_ARITHMETIC = 1 / 7   # a∘b mod 7: one answer in seven
+X_NOTE = "n: disambiguation rows (log scale; 0 to 10 linear, so n = 0 is drawn)"
+
+
+def _below(legend, figure) -> float:
+    """Where a key under `legend` starts (figure fraction): the legend's drawn bottom, a little lower."""
+    box = legend.get_window_extent(figure.canvas.get_renderer()).transformed(figure.transFigure.inverted())
+    return box.y0 - 0.08 / figure.get_figheight()
+
+
+def _key(lines: list[str], figure, top: float) -> None:
+    """The figure's words under its legend: what each name means, from the label registry."""
+    size = LEGEND_PT - 1
+    width = int(figure.get_figwidth() * 72 / (size * 0.56))   # characters that fit the figure's width
+    text = "\n".join(textwrap.fill(line, width, subsequent_indent="  ") for line in lines)
+    figure.text(0.01, top, text, ha="left", va="top", fontsize=size, color="dimgrey", transform=figure.transFigure)
+
+
+def fig6_figure(curves_by_depth: dict[int, pd.DataFrame], pipeline: dict[int, pd.DataFrame] | None = None,
+                not_run: dict[int, str] | None = None):
+    """Rows: depths; columns: the figure's five curves, titled in the README's words (labels.TRANSFER). Ours under the
+    paper's selection (eval) and leak-free (last), each with ± std over runs where a size has several; the authors'
+    plotted curve; their code's control where we ran it; the text's claims, one marker in panel and legend; chance;
+    "not run" with its reason (`not_run`: depth -> why) where we have no curve.
+    With `pipeline` (depth -> pipeline_curves): the authors' curve, ours under eval and ours with their whole
+    pipeline under eval, nothing else."""
     depths = sorted(curves_by_depth)
     theirs = authors_curves()
+    not_run = not_run or {}
     figure, axes = plt.subplots(len(depths), len(AUTHORS_CURVES),
                                 figsize=(FIG6_WIDTH_IN, 2.5 * len(depths) + 0.6), sharex=True, sharey=True,
                                 squeeze=False)
     for row, layers in enumerate(depths):
         curves = curves_by_depth[layers]
-        for col, (curve, name) in enumerate(AUTHORS_CURVES.items()):
+        for col, curve in enumerate(AUTHORS_CURVES):
             ax = axes[row][col]
             reference = theirs[(theirs["depth"] == layers) & (theirs["kind"] == curve)].sort_values("n")
             grid = list(reference["n"])
+            ax.axhline(CHANCE_ARITHMETIC, color="grey", linestyle=":", linewidth=1.0, label="chance (1 answer in 7)")
             ax.plot(reference["n"], reference["test_accuracy"], color=THEIRS, linestyle="--", linewidth=1.1,
-                    marker=".", markersize=3, label="authors' Fig 6 (one run; a dot per n they ran; ours are joined only "
-                                                    "between neighbours on their grid)")
+                    marker=".", markersize=3, label="authors' Fig 6 (one run; a dot per n they ran)")
             drawn = False
             for protocol, colour, style, marker, shift in (("eval", OURS, "-", "o", 1.0),
                                                            ("last", OURS_LAST, ":", "s", 1.12)):
                 ours = curves[(curves["curve"] == curve) & (curves["label"] == "") & (curves["protocol"] == protocol)]
                 if ours.empty or (pipeline and protocol == "last"):
                     continue
-                label = ("ours, `eval`: the paper's selection (best epoch on labelled eval rows)" if protocol == "eval"
-                         else "ours, `last` (dotted): the final epoch (no extra labels)")
+                label = ("ours, eval (the paper's selection: best epoch on eval rows)" if protocol == "eval"
+                         else "ours, last (dotted; the final epoch)")
                 _ours(ax, ours, grid, colour, style, marker, label + ", ± std over runs", shift)
                 drawn = True
             if pipeline:
                 mine = pipeline[layers]
                 mine = mine[(mine["curve"] == curve) & (mine["protocol"] == "eval")]
                 if not mine.empty:
-                    _ours(ax, mine, grid, PIPELINE, "-", "D", "ours with the authors' whole pipeline, `eval`")
+                    _ours(ax, mine, grid, PIPELINE, "-", "D", "ours with the authors' whole pipeline, eval")
             options = curves[(curves["curve"] == curve) & (curves["label"] != "") & (curves["protocol"] == "eval")]
             for label, option in ([] if pipeline else options.groupby("label")):
                 if option["n"].nunique() > 1 or curve == "sampled":
                     _ours(ax, option, grid, OPTION, "-", "^",
-                          "ours, their code's sampled control (N−k weights frozen, not k), `eval`" if "N−k" in label
-                          else f"ours, {label}")
+                          f"ours, {TRANSFER['sampled_authors'].word} (their code's control: N−k frozen), eval"
+                          if "N−k" in label else f"ours, {label}")
             if not drawn:
-                ax.text(0.5, 0.55, "not run", transform=ax.transAxes, ha="center", va="center", color="dimgrey",
-                        fontsize=LABEL_PT + 1, fontstyle="italic")
+                ax.text(0.5, 0.55, "not run" + (f":\n{not_run[layers]}" if layers in not_run else ""),
+                        transform=ax.transAxes, ha="center", va="center", color="dimgrey", fontsize=LABEL_PT - 1,
+                        fontstyle="italic").set_in_layout(False)
             claim = {"subnetwork": (PAPER_TEXT["si_near_perfect_n"], NEAR_PERFECT),
                      "random": (PAPER_TEXT["random_at_n"], PAPER_TEXT["random"])}.get(curve)
             if claim:
                 ax.plot(*claim, marker="*", color=CLAIM, markersize=11, linestyle="none", zorder=5,
-                        label="the paper's text, any depth (SI ≥ 0.99 at 1,000 rows; random init 0.506 at 1,000)")
+                        label="the paper's text (names no depth: drawn in each row)")
             ax.set_xscale("symlog", linthresh=10)
             ax.set_xticks([0, 10, 100, 1000, 10000], ["0", "10", "100", "1k", "10k"])
-            ax.set_ylim(0.2, 1.03)
+            ax.set_ylim(0.1, 1.03)
             ax.tick_params(labelsize=TICK_PT)
             ax.grid(alpha=0.3, linewidth=0.5)
             if row == 0:
-                ax.set_title(name, fontsize=TITLE_PT)
+                ax.set_title(TRANSFER[curve].word, fontsize=TITLE_PT)
             if col == 0:
                 ax.set_ylabel(f"{layers} layers\ntest accuracy", fontsize=LABEL_PT)
-            if row == len(depths) - 1:
-                ax.set_xlabel("n (rows)", fontsize=LABEL_PT)
+    figure.supxlabel(X_NOTE, fontsize=LABEL_PT)
     handles = {}
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=2, frameon=False,
-                  bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT)
     figure.tight_layout()
+    legend = figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=2, frameon=False,
+                           bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT)
+    _key(["Panels: " + "; ".join(TRANSFER[curve].key() for curve in list(AUTHORS_CURVES)[:3]) + ";",
+          "; ".join(TRANSFER[curve].key() for curve in list(AUTHORS_CURVES)[3:]) + ".",
+          f"{TRANSFER['sampled_authors'].key()}; k: the subnetwork's weight count, N: all the base's weights.",
+          "The paper's text: SI ≥ 0.99 at 1,000 rows; random init 0.506 at 1,000. Our points are joined only between "
+          "neighbours on the authors' grid of n.",
+          "Test items: a≠b pairs, labelled by a²+ab mod 7. eval uses labels beyond the n rows; last does not."],
+         figure, _below(legend, figure))
     return figure
 
 
 def fig6_small_multiples(curves_by_depth: dict[int, pd.DataFrame], path: Path,
-                         pipeline: dict[int, pd.DataFrame] | None = None) -> Path:
-    return _save(fig6_figure(curves_by_depth, pipeline), path)
+                         pipeline: dict[int, pd.DataFrame] | None = None, not_run: dict[int, str] | None = None) -> Path:
+    return _save(fig6_figure(curves_by_depth, pipeline, not_run), path)
 
 
-def metric_panels_figure(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str],
-                         per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None,
-                         run_word: str = "chain", ylabel: str = "percent", labels: dict | None = None):
-    """One panel per metric, in percent as the tables: a bar per model (its mean over runs; `highlight` in colour),
-    each run's value as a dot (spread sideways so equal values stay visible), `reference`'s mean as a dashed line
-    across every panel, and a legend saying which is which."""
-    order = [name for name in order if name in set(table[group])]
-    labels = labels or {}
-    figure, axes = plt.subplots(1, len(metrics), figsize=(2.6 * len(metrics), 3.4), squeeze=False)
-    for ax, (metric, title) in zip(axes[0], metrics.items()):
-        rows = table.set_index(group).reindex(order)
+RUN_MARKERS = ["o", "s", "^", "D", "v", "P", "X", "*"]
+RUN_COLOURS = ["black", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive", "tab:cyan"]
+
+
+def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str, run: str,
+                         metrics: dict[str, tuple[str, str]], order: list[str], labels: dict[str, Label], *,
+                         title: str, highlight: str, chance: dict[str, float], chance_label: str, run_name: str,
+                         ylabel: str = "percent"):
+    """One panel per metric (title, definition), in percent as the tables: a bar per model (its mean over runs;
+    `highlight` in blue), each run's value as a marker of its own, the same marker and colour in every bar and a thin
+    line joining them, so a run is followed across bars (the verdict rule pairs them); chance dotted; the models
+    called by the label registry (`labels`), and a key under the legend saying what each model and metric is."""
+    order = [name for name in order if name in set(means[group])]
+    runs = sorted(per_run[run].dropna().unique())
+    figure, axes = plt.subplots(1, len(metrics), figsize=(max(2.9 * len(metrics), 9.0), 3.6), squeeze=False)
+    for ax, (metric, (name, _)) in zip(axes[0], metrics.items()):
+        rows = means.set_index(group).reindex(order)
         ax.bar(range(len(order)), 100 * rows[metric],
-               color=["tab:blue" if name == highlight else "lightgrey" for name in order], edgecolor="grey",
-               linewidth=0.5, label=f"mean over {run_word}s ({highlight} in blue)")
-        ax.set_xticks(range(len(order)), [labels.get(name, name) for name in order], rotation=45, ha="right",
+               color=["tab:blue" if model == highlight else "lightgrey" for model in order], edgecolor="grey",
+               linewidth=0.5, label=f"mean over runs ({labels[highlight].word} in blue)")
+        for k, one in enumerate(runs):
+            mine = per_run[per_run[run] == one].set_index(group)
+            offset = 0.3 * (k / (len(runs) - 1) - 0.5) if len(runs) > 1 else 0.0
+            xs = [i + offset for i, model in enumerate(order) if model in mine.index]
+            ys = [100 * mine.loc[model, metric] for model in order if model in mine.index]
+            marker, colour = RUN_MARKERS[k % len(RUN_MARKERS)], RUN_COLOURS[k % len(RUN_COLOURS)]
+            ax.plot(xs, ys, color=colour, linewidth=0.6, alpha=0.5, zorder=2)
+            ax.scatter(xs, ys, marker=marker, color=colour, s=16, zorder=3, label=f"run: {run_name} {one}")
+        if metric in chance:
+            ax.axhline(100 * chance[metric], color="grey", linestyle=":", linewidth=1.0, label=chance_label)
+        ax.set_xticks(range(len(order)), [labels[model].word for model in order], rotation=45, ha="right",
                       fontsize=TICK_PT - 1)
-        if per_run is not None:
-            for i, name in enumerate(order):
-                values = per_run[per_run[group] == name][metric].dropna().to_numpy()
-                offsets = [0.0] if len(values) == 1 else [0.3 * (k / (len(values) - 1) - 0.5) for k in range(len(values))]
-                ax.scatter([i + o for o in offsets], 100 * values, color="black", s=10, zorder=3,
-                           label=f"one {run_word} (an independent repeat)")
-        if reference is not None and reference in rows.index:
-            ax.axhline(100 * rows.loc[reference, metric], color="crimson", linewidth=0.9, linestyle="--",
-                       label=f"{reference}'s mean, across the panel")
         ax.tick_params(axis="y", labelsize=TICK_PT - 1)
-        ax.set_title(title, fontsize=TITLE_PT - 1)
+        ax.set_title(name, fontsize=TITLE_PT - 1)
         ax.set_ylabel(ylabel, fontsize=LABEL_PT - 1)
         ax.set_ylim(0, 100)
         ax.grid(axis="y", alpha=0.3, linewidth=0.5)
+    figure.suptitle(title, fontsize=TITLE_PT)
     handles = {}
-    for handle, label in zip(*axes[0][0].get_legend_handles_labels()):
-        handles.setdefault(label, handle)
-    figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=3, frameon=False,
-                  bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT - 1)
+    for ax in axes[0]:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, handle)
     figure.tight_layout()
+    ncol = len(handles) if len(handles) <= 5 else 4
+    legend = figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=ncol, frameon=False,
+                           bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT - 1)
+    _key([labels[model].key() for model in order] + [f"{name}: {definition}" for name, definition in metrics.values()],
+         figure, _below(legend, figure))
     return figure
 
 
-def metric_panels(table: pd.DataFrame, group: str, metrics: dict[str, str], order: list[str], path: Path,
-                  per_run: pd.DataFrame | None = None, highlight: str = "si", reference: str | None = None,
-                  run_word: str = "chain", ylabel: str = "percent", labels: dict | None = None) -> Path:
-    return _save(metric_panels_figure(table, group, metrics, order, per_run, highlight, reference, run_word, ylabel,
-                                      labels), path)
+def paired_panels(path: Path, *args, **kwargs) -> Path:
+    return _save(paired_panels_figure(*args, **kwargs), path)
 
 
 def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path) -> Path:
@@ -193,23 +232,24 @@ def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path
             for (name, table), marker in zip(chains.items(), markers):
                 column = f"{rival} n{n}"
                 if column in table:
-                    ax.scatter(table["kept %"], table[column], marker=marker, s=36, label=f"a chain of `{name}`",
-                               edgecolor="black", linewidth=0.5, zorder=3)
+                    ax.scatter(table["kept %"], table[column], marker=marker, s=36, edgecolor="black", linewidth=0.5,
+                               zorder=3, label=f"a chain of the {name} record")
             if rival == "sampled" and not dial.empty and n in set(dial["n"]):
                 curve = dial[dial["n"] == n].sort_values("kept %")
-                ax.plot(curve["kept %"], curve["gain"], color=OURS, marker=".", label="size dial (one discovery's top k %)")
+                ax.plot(curve["kept %"], curve["gain"], color=OURS, marker=".",
+                        label="size dial (one discovery's top k %)")
             ax.set_xscale("log")
-            ax.set_title(f"SI − {rival}, n = {n}", fontsize=TITLE_PT)
+            ax.set_title(f"{TRANSFER['subnetwork'].word} − {TRANSFER[rival].word}, n = {n}", fontsize=TITLE_PT)
             ax.tick_params(labelsize=TICK_PT)
             if j == 0:
-                ax.set_ylabel(f"gain {RIVALS[rival].replace('`', '')} (points)", fontsize=LABEL_PT)
+                ax.set_ylabel(f"gain over {TRANSFER[rival].word} (points)", fontsize=LABEL_PT)
             if i == len(rivals) - 1:
                 ax.set_xlabel("kept % of the masked weights (log)", fontsize=LABEL_PT)
-    handles, labels = {}, []
+    handles = {}
     for ax in axes.flat:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             handles.setdefault(label, handle)
-    figure.legend(list(handles.values()), [label.replace("`", "") for label in handles], loc="center right",
+    figure.legend(list(handles.values()), list(handles), loc="center right",
                   fontsize=LEGEND_PT, frameon=False)
     figure.tight_layout(rect=(0, 0, 1 - 3.2 / figure.get_figwidth(), 1))
     return _save(figure, path)

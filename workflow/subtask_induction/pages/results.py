@@ -16,6 +16,7 @@ from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
                      NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, moved,
                      on_their_curve, option_effect, our_curves, pipeline_curves, rival_beside_si, text_claims)
+from ..labels import SUBMASKING, TRANSFER, VISION, label
 from .run_records import RunRecord, markdown_tables
 
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
@@ -27,9 +28,15 @@ DEFAULTS = ("default", "default_replication")
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/
-# the submasking figure's words for its adaptations (the config's names, then what each does)
-ADAPTATION_LABELS = {"lp": "lp (linear probe)", "fs": "fs (mask)", "fft": "fft (fine-tune)",
-                     "ss_fs": "ss_fs (self-sup., mask)", "ss_fft": "ss_fft (self-sup., fine-tune)"}
+# the vision figure's metrics: the table's column, its name and what it measures (docs/glossary.md's words)
+VISION_METRICS = {
+    "pooled_accuracy": ("pooled accuracy", "accuracy on pooled images (segments filled with their mean colour: "
+                                           "texture removed, shape kept)"),
+    "original_accuracy": ("original accuracy", "accuracy on the unaltered test images"),
+    "shape_bias": ("shape bias", "on cue-conflict images (one class's shape, another's texture): shape decisions / "
+                                 "(shape + texture decisions)"),
+    "cue_shape_accuracy": ("cue-conflict shape accuracy", "the share of cue-conflict images classified by shape"),
+}
 
 
 def embed(text: str, level: int) -> list[str]:
@@ -144,7 +151,8 @@ def which_subnetworks(record: RunRecord, dial_record: RunRecord | None = None) -
 def _curves_table(compared: pd.DataFrame) -> list[str]:
     sizes = sorted(compared["n"].unique())
     lines = ["| curve | source | " + " | ".join(f"n = {n:,}" for n in sizes) + " |", "|---|---|" + "---|" * len(sizes)]
-    for curve, name in AUTHORS_CURVES.items():
+    for curve in AUTHORS_CURVES:
+        name = TRANSFER[curve].markdown()
         ours = compared[compared["curve"] == curve]
         if ours.empty:
             continue
@@ -259,7 +267,8 @@ def curve_verdicts(records: dict[str, RunRecord], name: str, layers: int, transf
              f"on their curve = less than {CURVE_BAND} away at every n both ran):", "",
              "| curve | on the authors' curve? | verdict | what of their code we ran, and what it did | not run yet |",
              "|---|---|---|---|---|"]
-    for curve, curve_name in AUTHORS_CURVES.items():
+    for curve in AUTHORS_CURVES:
+        curve_name = TRANSFER[curve].markdown()
         where = on_their_curve(compared, layers, curve, "eval")
         if where["within"].empty and where["outside"].empty:
             continue
@@ -363,7 +372,8 @@ def authors_pipeline(records: dict[str, RunRecord], name: str, compared: pd.Data
              "| curve | source | " + " | ".join(f"n = {n:,}" for n in sizes) + " | on their curve at n = |",
              "|---|---|" + "---|" * len(sizes) + "---|"]
     plain = compared[(compared["label"] == "") & (compared["protocol"] == "eval")]
-    for curve, curve_name in AUTHORS_CURVES.items():
+    for curve in AUTHORS_CURVES:
+        curve_name = TRANSFER[curve].markdown()
         mine = pipeline[pipeline["curve"] == curve].set_index("n")
         if mine.empty:
             continue
@@ -675,19 +685,31 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     threshold), what holds only at some sizes (where), what is reversed, where the chains give no evidence either way,
     where there are too few chains to decide, and what a record cannot answer yet."""
     headline = [c for c in all_claims(records) if c.headline]
+    paper = [c for c in headline if c.record in (*DEFAULTS, *PAPER_DEPTHS)]
+    beyond = [c for c in headline if c not in paper]
     groups = {name: [] for name in ("Holds", "Holds only at some sizes", "Reversed", "No evidence either way",
                                     "Too few chains to decide", "Differs between the two records", "Does not hold",
                                     "Incomplete")}
-    for claim in headline:
+    for claim in paper:
         group, where = verdict_group(claim)
         reason = claims_module.short_reason(claim) if group != "Differs between the two records" else claim.holds.split(
             ": ", 1)[1]
         both = ", in both records" if claim.holds.endswith(", in both records") else ""
+        if both and reason:
+            reason = f"{reason} (`{DEFAULTS[0]}`)"   # the leans are the first record's; the results page has both
         groups[group].append(_short(claim) + (f" ({where})" if where else "") + both
                              + (f" [{reason}]" if reason else ""))
     why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
-    return "\n".join([f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + "."
-                      for name, items in groups.items() if items] + ["", claims_module.readme_key()])
+    lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + "." for name, items in groups.items() if items]
+    if beyond:
+        # the rivals beyond the paper need words of their own: counted here, each one on the results page
+        counts = {}
+        for claim in beyond:
+            counts[verdict_group(claim)[0].lower()] = counts.get(verdict_group(claim)[0].lower(), 0) + 1
+        lines.append(f"- **Beyond the paper** ({len(beyond)} rivals a reviewer names next, "
+                     "[results](docs/results.md#beyond-the-paper-the-rivals-a-reviewer-names-next-make-beyond)): "
+                     + ", ".join(f"{k} {name}" for name, k in counts.items()) + ".")
+    return "\n".join(lines + ["", claims_module.readme_key()])
 
 
 def readme_claims(records: dict[str, RunRecord]) -> str:
@@ -704,33 +726,72 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
                                  records[name].provenance.get("unplanned") or [])
               for name, layers in PAPER_DEPTHS.items() if name in records}
     if curves:
-        out.append(draw.fig6_small_multiples(curves, docs / FIGURES / "fig6.png"))
+        not_run = {layers: f"not in the plan of\nthe {name} record\n(a slice: its run.yaml)"
+                   for name, layers in PAPER_DEPTHS.items() if name in records}
+        out.append(draw.fig6_small_multiples(curves, docs / FIGURES / "fig6.png", not_run=not_run))
     for name, layers in PAPER_DEPTHS.items():
         if f"{name}_{AUTHORS_PIPELINE}" in records and layers in curves:
             pipeline = pipeline_curves(records[f"{name}_{AUTHORS_PIPELINE}"].csv("arithmetic/transfer.csv"))
             out.append(draw.fig6_small_multiples({layers: curves[layers]},
                                                  docs / FIGURES / f"fig6_{name}_{AUTHORS_PIPELINE}.png",
-                                                 pipeline={layers: pipeline}))
+                                                 pipeline={layers: pipeline}, not_run=not_run))
     if "default" in records:
         default = records["default"]
         dial = subnetworks.size_dial(records[BEYOND]) if BEYOND in records else pd.DataFrame()
         chains = {name: subnetworks.chain_table(records[name]) for name in DEFAULTS if name in records}
         out.append(draw.gain_by_kept({k: v for k, v in chains.items() if not v.empty}, dial,
                                      docs / FIGURES / "subnetworks.png"))
-        table = default.csv("vision/table1.csv")
-        metrics = {"pooled_accuracy": "pooled accuracy", "original_accuracy": "original accuracy",
-                   "shape_bias": "shape bias", "cue_shape_accuracy": "cue-conflict shape accuracy"}
-        metrics = {k: v for k, v in metrics.items() if k in table}
-        out.append(draw.metric_panels(table, "model", metrics, list(table["model"]), docs / FIGURES / "vision_table1.png",
-                                      per_run=default.csv("vision/chains.csv"), reference="si"))
-        points = default.csv("submasking/points.csv")
-        points = points[points["fraction"] == points["fraction"].max()]
-        means = points.groupby(["task", "adaptation"])["test_accuracy"].mean().unstack("task").reset_index()
-        tasks = {task: task for task in sorted(points["task"].unique())}
-        per_run = points.pivot_table(index=["adaptation", "replicate"], columns="task", values="test_accuracy").reset_index()
-        order = [m for m in ("lp", "fs", "fft", "ss_fs", "ss_fft") if m in set(points["adaptation"])]
-        order += sorted(set(points["adaptation"]) - set(order))
-        out.append(draw.metric_panels(means, "adaptation", tasks, order, docs / FIGURES / "submasking.png",
-                                      per_run=per_run, highlight="fs", reference="fs", run_word="replicate",
-                                      ylabel="test accuracy (%)", labels=ADAPTATION_LABELS))
+        out.append(vision_figure(records, docs / FIGURES / "vision_table1.png"))
+        out.append(submasking_figure(default, docs / FIGURES / "submasking.png"))
     return out
+
+
+def vision_figure(records: dict[str, RunRecord], path: Path) -> Path:
+    """The default's vision models on its data, a run (a chain) followed across bars; blur-pooled scratch beside
+    them from the beyond record where that record's SI runs are the default's own (same chains, same numbers), so
+    the pairing holds; chance 1 in the class count for accuracies, 50% for shape bias."""
+    from . import figures as draw
+
+    default = records["default"]
+    table, per_run = default.csv("vision/table1.csv"), default.csv("vision/chains.csv")
+    extra = "scratch_blurpool"
+    if BEYOND in records and records[BEYOND].has("vision/chains.csv"):
+        beyond = records[BEYOND].csv("vision/chains.csv")
+        ours = per_run[per_run["model"] == "si"].sort_values("chain").reset_index(drop=True)
+        theirs = beyond[beyond["model"] == "si"].sort_values("chain").reset_index(drop=True)
+        if extra in set(beyond["model"]) and ours[list(ours.columns)].equals(theirs[list(ours.columns)]):
+            per_run = pd.concat([per_run, beyond[beyond["model"] == extra][per_run.columns]], ignore_index=True)
+            table = pd.concat([table, records[BEYOND].csv("vision/table1.csv").query("model == @extra")],
+                              ignore_index=True)
+    metrics = {k: v for k, v in VISION_METRICS.items() if k in table}
+    classes = default.csv("vision/per_class.csv")["category"].nunique()
+    chance = {k: (0.5 if k == "shape_bias" else 1 / classes) for k in metrics}
+    data = label("data", "world")   # the default config's vision data (config/config.yaml: vision.data.source)
+    title = (f"Vision, the default record: {data.word} ({classes} classes)"
+             + (f"; blur-pooled scratch from the {BEYOND} record (the same chains)" if extra in set(table["model"])
+                else ""))
+    return draw.paired_panels(path, table, per_run, "model", "chain", metrics, list(table["model"]), VISION,
+                              title=title, highlight="si", chance=chance, run_name="chain",
+                              chance_label=f"chance (1 in {classes}; shape bias 50%)")
+
+
+def submasking_figure(record: RunRecord, path: Path) -> Path:
+    """The submasking adaptations on each task at the record's largest label fraction, a run (a training seed of the
+    one backbone) followed across bars; chance 1 in the task's class count."""
+    from . import figures as draw
+
+    points = record.csv("submasking/points.csv")
+    points = points[points["fraction"] == points["fraction"].max()]
+    means = points.groupby(["task", "adaptation"])["test_accuracy"].mean().unstack("task").reset_index()
+    tasks = sorted(points["task"].unique())
+    metrics = {task: (label("data", task).word, label("data", task).meaning) for task in tasks}
+    chance = {task: 1 / label("data", task).classes for task in tasks if label("data", task).classes}
+    per_run = points.pivot_table(index=["adaptation", "replicate"], columns="task", values="test_accuracy").reset_index()
+    order = [m for m in SUBMASKING if m in set(points["adaptation"])]
+    order += sorted(set(points["adaptation"]) - set(order))
+    backbones = sorted(points["backbone"].unique())
+    title = ("Submasking over one frozen backbone, " + ", ".join(label("data", b).key() for b in backbones)
+             + f"; {int(round(100 * points['fraction'].max()))}% of the labels")
+    return draw.paired_panels(path, means, per_run, "adaptation", "replicate", metrics, order, SUBMASKING,
+                              title=title, highlight="fs", chance=chance, run_name="training seed",
+                              chance_label="chance (1 in the task's classes)", ylabel="test accuracy (%)")

@@ -10,9 +10,10 @@ import re
 
 import pandas as pd
 
+from ..labels import TRANSFER
 from .run_records import RunRecord
 
-RIVALS = {"sampled": "over `sampled`", "random": "over random init"}
+RIVALS = ("sampled", "random")   # variants of the default, named as their kinds (labels.TRANSFER)
 MAIN = {"base": "a+ab", "subtask": "ab", "target": "a2+ab"}
 
 
@@ -86,7 +87,8 @@ def markdown(table: pd.DataFrame) -> list[str]:
     gains = [c for c in table.columns if c.split()[0] in RIVALS]
     order = sorted(gains, key=lambda c: (list(RIVALS).index(c.split()[0]), int(c.split()[1][1:])))
     shared = [c for c in ("Jaccard with the other chains", "× chance") if c in table.columns]
-    header = ["chain", "kept %"] + [f"SI − {c.split()[0]}, n = {c.split()[1][1:]}" for c in order] + shared
+    header = ["chain", "kept %"] + [f"{TRANSFER['subnetwork'].word} − {TRANSFER[c.split()[0]].markdown()}, "
+                                    f"n = {c.split()[1][1:]}" for c in order] + shared
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table.to_dict("records"):
         cells = [str(row["chain"]), f"{row['kept %']:.2f}"]
