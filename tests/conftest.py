@@ -44,7 +44,8 @@ def _runs_snakemake(function, seen: set) -> bool:
 
 
 def pytest_collection_modifyitems(items):
-    """Mark `workflow` every test whose function, module helpers or fixtures start Snakemake."""
+    """Mark `workflow` every test whose function, module helpers or fixtures start Snakemake; then order them for
+    two workers (`make test` runs `-n auto`, whose scheduler hands tests out in this order)."""
     for item in items:
         functions = [getattr(item, "function", None)]
         for definitions in getattr(item, "_fixtureinfo", None).name2fixturedefs.values() if hasattr(item, "_fixtureinfo") else []:
@@ -52,6 +53,23 @@ def pytest_collection_modifyitems(items):
         seen: set = set()
         if any(_runs_snakemake(function, seen) for function in functions if function is not None):
             item.add_marker(pytest.mark.workflow)
+    items[:] = scheduled(items)
+
+
+def scheduled(items: list) -> list:
+    """One test that needs the session's smoke run first (its worker builds the run), the workflow tests that need no
+    smoke run next (the other worker runs them meanwhile, so no worker waits on the build), then the other smoke-run
+    tests, and the short tests last (they even out the workers' ends). Within a group, collection order."""
+    def smoke(item):
+        return "smoke_run" in getattr(item, "fixturenames", ())
+
+    def workflow(item):
+        return item.get_closest_marker("workflow") is not None
+
+    smoke_tests = [item for item in items if smoke(item)]
+    own_runs = [item for item in items if workflow(item) and not smoke(item)]
+    short = [item for item in items if not workflow(item) and not smoke(item)]
+    return smoke_tests[:1] + own_runs + smoke_tests[1:] + short
 
 
 @pytest.fixture(autouse=True)
