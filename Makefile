@@ -54,12 +54,13 @@ beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
-# fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread.
+# fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;
+# work-stealing, in the order tests/conftest.py gives (the smoke run built while the other worker runs the rest).
 test: $(STAMP)
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BYTECODE)
-	$(BIN)/pytest -q -n auto
+	$(BIN)/pytest -q -n auto --dist worksteal
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
 # the vision and submasking paper paths (arithmetic's reads no user data: `make dry-run`), bad data caught first;

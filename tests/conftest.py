@@ -57,9 +57,10 @@ def pytest_collection_modifyitems(items):
 
 
 def scheduled(items: list) -> list:
-    """One test that needs the session's smoke run first (its worker builds the run), the workflow tests that need no
-    smoke run next (the other worker runs them meanwhile, so no worker waits on the build), then the other smoke-run
-    tests, and the short tests last (they even out the workers' ends). Within a group, collection order."""
+    """For `--dist worksteal`, which hands the first half to one worker and the second half to the other and lets an
+    idle worker steal: one test that needs the session's smoke run first (its worker builds the run), the tests with
+    runs of their own next, the short tests, and the other smoke-run tests last, so the second worker starts on
+    tests that need no smoke run and reaches the rest once it is built. Within a group, collection order."""
     def smoke(item):
         return "smoke_run" in getattr(item, "fixturenames", ())
 
@@ -69,7 +70,7 @@ def scheduled(items: list) -> list:
     smoke_tests = [item for item in items if smoke(item)]
     own_runs = [item for item in items if workflow(item) and not smoke(item)]
     short = [item for item in items if not workflow(item) and not smoke(item)]
-    return smoke_tests[:1] + own_runs + smoke_tests[1:] + short
+    return smoke_tests[:1] + own_runs + short + smoke_tests[1:]
 
 
 @pytest.fixture(autouse=True)
