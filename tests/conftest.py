@@ -57,10 +57,11 @@ def pytest_collection_modifyitems(items):
 
 
 def scheduled(items: list) -> list:
-    """For `--dist worksteal`, which hands the first half to one worker and the second half to the other and lets an
-    idle worker steal: one test that needs the session's smoke run first (its worker builds the run), the tests with
-    runs of their own next, the short tests, and the other smoke-run tests last, so the second worker starts on
-    tests that need no smoke run and reaches the rest once it is built. Within a group, collection order."""
+    """For `--dist worksteal`, which hands the first half to one worker and the second half to the other, and lets an
+    idle worker steal the tail of the other's queue: the smoke-run tests first (the first worker builds the run, then
+    reads it), the tests with runs of their own next, the short tests last; the second worker starts on tests that
+    need no smoke run and can only steal a smoke-run test once the first has built it. Within a group, collection
+    order."""
     def smoke(item):
         return "smoke_run" in getattr(item, "fixturenames", ())
 
@@ -70,12 +71,16 @@ def scheduled(items: list) -> list:
     smoke_tests = [item for item in items if smoke(item)]
     own_runs = [item for item in items if workflow(item) and not smoke(item)]
     short = [item for item in items if not workflow(item) and not smoke(item)]
-    return smoke_tests[:1] + own_runs + short + smoke_tests[1:]
+    return smoke_tests + own_runs + short
 
 
 @pytest.fixture(autouse=True)
 def _one_thread():
     torch.set_num_threads(1)
+    yield
+    # runtime.configure flushes denormals for the whole process; a later test in the same worker (Hypothesis's
+    # float strategies refuse to run without subnormals) must not inherit it
+    torch.set_flush_denormal(False)
 
 
 @pytest.fixture

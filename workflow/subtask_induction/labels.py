@@ -45,7 +45,8 @@ TRANSFER = {
 # The vision family's models: the base, its subnetwork, and the transfer variants of config/config.yaml and the
 # beyond overlays that the figures and comparisons show
 VISION = {
-    "base": Label("base", "the texture-biased model the subnetwork is found in", code=False),
+    "base": Label("base", "the model the subnetwork is found in, trained on images whose texture goes with the class",
+                  code=False),
     "subnetwork": Label("subnetwork", "the base masked to the weights that classify pooled images", code=False),
     "si": Label("SI", "the subnetwork frozen in a fresh ResNet, the rest trained on the original images", code=False),
     "scratch": Label("scratch", "a fresh ResNet trained on the original images"),

@@ -43,7 +43,7 @@ def timings(records: dict) -> str:
         machine = (f"on {next(iter(machines))[0]}, [plain step](docs/glossary.md#plain-step) "
                    f"{next(iter(machines))[1]} ms (yours scales with it): " if len(machines) == 1 else "")
         lines.append(f"- {machine[:1].upper() + machine[1:] if machine else ''}" + "; ".join(parts) + ".")
-    lines.append(f"- The paper's scale on one GPU (`device: auto` uses CUDA): {paper_scale_time(records)}")
+    lines.append(f"- The paper's scale on one GPU (used when present: `device: auto`): {paper_scale_time(records)}")
     return "\n".join(lines)
 
 
@@ -72,9 +72,9 @@ def paper_scale_time(records: dict) -> str:
     points = re.search(r"\((\d+) points\) on ([^,]+),", estimate)
     table = run_records.markdown_tables(estimate)[0][1].set_index("run")
     hours = table.loc["pack of 128", "device-hours"]
-    return (f"the arithmetic transfer grid ({int(points.group(1)):,} points) trains in about {hours} GPU-hours on one "
-            f"{points.group(2)} in packs of 128, training steps only ([record](docs/results.md#run-gpu_check)); the "
-            "vision and submasking families at the paper's scale are unmeasured.")
+    return (f"the arithmetic transfer grid ({int(points.group(1)):,} transfers) trains in about {hours} GPU-hours on "
+            f"one {points.group(2)}, 128 transfers at once, training steps only "
+            "([record](docs/results.md#run-gpu_check)); vision and submasking at the paper's scale are unmeasured.")
 
 
 def readme_blocks(records: dict) -> dict[str, str]:

@@ -123,6 +123,7 @@ class Claim:
     verdicts: tuple = ()    # the rule's (where, verdict) pairs ("incomplete" where a run is missing); () for a mean or band
     reasons: str = ""       # the rule's reasons in a few words (reasons()): the mean over chains, how many lean each way
     leans: tuple = ()       # per size (where, chains higher, chains lower, chains): the verdict's reason as data
+    second_leans: tuple = ()   # the same in the default's second record, where the claim is judged in both
 
 
 def parse_differences(cell: str) -> tuple[list[float], list[float]]:
@@ -217,7 +218,8 @@ def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Cl
     scale = f"{first.scale}; and `{names[1]}`: {second.scale}"
     numbers = f"{first.numbers}; `{names[1]}`: {second.reasons or second.numbers}"
     if first.verdicts and first.verdicts == second.verdicts:
-        return replace(first, holds=f"{first.holds}, in both records", scale=scale, numbers=numbers)
+        return replace(first, holds=f"{first.holds}, in both records", scale=scale, numbers=numbers,
+                       second_leans=second.leans)
     return replace(first, holds=f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: {second.holds}", scale=scale,
                    numbers=numbers, verdicts=(("", DIFFERS),))
 
@@ -606,6 +608,8 @@ def readme_key() -> str:
              "one seed of a base → subnetwork → transfer line, a claim's independent repeat "
              "([chain](docs/glossary.md#chain)); the [verdict rule](docs/glossary.md#verdict-rule): an exact "
              "sign-flip test over the chains, p < 0.05"),
+            ("record", "a finished run's tables, stored with its commit and machine; `default` and "
+                       "`default_replication`: the default run twice, on disjoint chain seeds"),
             ("pooled images, shape bias, data mixture",
              "texture averaged away / the share of shape decisions on shape-texture conflicts "
              f"([glossary](docs/glossary.md#pooled-image)) / {VISION['mixture'].meaning.removesuffix(' (the data mixture)')}")]

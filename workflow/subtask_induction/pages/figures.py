@@ -165,7 +165,7 @@ RUN_COLOURS = ["black", "tab:orange", "tab:green", "tab:purple", "tab:brown", "t
 def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str, run: str,
                          metrics: dict[str, tuple[str, str]], order: list[str], labels: dict[str, Label], *,
                          title: str, highlight: str, chance: dict[str, float], chance_label: str, run_name: str,
-                         ylabel: str = "percent"):
+                         ylabel: str = "percent", notes: list[str] = ()):
     """One panel per metric (title, definition), in percent as the tables: a bar per model (its mean over runs;
     `highlight` in blue), each run's value as a marker of its own, the same marker and colour in every bar and a thin
     line joining them, so a run is followed across bars (the verdict rule pairs them); chance dotted; the models
@@ -204,8 +204,8 @@ def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str,
     ncol = len(handles) if len(handles) <= 5 else 4
     legend = figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=ncol, frameon=False,
                            bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT - 1)
-    _key([labels[model].key() for model in order] + [f"{name}: {definition}" for name, definition in metrics.values()],
-         figure, _below(legend, figure))
+    _key([*notes] + [labels[model].key() for model in order]
+         + [f"{name}: {definition}" for name, definition in metrics.values()], figure, _below(legend, figure))
     return figure
 
 

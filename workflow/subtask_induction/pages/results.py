@@ -5,6 +5,7 @@ that set our curves beside the authors' figure are computed here from the record
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -696,7 +697,8 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
             ": ", 1)[1]
         both = ", in both records" if claim.holds.endswith(", in both records") else ""
         if both and reason:
-            reason = f"{reason} (`{DEFAULTS[0]}`)"   # the leans are the first record's; the results page has both
+            second = claims_module.short_reason(replace(claim, leans=claim.second_leans))
+            reason = f"`{DEFAULTS[0]}`: {reason}; `{DEFAULTS[1]}`: {second}"
         groups[group].append(_short(claim) + (f" ({where})" if where else "") + both
                              + (f" [{reason}]" if reason else ""))
     why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
@@ -772,7 +774,7 @@ def vision_figure(records: dict[str, RunRecord], path: Path) -> Path:
                 else ""))
     return draw.paired_panels(path, table, per_run, "model", "chain", metrics, list(table["model"]), VISION,
                               title=title, highlight="si", chance=chance, run_name="chain",
-                              chance_label=f"chance (1 in {classes}; shape bias 50%)")
+                              chance_label=f"chance (1 in {classes}; shape bias 50%)", notes=[data.key()])
 
 
 def submasking_figure(record: RunRecord, path: Path) -> Path:
@@ -790,8 +792,9 @@ def submasking_figure(record: RunRecord, path: Path) -> Path:
     order = [m for m in SUBMASKING if m in set(points["adaptation"])]
     order += sorted(set(points["adaptation"]) - set(order))
     backbones = sorted(points["backbone"].unique())
+    fraction = points["fraction"].max()
     title = ("Submasking over one frozen backbone, " + ", ".join(label("data", b).key() for b in backbones)
-             + f"; {int(round(100 * points['fraction'].max()))}% of the labels")
+             + ("; every training label" if fraction == 1 else f"; {fraction:.0%} of the training labels"))
     return draw.paired_panels(path, means, per_run, "adaptation", "replicate", metrics, order, SUBMASKING,
                               title=title, highlight="fs", chance=chance, run_name="training seed",
                               chance_label="chance (1 in the task's classes)", ylabel="test accuracy (%)")
