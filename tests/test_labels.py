@@ -6,6 +6,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import yaml  # noqa: E402
 
@@ -42,7 +43,9 @@ def drawn(tmp_path_factory):
         results.figures(run_records.load_all(), tmp_path_factory.mktemp("docs"))
     finally:
         figures._save = keep
-    return shown
+    yield shown
+    for figure in shown.values():
+        plt.close(figure)
 
 
 def texts(figure) -> list[str]:
