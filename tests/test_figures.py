@@ -100,7 +100,7 @@ def test_paired_panels_follow_each_run_across_bars_with_its_own_marker():
     means, per_run = paired()
     figure = figures.paired_panels_figure(means, per_run, "model", "chain",
                                           {"pooled_accuracy": ("pooled accuracy", "on pooled images")},
-                                          ["si", "scratch"], VISION, title="t", highlight="si",
+                                          ["si", "scratch"], "vision", title="t", highlight="si",
                                           chance={"pooled_accuracy": 1 / 16}, chance_label="chance", run_name="chain")
     ax = figure.axes[0]
     assert ax.get_ylabel() and ax.get_ylim()[1] == 100
@@ -115,3 +115,12 @@ def test_paired_panels_follow_each_run_across_bars_with_its_own_marker():
     assert legend == {"mean over runs (SI in blue)", "run: chain 0", "run: chain 1", "run: chain 2", "chance"}
     key = "\n".join(t.get_text() for t in figure.texts)
     assert VISION["si"].key() in key and VISION["scratch"].key() in key and "pooled accuracy: on pooled images" in key
+
+
+def test_paired_panels_call_a_users_own_variant_by_its_config_name():
+    means, per_run = paired(models=("si", "my_variant"))
+    figure = figures.paired_panels_figure(means, per_run, "model", "chain",
+                                          {"pooled_accuracy": ("pooled accuracy", "on pooled images")},
+                                          ["si", "my_variant"], "vision", title="t", highlight="si",
+                                          chance={}, chance_label="chance", run_name="chain")
+    assert [t.get_text() for t in figure.axes[0].get_xticklabels()] == ["SI", "my_variant"]

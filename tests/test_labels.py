@@ -30,7 +30,7 @@ def test_every_kind_adaptation_default_model_and_data_set_has_a_label():
 
 
 def test_a_name_outside_the_registry_is_called_by_its_config_name():
-    assert labels.word("vision", "my_variant") == "my_variant"
+    assert labels.label("vision", "my_variant").word == "my_variant"
 
 
 @pytest.fixture(scope="module")

@@ -87,10 +87,6 @@ def label(group: str, name: str) -> Label:
     return GROUPS[group].get(name) or Label(name, "a variant of the run's config")
 
 
-def word(group: str, name: str) -> str:
-    return label(group, name).word
-
-
 def glossary() -> str:
     """docs/glossary.md's list of the names, generated from this registry."""
     groups = (("Transfer kinds", TRANSFER), ("Vision models", VISION), ("Submasking adaptations", SUBMASKING),

@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from ..arithmetic.paper import authors_curves  # noqa: E402
-from ..labels import TRANSFER, Label  # noqa: E402
+from ..labels import TRANSFER, label  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
 from .curves import AUTHORS_CURVES, NEAR_PERFECT, PAPER_TEXT  # noqa: E402
 
@@ -163,13 +163,14 @@ RUN_COLOURS = ["black", "tab:orange", "tab:green", "tab:purple", "tab:brown", "t
 
 
 def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str, run: str,
-                         metrics: dict[str, tuple[str, str]], order: list[str], labels: dict[str, Label], *,
+                         metrics: dict[str, tuple[str, str]], order: list[str], names: str, *,
                          title: str, highlight: str, chance: dict[str, float], chance_label: str, run_name: str,
                          ylabel: str = "percent", notes: list[str] = ()):
     """One panel per metric (title, definition), in percent as the tables: a bar per model (its mean over runs;
     `highlight` in blue), each run's value as a marker of its own, the same marker and colour in every bar and a thin
     line joining them, so a run is followed across bars (the verdict rule pairs them); chance dotted; the models
-    called by the label registry (`labels`), and a key under the legend saying what each model and metric is."""
+    called by the label registry's group `names` (a name it lacks by its config name), and a key under the legend
+    saying what each model and metric is."""
     order = [name for name in order if name in set(means[group])]
     runs = sorted(per_run[run].dropna().unique())
     figure, axes = plt.subplots(1, len(metrics), figsize=(max(2.9 * len(metrics), 9.0), 3.6), squeeze=False)
@@ -177,7 +178,7 @@ def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str,
         rows = means.set_index(group).reindex(order)
         ax.bar(range(len(order)), 100 * rows[metric],
                color=["tab:blue" if model == highlight else "lightgrey" for model in order], edgecolor="grey",
-               linewidth=0.5, label=f"mean over runs ({labels[highlight].word} in blue)")
+               linewidth=0.5, label=f"mean over runs ({label(names, highlight).word} in blue)")
         for k, one in enumerate(runs):
             mine = per_run[per_run[run] == one].set_index(group)
             offset = 0.3 * (k / (len(runs) - 1) - 0.5) if len(runs) > 1 else 0.0
@@ -188,7 +189,7 @@ def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str,
             ax.scatter(xs, ys, marker=marker, color=colour, s=16, zorder=3, label=f"run: {run_name} {one}")
         if metric in chance:
             ax.axhline(100 * chance[metric], color="grey", linestyle=":", linewidth=1.0, label=chance_label)
-        ax.set_xticks(range(len(order)), [labels[model].word for model in order], rotation=45, ha="right",
+        ax.set_xticks(range(len(order)), [label(names, model).word for model in order], rotation=45, ha="right",
                       fontsize=TICK_PT - 1)
         ax.tick_params(axis="y", labelsize=TICK_PT - 1)
         ax.set_title(name, fontsize=TITLE_PT - 1)
@@ -198,13 +199,13 @@ def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str,
     figure.suptitle(title, fontsize=TITLE_PT)
     handles = {}
     for ax in axes[0]:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(text, handle)
     figure.tight_layout()
     ncol = len(handles) if len(handles) <= 5 else 4
     legend = figure.legend(list(handles.values()), list(handles), loc="upper center", ncol=ncol, frameon=False,
                            bbox_to_anchor=(0.5, 0.0), fontsize=LEGEND_PT - 1)
-    _key([*notes] + [labels[model].key() for model in order]
+    _key([*notes] + [label(names, model).key() for model in order]
          + [f"{name}: {definition}" for name, definition in metrics.values()], figure, _below(legend, figure))
     return figure
 

@@ -5,6 +5,7 @@ that set our curves beside the authors' figure are computed here from the record
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
                      NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, moved,
                      on_their_curve, option_effect, our_curves, pipeline_curves, rival_beside_si, text_claims)
-from ..labels import SUBMASKING, TRANSFER, VISION, label
+from ..labels import SUBMASKING, TRANSFER, label
 from .run_records import RunRecord, markdown_tables
 
 PAPER_DEPTHS = {"paper_depth2": 2, "paper_depth12": 12}
@@ -705,9 +706,7 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + "." for name, items in groups.items() if items]
     if beyond:
         # the rivals beyond the paper need words of their own: counted here, each one on the results page
-        counts = {}
-        for claim in beyond:
-            counts[verdict_group(claim)[0].lower()] = counts.get(verdict_group(claim)[0].lower(), 0) + 1
+        counts = Counter(verdict_group(claim)[0].lower() for claim in beyond)
         lines.append(f"- **Beyond the paper** ({len(beyond)} rivals a reviewer names next, "
                      "[results](docs/results.md#beyond-the-paper-the-rivals-a-reviewer-names-next-make-beyond)): "
                      + ", ".join(f"{k} {name}" for name, k in counts.items()) + ".")
@@ -772,7 +771,7 @@ def vision_figure(records: dict[str, RunRecord], path: Path) -> Path:
     title = (f"Vision, the default record: {data.word} ({classes} classes)"
              + (f"; blur-pooled scratch from the {BEYOND} record (the same chains)" if extra in set(table["model"])
                 else ""))
-    return draw.paired_panels(path, table, per_run, "model", "chain", metrics, list(table["model"]), VISION,
+    return draw.paired_panels(path, table, per_run, "model", "chain", metrics, list(table["model"]), "vision",
                               title=title, highlight="si", chance=chance, run_name="chain",
                               chance_label=f"chance (1 in {classes}; shape bias 50%)", notes=[data.key()])
 
@@ -795,6 +794,6 @@ def submasking_figure(record: RunRecord, path: Path) -> Path:
     fraction = points["fraction"].max()
     title = ("Submasking over one frozen backbone, " + ", ".join(label("data", b).key() for b in backbones)
              + ("; every training label" if fraction == 1 else f"; {fraction:.0%} of the training labels"))
-    return draw.paired_panels(path, means, per_run, "adaptation", "replicate", metrics, order, SUBMASKING,
+    return draw.paired_panels(path, means, per_run, "adaptation", "replicate", metrics, order, "submasking",
                               title=title, highlight="fs", chance=chance, run_name="training seed",
                               chance_label="chance (1 in the task's classes)", ylabel="test accuracy (%)")
