@@ -101,18 +101,27 @@ def test_every_protocol_says_whether_it_chose_the_last_epoch():
 
 
 def test_a_one_item_difference_is_a_tie_and_a_large_one_a_win():
-    from subtask_induction.claims import mcnemar_p, paired_difference
+    """chains.md's per-run difference is the table's accuracies' (full precision), and it counts (`*`) only where
+    McNemar's exact test on the same test items says it is beyond noise."""
+    import pandas as pd
+
+    from subtask_induction.arithmetic.tables import run_differences
+    from subtask_induction.claims import correct_bits, mcnemar_p
 
     rng = np.random.default_rng(0)
     base = rng.random(500) < 0.8
     one_more = base.copy()
     one_more[np.flatnonzero(~base)[0]] = True  # right on exactly one more test item
-    difference, p, counted = paired_difference(one_more, base)
-    assert difference == pytest.approx(0.2) and p == 1.0 and counted == 0.0
     many_more = base.copy()
     many_more[np.flatnonzero(~base)[:40]] = True
-    difference, p, counted = paired_difference(many_more, base)
-    assert p < 1e-10 and counted == difference == pytest.approx(8.0)
+    rows = pd.DataFrame([{"chain": chain, "replicate": 0, "variant": variant, "test_items": 500,
+                          "test_accuracy": float(np.float32(correct.mean())), "test_correct": correct_bits(correct)}
+                         for chain, better in enumerate((one_more, many_more))
+                         for variant, correct in (("si", better), ("sampled", base))])
+    difference, counted = run_differences(rows, "si", "sampled", [(0, 0), (1, 0)])
+    assert difference["0/0"] == 100 * (one_more.mean() - base.mean())   # the exact fraction, not the float32 it was stored as
+    assert counted["0/0"] == 0.0
+    assert counted["1/0"] == difference["1/0"] == pytest.approx(8.0)
     # exact McNemar: 6 discordant items all one way give p = 2 / 2**6
     assert mcnemar_p(np.array([True] * 6), np.array([False] * 6)) == pytest.approx(2 / 64)
 

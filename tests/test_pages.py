@@ -97,41 +97,29 @@ def test_every_run_record_says_what_made_it(tmp_path):
         run_records.load("broken", tmp_path)
 
 
-def test_verdicts_are_computed_from_the_pipeline_s_per_run_differences():
-    """A claim reads each run's difference from the pipeline's tables and judges the planned runs itself under the
-    verdict rule: the pipeline's verdict text is not what it trusts."""
-    text = ("### x, protocol `last`\n\n| layers | n | comparison | runs | difference per run | verdict |\n"
-            "|---|---|---|---|---|---|\n| 2 | 250 | si vs sampled | 0/0, 1/0 | +4.4*, +0.2 | holds |\n")
-    (heading, table), = run_records.markdown_tables(text)
-    assert heading == "x, protocol `last`" and list(table["n"]) == ["250"]
-    assert claims.parse_differences("+4.4*, +0.2, missing")[0][:2] == [4.4, 0.2]
+def test_a_claim_s_cell_names_the_verdict_at_each_size():
+    """holds_text words the rule's verdicts per size: a reversal at one n stands beside a holds at another."""
     from subtask_induction.claims import judge
 
-    values = claims.parse_differences(table["difference per run"].iloc[0])[0]
-    judged = judge({"n = 250": claims.pd.Series(values, index=["0/0", "1/0"])})
-    assert claims.holds_text(judged) == "too few chains to decide (n = 250)"   # the text said "holds"
+    two = judge({"n = 250": claims.pd.Series([4.4, 0.2], index=["0/0", "1/0"])})
+    assert claims.holds_text(two) == "too few chains to decide (n = 250)"
     eight = claims.pd.Series([3.0, 4.0, 5.0, 6.0, 2.0, 7.0, 1.0, 8.0], index=[f"{c}/0" for c in range(8)])
     both = judge({"n = 0": -eight, "n = 250": eight})
     assert claims.holds_text(both) == "**holds** at n = 250; reversed at n = 0"
 
 
 def widened(data: Path, comparison: str, sizes: dict[int, list[float]]) -> None:
-    """The copied default record with eight chains of one replicate planned, and `comparison`'s per-run differences
-    at each n given: enough chains for the rule to decide (the other comparisons then lack runs: incomplete)."""
-    planned = claims.pd.read_csv(data / "default" / "planned" / "arithmetic.csv")
-    one = planned[(planned["chain"] == 0) & (planned["replicate"] == 0)]
-    planned = claims.pd.concat([one.assign(chain=chain) for chain in range(8)])
-    planned.to_csv(data / "default" / "planned" / "arithmetic.csv", index=False)
-    provenance = yaml.safe_load((data / "default" / "run.yaml").read_text())
-    provenance["known_gaps"] = [{"family": "arithmetic", "why": "a test's widened copy: only chains.md has the runs"}]
-    (data / "default" / "run.yaml").write_text(yaml.safe_dump(provenance))
-    chains = data / "default" / "arithmetic" / "chains.md"
-    text = chains.read_text()
+    """The copied default record (eight chains of one replicate) with `comparison`'s per-run differences in points
+    at each n given, written into its transfer.csv (both protocols): the numbers the claims judge."""
+    first, second = comparison.split(" vs ")
+    path = data / "default" / "arithmetic" / "transfer.csv"
+    transfer = claims.pd.read_csv(path)
     for n, values in sizes.items():
-        row = re.compile(rf"\| 2 \| {n} \| {comparison} \| [^|]+\| [^|]+\|")
-        cells = ", ".join(f"{v:+.1f}" for v in values)
-        text = row.sub(f"| 2 | {n} | {comparison} | {', '.join(f'{c}/0' for c in range(8))} | {cells} |", text)
-    chains.write_text(text)
+        for chain, value in enumerate(values):
+            at = (transfer["layers"] == 2) & (transfer["n"] == n) & (transfer["chain"] == chain)
+            transfer.loc[at & (transfer["variant"] == second), "test_accuracy"] = 0.5
+            transfer.loc[at & (transfer["variant"] == first), "test_accuracy"] = 0.5 + value / 100
+    transfer.to_csv(path, index=False)
 
 
 def _links(path):
@@ -202,7 +190,8 @@ def test_the_readme_is_short_and_answers_first():
 
 def test_the_verdict_lines_follow_the_records(tmp_path):
     """The README's verdict is rendered from the claims, never written: with eight chains planned, SI vs random init
-    holding at every n reads "Holds"; one n's chains split evenly moves it to "Holds only at some sizes"."""
+    holding at every n reads "Holds"; one n's chains split evenly moves it to "Holds in part", naming every n's
+    verdict."""
     from subtask_induction.pages import results
 
     data = tmp_path / "data"
@@ -214,8 +203,8 @@ def test_the_verdict_lines_follow_the_records(tmp_path):
     assert "SI beats random initialisation" in next(line for line in holds.splitlines() if line.startswith("- **Holds**"))
     widened(data, "si vs random", {0: [4.0, -3.0, 5.0, -6.0, 2.0, -1.0, 3.0, -4.0]})
     after = results.readme_verdict(run_records.load_all(data))
-    partly = next(line for line in after.splitlines() if line.startswith("- **Holds only at some sizes**"))
-    assert "SI beats random initialisation (at n = 250, n = 750)" in partly
+    partly = next(line for line in after.splitlines() if line.startswith("- **Holds in part**"))
+    assert "SI beats random initialisation (holds at n = 250, n = 750; no evidence either way at n = 0)" in partly
 
 
 def test_code_defaults_equal_the_config_values_they_stand_for():
@@ -250,26 +239,37 @@ def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_pa
 
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
-    comparisons = data / "beyond" / "vision" / "comparisons.md"
-    text = comparisons.read_text()
-    sizes = sorted({int(size) for size in re.findall(r"\| vit_gpt2_si_(\d+) vs vit_gpt2_sampled_\1 \| original_accuracy", text)})
+    path = data / "beyond" / "vision" / "chains.csv"
+    per_chain = claims.pd.read_csv(path)
+    sizes = sorted({int(model.rsplit("_", 1)[1]) for model in per_chain["model"] if model.startswith("vit_gpt2_si_")})
     assert len(sizes) == 3
 
-    def verdict(size: int, differences: str) -> None:
-        nonlocal text
-        text = re.sub(rf"(\| vit_gpt2_si_{size} vs vit_gpt2_sampled_{size} \| original_accuracy \| )[^|]+\|",
-                      rf"\g<1>{differences} |", text)
+    def chain_by_chain(size: int, differences: list) -> None:
+        """vit_gpt2_si_<size> − vit_gpt2_sampled_<size> on original images, chain by chain (None: the chain's
+        vit_gpt2_si_<size> run is gone, a gap run.yaml names)."""
+        nonlocal per_chain
+        for chain, difference in enumerate(differences):
+            rival = (per_chain["model"] == f"vit_gpt2_sampled_{size}") & (per_chain["chain"] == chain)
+            mine = (per_chain["model"] == f"vit_gpt2_si_{size}") & (per_chain["chain"] == chain)
+            per_chain.loc[rival, "original_accuracy"] = 0.5
+            if difference is None:
+                per_chain = per_chain[~mine]
+                provenance = yaml.safe_load((data / "beyond" / "run.yaml").read_text())
+                provenance["known_gaps"] = [{"family": "vision", "variant": f"vit_gpt2_si_{size}", "chain": chain,
+                                             "why": "a test's gap"}]
+                (data / "beyond" / "run.yaml").write_text(yaml.safe_dump(provenance))
+            else:
+                per_chain.loc[mine, "original_accuracy"] = 0.5 + difference / 100
+        per_chain.to_csv(path, index=False)
 
     for size in sizes:
-        verdict(size, "+5.0*, +6.0*, +7.0*")
-    comparisons.write_text(text)
+        chain_by_chain(size, [5.0, 6.0, 7.0])
     found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
     crossed = found[claims.CROSS_DOMAIN[0][1]]
     # three chains cannot decide under the rule, whatever they show; the numbers say which way they lean
     assert crossed.holds == "too few chains to decide (" + ", ".join(f"{size}/class" for size in sizes) + ")"
     assert crossed.headline and crossed.verdicts == tuple((f"{size}/class", "too few chains to decide") for size in sizes)
-    verdict(sizes[0], "-5.0*, -6.0*, missing")
-    comparisons.write_text(text)
+    chain_by_chain(sizes[0], [-5.0, -6.0, None])
     found = {claim.claim: claim for claim in results.all_claims(run_records.load_all(data))}
     assert found[claims.CROSS_DOMAIN[0][1]].holds.startswith("**incomplete** (8 of 9 runs")
     headline = [claim.claim for claim in found.values() if claim.record == "beyond" and claim.headline]

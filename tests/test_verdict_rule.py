@@ -2,6 +2,8 @@
 effect seldom reads "holds", the verdict follows the sign and not the scale or the order of the chains, one more chain
 that agrees never reverses it, and a missing run is "incomplete" whatever the others show."""
 
+import itertools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -26,15 +28,6 @@ def claim(sizes, replicates: int = 1) -> dict:
 
 def verdicts(sizes, **kwargs) -> dict:
     return {where: j.verdict for where, j in judge(claim(sizes, **kwargs)).items()}
-
-
-def test_no_effect_reads_holds_at_most_at_the_level_s_rate():
-    """Null calibration by simulation: 2,000 claims of 8 chains drawn around 0 (normal and heavy-tailed)."""
-    rng = np.random.default_rng(0)
-    for draw in (lambda: rng.normal(0, 1, 8), lambda: rng.standard_t(2, 8)):
-        holds = sum(judge({"": pd.Series(draw(), index=[str(c) for c in range(8)])})[""].verdict == HOLDS
-                    for _ in range(2000))
-        assert holds / 2000 <= LEVEL / 2 + 0.01   # two-sided at LEVEL: "holds" is the upper half
 
 
 @FAST
@@ -109,3 +102,100 @@ def test_the_exact_test_and_holm_by_hand():
     assert sign_flip_p([1.0, 2.0, 3.0]) == pytest.approx(0.25)          # 2 of 8 patterns as extreme
     assert sign_flip_p([1.0, 2.0, -3.0]) == pytest.approx(1.0)
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+
+
+def patterns(magnitudes) -> np.ndarray:
+    """Every sign pattern over `magnitudes` (2^k rows)."""
+    signs = np.array(list(itertools.product([1.0, -1.0], repeat=len(magnitudes))))
+    return signs * np.asarray(magnitudes)
+
+
+def brute_force_p(values) -> float:
+    """The exact two-sided sign-flip p by enumeration: the share of sign patterns whose |mean| is at least the
+    observed one (ties counted, to a relative 1e-12)."""
+    values = np.asarray(values, dtype=float)
+    means = np.abs(patterns(np.abs(values)).mean(axis=1))
+    observed = abs(values.mean())
+    return float(np.mean(means >= observed * (1 - 1e-12)))
+
+
+def test_holds_and_reversed_each_at_most_half_the_level_under_a_symmetric_null():
+    """Under a symmetric null every sign pattern of the chains' magnitudes is equally likely: over all 256 patterns of
+    8 chains, judge itself says "holds" for 6 and "reversed" for 6 (6/256 = 0.023 each, two-sided at 0.05); a
+    one-sided test would say holds for 12, a test counting only strictly more extreme patterns for more."""
+    rng = np.random.default_rng(1)
+    for magnitudes in (rng.uniform(0.5, 5, 8), rng.exponential(2, 8)):
+        counts = {HOLDS: 0, REVERSED: 0, NO_EVIDENCE: 0, TOO_FEW: 0}
+        for values in patterns(magnitudes):
+            counts[judge({"": pd.Series(values, index=[str(c) for c in range(8)])})[""].verdict] += 1
+        assert counts[HOLDS] / 256 <= LEVEL / 2 and counts[REVERSED] / 256 <= LEVEL / 2
+        assert counts[HOLDS] == counts[REVERSED] == 6 and counts[TOO_FEW] == 0
+
+
+def test_the_family_wise_rate_over_three_sizes_stays_under_the_level():
+    """Three sizes of 8 chains, each sign pattern equally likely and independent: the chance that judge calls any
+    size holds or reversed, computed over every combination of each size's 12 patterns that p < 0.05 alone (6 pairs
+    of a pattern and its negation, weight 2 each) and one pattern standing for the other 244 (whose p >= 0.05 can be
+    no size's rejection and sorts after every p that can). With Holm it is 1 - (1 - 4/256)^3 = 0.046; without it,
+    0.134."""
+    rng = np.random.default_rng(2)
+    magnitudes = [rng.uniform(0.5, 5, 8) for _ in range(3)]
+    classes = []
+    for size in magnitudes:
+        every = patterns(size)
+        order = np.argsort(-np.abs(every.mean(axis=1)), kind="stable")
+        extreme = [every[i] for i in order[:12] if every[i][0] > 0]          # one of each pair
+        ordinary = every[order[-1]]
+        assert len(extreme) == 6 and sign_flip_p(ordinary) >= LEVEL and sign_flip_p(every[order[12]]) >= LEVEL
+        classes.append([(values, 2) for values in extreme] + [(ordinary, 244)])
+    rejected = 0
+    for combination in itertools.product(*classes):
+        sizes = {f"n = {i}": pd.Series(values, index=[str(c) for c in range(8)])
+                 for i, (values, _) in enumerate(combination)}
+        if any(j.verdict in (HOLDS, REVERSED) for j in judge(sizes).values()):
+            rejected += np.prod([weight for _, weight in combination])
+    rate = rejected / 256 ** 3
+    assert rate <= LEVEL
+    assert rate == pytest.approx(1 - (1 - 4 / 256) ** 3)
+
+
+def test_holm_s_correction_is_applied_across_a_claim_s_sizes():
+    """One size with 6 unanimous chains (p = 1/32) holds alone, but not beside two sizes that show nothing
+    (Holm: 3 x 1/32 > 0.05), and does beside two that hold as strongly."""
+    six = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    assert verdicts([six]) == {"n = 0": HOLDS}
+    mixed = [1.0, -2.0, 3.0, -4.0, 5.0, -6.0]
+    assert verdicts([six, mixed, mixed])["n = 0"] != HOLDS
+    eight = [float(c + 1) for c in range(8)]
+    assert verdicts([six, eight, eight])["n = 0"] == HOLDS
+
+
+def test_too_few_is_judged_per_size_with_the_other_sizes_data_kept():
+    """Sizes A and B with 8 unanimous chains and C with 6: C's Holm-adjusted p is 0.031, so C holds; the rule's
+    "too few" is for a size that could not reach the level even with its own chains unanimous."""
+    eight = [float(c + 1) for c in range(8)]
+    six = [float(c + 1) for c in range(6)]
+    judged = judge(claim([eight, eight, six]))
+    assert judged["n = 2"].adjusted == pytest.approx(2 / 64)
+    assert {where: j.verdict for where, j in judged.items()} == {"n = 0": HOLDS, "n = 1": HOLDS, "n = 2": HOLDS}
+    # with 5 chains C could reach 2/32 = 0.0625 at best, whatever A and B show: too few
+    assert judge(claim([eight, eight, six[:5]]))["n = 2"].verdict == TOO_FEW
+    # and beside two sizes that show nothing, 6 unanimous chains could reach only 3 x 1/32: too few
+    mixed = [1.0, -2.0, 3.0, -4.0, 5.0, -6.0, 7.0, -8.0]
+    assert judge(claim([mixed, mixed, six]))["n = 2"].verdict == TOO_FEW
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-4, 4), min_size=2, max_size=10))
+def test_the_exact_p_is_the_share_of_patterns_at_least_as_extreme(values):
+    """Against brute force over all 2^k patterns, ties included (small integers make many)."""
+    assert sign_flip_p(values) == pytest.approx(brute_force_p(values) if any(values) else 1.0)
+
+
+def test_the_exact_test_stays_exact_past_thirteen_chains():
+    """From 14 chains on, scipy's default of 9,999 resamples would turn the exact test random: the p must still be
+    the enumeration's, identically on every call."""
+    rng = np.random.default_rng(3)
+    values = rng.normal(0.3, 1, 15)
+    assert sign_flip_p(values) == pytest.approx(brute_force_p(values), abs=1e-12)
+    assert sign_flip_p(values) == sign_flip_p(values)

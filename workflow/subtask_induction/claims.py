@@ -68,6 +68,18 @@ def tally(difference: pd.Series, runs=None) -> Tally:
                  tuple(duplicated))
 
 
+def paired_by_run(first: pd.Series, second: pd.Series) -> pd.Series:
+    """first − second per run, both indexed by run, at the tables' full precision: a run with no value on either side
+    is NaN, a run listed twice on either side is listed twice (never averaged), so tally names both. The pipeline's
+    summaries and the pages both take a run's difference from here, so they judge the same numbers."""
+    out = {}
+    for run in dict.fromkeys(list(first.index) + list(second.index)):
+        a, b = first[first.index == run], second[second.index == run]
+        out[run] = [float("nan")] if a.empty or b.empty else [a.iloc[0] - b.iloc[0]] * (1 + (len(a) > 1 or len(b) > 1))
+    return pd.Series([v for values in out.values() for v in values],
+                     index=[run for run, values in out.items() for _ in values], dtype=float)
+
+
 # A difference in one run counts only when the two models' per-item correctness on the same test items differs
 # beyond noise: McNemar's exact test (two-sided binomial test on the discordant items) at this level.
 PAIRED_LEVEL = 0.05
@@ -96,14 +108,6 @@ def mcnemar_p(first, second) -> float:
         return 1.0
     tail = sum(math.comb(discordant, k) for k in range(min(only_first, only_second) + 1)) / 2 ** discordant
     return min(1.0, 2 * tail)
-
-
-def paired_difference(first, second, level: float = PAIRED_LEVEL) -> tuple[float, float, float]:
-    """(difference in accuracy points, p-value, the difference that counts: 0 unless p < level)."""
-    first, second = np.asarray(first, dtype=bool), np.asarray(second, dtype=bool)
-    difference = 100 * (first.mean() - second.mean())
-    p = mcnemar_p(first, second)
-    return difference, p, difference if p < level else 0.0
 
 
 def shape_bias_difference(first_shape, first_texture, second_shape, second_texture, rounds: int = 2000,
@@ -204,6 +208,16 @@ def holm(pvalues: list[float]) -> list[float]:
     return adjusted
 
 
+def could_not_decide(pvalues: list[float], index: int, chains: int, level: float = LEVEL) -> bool:
+    """Whether size `index` of a claim could not reach the level whatever its own chains showed: with its `chains`
+    made unanimous (its p the smallest the exact test gives) and the other sizes' p kept, its Holm-adjusted p would
+    still be at least the level. Sizes with fewer chains than the others are judged by their own count, not the
+    largest factor Holm could apply."""
+    best = list(pvalues)
+    best[index] = smallest_p(chains)
+    return holm(best)[index] >= level
+
+
 @dataclass(frozen=True)
 class Judgement:
     """One size's comparison under the rule: its tally (per run, with the pipeline's `*`), the chain means, their
@@ -237,8 +251,8 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> 
     """The rule over one claim: {size (any label): per-run differences (first minus second, indexed by run)} ->
     {size: Judgement}. `runs` names each size's planned runs (default: the index's); a named run that is missing,
     NaN or duplicated makes that size incomplete (tally). Holm's correction runs over the claim's complete sizes;
-    a size whose chain count could not reach the level even with every chain on one side (Holm's first factor
-    times smallest_p) is "too few chains to decide", whatever its data."""
+    a size that could not reach the level even with every one of its chains on one side, the other sizes' data kept
+    (could_not_decide), is "too few chains to decide", whatever its data."""
     runs = runs or {}
     tallies = {size: tally(difference, runs.get(size)) for size, difference in differences.items()}
     out, tested = {}, {}
@@ -255,10 +269,11 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> 
         tested[size] = out[size]
     if tested:
         sizes = list(tested)
-        adjusted = holm([tested[size].p for size in sizes])
-        for size, p in zip(sizes, adjusted):
+        pvalues = [tested[size].p for size in sizes]
+        adjusted = holm(pvalues)
+        for index, (size, p) in enumerate(zip(sizes, adjusted)):
             judgement = tested[size]
-            if len(sizes) * smallest_p(len(judgement.chains)) >= level:
+            if could_not_decide(pvalues, index, len(judgement.chains), level):
                 verdict = TOO_FEW
             elif p < level:
                 verdict = HOLDS if judgement.mean > 0 else REVERSED
@@ -266,3 +281,16 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> 
                 verdict = NO_EVIDENCE
             out[size] = replace(judgement, adjusted=p, verdict=verdict)
     return out
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one claim is judged on: per size, every run's difference at the tables' full precision (indexed by run) and
+    the runs the record's configs planned there. A page keeps it beside the verdict, so a reader (or a test) can run
+    the rule again on the very numbers, never on a rendered cell."""
+
+    differences: dict
+    runs: dict
+
+    def judge(self, level: float = LEVEL) -> dict:
+        return judge(self.differences, self.runs, level)

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, paired_difference)
+from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, mcnemar_p,
+                      paired_by_run)
 from ..method.discovery import selection_key
 from ..protocols import PROTOCOLS
 from ..records import read_record
@@ -196,30 +198,42 @@ def chains_table(transfer: pd.DataFrame, protocol: str) -> pd.DataFrame:
     return rows.groupby(keys)["test_accuracy"].mean().reset_index()
 
 
+def run_accuracy(rows: pd.DataFrame, variant: str) -> pd.Series:
+    """One variant's test accuracy per run, indexed by run (`chain/replicate`), from the summary's transfer.csv: the
+    numbers both chains.md and the pages judge. An accuracy is a count of right items over `test_items`, stored in
+    single precision by the training loop; it is read back as that exact fraction, so two runs that got as many items
+    right tie exactly in the sign-flip test instead of by the storage's rounding."""
+    rows = rows[rows["variant"] == variant]
+    accuracy = rows["test_accuracy"].to_numpy(dtype=float)
+    if "test_items" in rows:
+        items = rows["test_items"].to_numpy(dtype=float)
+        accuracy = np.round(accuracy * items) / items
+    return pd.Series(accuracy, index=[f"{c}/{r}" for c, r in zip(rows["chain"], rows["replicate"])], dtype=float)
+
+
 def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tuple]) -> tuple[pd.Series, pd.Series]:
-    """Per run (chain, replicate): `first` minus `second` in test accuracy points, and the part of it that counts
+    """Per run (chain, replicate): `first` minus `second` in test accuracy points (claims.paired_by_run over
+    transfer.csv's accuracies, so a page reading the record gets the same numbers), and the part of it that counts
     (0 when McNemar's test on the same test items calls it noise; the raw difference where a record keeps no
     per-item correctness). NaN where a run lacks either variant."""
+    index = [f"{chain}/{replicate}" for chain, replicate in runs]
+    differences = 100 * paired_by_run(run_accuracy(rows, first), run_accuracy(rows, second)).reindex(index)
     by_run = {(r.chain, r.replicate, r.variant): r for r in rows.itertuples()}
-    differences, counted = [], []
-    for chain, replicate in runs:
+    counted = []
+    for (chain, replicate), difference in zip(runs, differences):
         one, other = by_run.get((chain, replicate, first)), by_run.get((chain, replicate, second))
         if one is None or other is None:
-            differences.append(float("nan"))
             counted.append(float("nan"))
         elif isinstance(getattr(one, "test_correct", None), str) and isinstance(getattr(other, "test_correct", None), str):
             if int(one.test_items) != int(other.test_items):
                 raise ValueError(f"run {chain}/{replicate}: {first} was scored on {int(one.test_items)} test items and "
                                  f"{second} on {int(other.test_items)}: a paired test needs the same items")
-            difference, _, counts = paired_difference(bits_correct(one.test_correct, int(one.test_items)),
-                                                      bits_correct(other.test_correct, int(other.test_items)))
-            differences.append(difference)
-            counted.append(counts)
+            p = mcnemar_p(bits_correct(one.test_correct, int(one.test_items)),
+                          bits_correct(other.test_correct, int(other.test_items)))
+            counted.append(difference if p < PAIRED_LEVEL else 0.0)
         else:
-            differences.append(100 * (one.test_accuracy - other.test_accuracy))
-            counted.append(differences[-1])
-    index = [f"{chain}/{replicate}" for chain, replicate in runs]
-    return pd.Series(differences, index=index), pd.Series(counted, index=index)
+            counted.append(difference)
+    return differences, pd.Series(counted, index=index, dtype=float)
 
 
 def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) -> str:

@@ -13,18 +13,20 @@ Each row is judged on one of three things (JUDGED_ON), and says which:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
 from ..arithmetic.paper import MAIN_EXPERIMENT
 from ..labels import TRANSFER, VISION
-from ..claims import HOLDS, INCOMPLETE, TOO_FEW, VERDICTS, Judgement, chain_of, judge
+from ..arithmetic.tables import mean_std, plain_variants, run_accuracy
+from ..claims import HOLDS, INCOMPLETE, TOO_FEW, VERDICTS, Evidence, Judgement, chain_of, paired_by_run
 from ..points import VISION_MODEL_ROWS
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
 from .planned import matching
-from .run_records import RunRecord, markdown_tables
+from .record_schemas import RecordError
+from .run_records import RunRecord
 
 # The default run's arithmetic questions: (first, second) as chains.md names them, and how the claim reads.
 ARITHMETIC_CLAIMS = [("si", "sampled", "SI beats the count-matched random mask (`sampled`)"),
@@ -124,32 +126,7 @@ class Claim:
     reasons: str = ""       # the rule's reasons in a few words (reasons()): the mean over chains, how many lean each way
     leans: tuple = ()       # per size (where, chains higher, chains lower, chains): the verdict's reason as data
     second_leans: tuple = ()   # the same in the default's second record, where the claim is judged in both
-
-
-def parse_differences(cell: str) -> tuple[list[float], list[float]]:
-    """A `difference per run` cell the pipeline wrote (`+4.4*, +0.2, missing`: claims.format_paired) -> (the
-    differences, the differences that count: 0 without `*`, NaN where missing)."""
-    values, counted = [], []
-    for entry in (part.strip() for part in str(cell).split(",")):
-        if entry == "missing" or not entry:
-            values.append(float("nan"))
-            counted.append(float("nan"))
-            continue
-        value = float(entry.rstrip("*"))
-        values.append(value)
-        counted.append(value if entry.endswith("*") else 0.0)
-    return values, counted
-
-
-def paired_by_run(first: pd.Series, second: pd.Series) -> pd.Series:
-    """first − second per run, both indexed by run: a run with no value on either side is NaN, a run listed twice on
-    either side is listed twice (never averaged), so tally names both."""
-    out = {}
-    for run in dict.fromkeys(list(first.index) + list(second.index)):
-        a, b = first[first.index == run], second[second.index == run]
-        out[run] = [float("nan")] if a.empty or b.empty else [a.iloc[0] - b.iloc[0]] * (1 + (len(a) > 1 or len(b) > 1))
-    return pd.Series([v for values in out.values() for v in values],
-                     index=[run for run, values in out.items() for _ in values], dtype=float)
+    evidence: Evidence | None = field(default=None, compare=False)   # what the rule judged: per-run differences, full precision
 
 
 def holds_text(judged: dict[str, Judgement]) -> str:
@@ -254,13 +231,6 @@ def planned_runs(record: RunRecord, family: str, **where) -> list:
     return list(dict.fromkeys(sorted(runs, key=str)))
 
 
-def verdict_rows(record: RunRecord, page: str, header_column: str, protocol: str | None = None) -> pd.DataFrame:
-    frames = [table for heading, table in markdown_tables(record.text(page))
-              if header_column in table.columns and "verdict" in table.columns
-              and (protocol is None or f"protocol `{protocol}`" in heading)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
 def run_means(transfer: pd.DataFrame, layers: int, protocol: str) -> pd.DataFrame:
     rows = transfer[(transfer["layers"] == layers) & (transfer["protocol"] == protocol)]
     per_run = rows.groupby(["variant", "n", "chain", "replicate"])["test_accuracy"].mean().reset_index()
@@ -278,45 +248,48 @@ def _planned_n(record: RunRecord, variants: list[str], layers: int) -> list[int]
     return sorted(set.intersection(*sets)) if sets else []
 
 
-def arithmetic_differences(record: RunRecord, verdicts: pd.DataFrame, first: str, second: str, layers: int,
-                           n: int) -> tuple[list, pd.Series]:
-    """One n's comparison: the runs the record planned for both variants there, and the pipeline's per-run
-    differences in points (chains.md's `runs` and `difference per run`), indexed by run."""
+def arithmetic_differences(record: RunRecord, first: str, second: str, layers: int, n: int,
+                           protocol: str) -> tuple[list, pd.Series]:
+    """One n's comparison: the runs the record planned for both variants there, and each run's difference in points
+    from the record's transfer.csv at full precision (arithmetic.tables.run_accuracy, as chains.md's are), indexed
+    by run."""
     runs = planned_runs(record, "arithmetic", variant=[first, second], layers=layers, n=n, **MAIN)
-    rows = verdicts[(verdicts["comparison"] == f"{first} vs {second}") & (verdicts["n"] == str(n))]
-    names, differences = [], []
-    for row in rows.to_dict("records"):
-        run_names = [run.strip() for run in row["runs"].split(",")]
-        values, _ = parse_differences(row["difference per run"])
-        if len(run_names) != len(values):
-            raise ValueError(f"run record {record.name}: chains.md names {len(run_names)} runs but gives "
-                             f"{len(values)} differences for {first} vs {second} at n = {n}")
-        names += run_names
-        differences += values
-    return runs, pd.Series(differences, index=names, dtype=float)
+    rows = transfer_rows(record, layers, protocol)
+    rows = rows[rows["n"] == n]
+    return runs, 100 * paired_by_run(run_accuracy(rows, first), run_accuracy(rows, second))
+
+
+def transfer_rows(record: RunRecord, layers: int, protocol: str) -> pd.DataFrame:
+    """The record's transfer rows of the main experiment at one depth and protocol, less the size dial's and the
+    label budget's variants (chains.md's rows: arithmetic.tables.plain_variants)."""
+    transfer = plain_variants(record.csv("arithmetic/transfer.csv"))
+    keep = (transfer["layers"] == layers) & (transfer["protocol"] == protocol)
+    for column, value in MAIN.items():
+        keep &= transfer[column] == value
+    return transfer[keep]
 
 
 def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last",
                        questions=ARITHMETIC_CLAIMS) -> list[Claim]:
-    verdicts = verdict_rows(record, "arithmetic/chains.md", "layers", protocol)
-    if verdicts.empty:
+    if not record.has("arithmetic/transfer.csv"):
         return []
-    verdicts = verdicts[verdicts["layers"] == str(layers)]
     means = run_means(record.csv("arithmetic/transfer.csv"), layers, protocol)
     claims = []
     for first, second, text in questions:
         sizes = _planned_n(record, [first, second], layers)
         if not sizes:
             continue
-        measured = {f"n = {n}": arithmetic_differences(record, verdicts, first, second, layers, n) for n in sizes}
-        judged = judge({where: difference for where, (_, difference) in measured.items()},
-                       {where: runs for where, (runs, _) in measured.items()})
+        measured = {f"n = {n}": arithmetic_differences(record, first, second, layers, n, protocol) for n in sizes}
+        evidence = Evidence({where: difference for where, (_, difference) in measured.items()},
+                            {where: runs for where, (runs, _) in measured.items()})
+        judged = evidence.judge()
         runs = max(len(j.tally.runs) for j in judged.values())
         chains = max(len({chain_of(run) for run in j.tally.runs}) for j in judged.values())
         numbers = "; ".join(f"n = {n}: {_mean(means, first, n)} vs {_mean(means, second, n)}" for n in sizes)
         claims.append(Claim("arithmetic", f"default, {layers} layers, {chains} chains ({runs} runs), `{protocol}`",
                             text, holds_text(judged), f"{numbers}; {first} − {second} over chains: {reasons(judged)}",
-                            record.name, verdicts=verdict_pairs(judged), leans=lean_counts(judged), reasons=reasons(judged)))
+                            record.name, verdicts=verdict_pairs(judged), leans=lean_counts(judged), reasons=reasons(judged),
+                            evidence=evidence))
     return claims
 
 
@@ -324,49 +297,49 @@ def _mean(means: pd.DataFrame, variant: str, n: int) -> str:
     return f"{means.loc[(variant, n), 'mean']:.3f}" if (variant, n) in means.index else "—"
 
 
-def chain_differences(record: RunRecord, verdicts: pd.DataFrame, comparison: str, metric: str) -> tuple[list, pd.Series]:
-    """One vision comparison: the chains the record planned, and comparisons.md's per-chain differences in points
-    (the pipeline writes one per chain of its chains.csv, in order), indexed by chain."""
+def chain_differences(record: RunRecord, comparison: str, metric: str) -> tuple[list, pd.Series]:
+    """One vision comparison: the chains the record planned, and each chain's difference in points from the
+    record's chains.csv at full precision (as comparisons.md's are: vision.tables.paired_chain_difference), indexed
+    by chain."""
     first, second = comparison.split(" vs ")
     variants = [v for v in (first, second) if v not in VISION_MODEL_ROWS]
     runs = planned_runs(record, "vision", **({"variant": variants} if variants else {}))
-    row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
-    if row.empty:
-        return runs, pd.Series(dtype=float)
-    if len(row) > 1:   # the comparison twice: no chain has one number
-        return runs, pd.Series([float("nan")] * 2 * len(runs), index=list(runs) * 2, dtype=float)
-    chains = sorted(record.csv("vision/chains.csv")["chain"].unique())
-    values, _ = parse_differences(row[[c for c in row.columns if c.startswith("difference per")][0]].iloc[0])
-    if len(values) != len(chains):
-        raise ValueError(f"run record {record.name}: comparisons.md gives {len(values)} differences for "
-                         f"{comparison} ({metric}) but its chains.csv has {len(chains)} chains")
-    return runs, pd.Series(values, index=chains, dtype=float)
+    per_chain = record.csv("vision/chains.csv")
+    if metric not in per_chain.columns:
+        raise RecordError(f"run record {record.name}: vision/chains.csv has no {metric} column (made before it was "
+                          f"kept); remake the record with `{record.provenance.get('command', 'its command')}` and store "
+                          "it again (python -m subtask_induction.pages.run_records)")
+    one, other = (per_chain[per_chain["model"] == model].set_index("chain")[metric] for model in (first, second))
+    return runs, 100 * paired_by_run(one, other)
+
+
+def per_chain_text(judgement: Judgement) -> str:
+    """`+43.5, +51.8, +45.7`: each chain's difference (points), for the reader."""
+    return ", ".join(f"{m:+.1f}" for m in judgement.means) if judgement.complete else "—"
 
 
 def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
-    verdicts = verdict_rows(record, "vision/comparisons.md", "metric")
     table = record.csv("vision/table1.csv").set_index("model")
     claims = []
     for comparison, metric, text, headline in questions:
         first, second = comparison.split(" vs ")
         if first not in table.index or second not in table.index:
             continue
-        runs, difference = chain_differences(record, verdicts, comparison, metric)
-        judged = judge({"": difference}, {"": runs})
-        row = verdicts[(verdicts["comparison"] == comparison) & (verdicts["metric"] == metric)]
-        per_chain = row["difference per chain (points)"].iloc[0] if len(row) else "—"
+        runs, difference = chain_differences(record, comparison, metric)
+        evidence = Evidence({"": difference}, {"": runs})
+        judged = evidence.judge()
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
-                   f"(per chain: {per_chain} percentage points; {reasons(judged)})")
+                   f"(per chain: {per_chain_text(judged[''])} percentage points; {reasons(judged)})")
         claims.append(Claim("vision", f"default (generated world), {len(runs)} chains", text, holds_text(judged),
-                            numbers, record.name, headline, verdicts=verdict_pairs(judged), leans=lean_counts(judged), reasons=reasons(judged)))
+                            numbers, record.name, headline, verdicts=verdict_pairs(judged), leans=lean_counts(judged),
+                            reasons=reasons(judged), evidence=evidence))
     return claims
 
 
 def cross_domain(record: RunRecord) -> list[Claim]:
     """Per training-set size, the transferred ViT against each control on the world's test images (paired, chain by
     chain): the sample-efficiency curve; the numbers give pooled accuracy too."""
-    verdicts = verdict_rows(record, "vision/comparisons.md", "metric")
-    if verdicts.empty:
+    if not record.has("vision/chains.csv"):
         return []
     table = record.csv("vision/table1.csv").set_index("model")
     planned = record.planned.get("vision", pd.DataFrame(columns=["variant"]))
@@ -379,18 +352,20 @@ def cross_domain(record: RunRecord) -> list[Claim]:
             first, second = f"vit_gpt2_si_{size}", f"{rival}_{size}"
             if second not in set(planned["variant"]):
                 continue
-            measured[f"{size}/class"] = chain_differences(record, verdicts, f"{first} vs {second}", "original_accuracy")
+            measured[f"{size}/class"] = chain_differences(record, f"{first} vs {second}", "original_accuracy")
             if first in table.index and second in table.index:
                 numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
                                f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "
                                f"{100 * table.loc[first, 'pooled_accuracy']:.1f} vs "
                                f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
         if measured:
-            judged = judge({where: d for where, (_, d) in measured.items()}, {where: r for where, (r, _) in measured.items()})
+            evidence = Evidence({where: d for where, (_, d) in measured.items()},
+                                {where: r for where, (r, _) in measured.items()})
+            judged = evidence.judge()
             chains = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
                                 text, holds_text(judged), "; ".join(numbers), record.name, headline,
-                                verdicts=verdict_pairs(judged), leans=lean_counts(judged)))
+                                verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence))
     return claims
 
 
@@ -420,36 +395,39 @@ def groupnorm(record: RunRecord) -> list[Claim]:
 def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
     """The bias's strength by kept fraction: SI from the top k % of the discovery's scores against the random mask of
     its own per-tensor counts, run by run at each k and n (sparsity_dial.md's paired differences)."""
-    if not record.has("arithmetic/sparsity_dial.md"):
+    if not record.has("arithmetic/transfer.csv"):
         return []
+    transfer = record.csv("arithmetic/transfer.csv")
+    if "top_k" not in transfer or transfer["top_k"].isna().all():
+        return []
+    rows = transfer[(transfer["protocol"] == protocol) & transfer["top_k"].notna()]
+    for column, value in MAIN.items():
+        rows = rows[rows[column] == value]
     differences, planned, numbers = {}, {}, []
-    page = record.text("arithmetic/sparsity_dial.md")
-    largest = max((int(m) for m in re.findall(r"n = (\d+), protocol", page)), default=None)
-    for heading, table in markdown_tables(page):
-        found = re.search(r"(\d+) layers, n = (\d+), protocol `(\w+)`", heading)
-        if not found or found.group(3) != protocol or "top k %" not in table.columns:
+    largest = rows["n"].max()
+    for (layers, n, k), at_k in rows.groupby(["layers", "n", "top_k"]):
+        # the dial's variants by their kinds, as sparsity_dial.md pairs them
+        names = [at_k[at_k["kind"] == kind]["variant"].iloc[0] if (at_k["kind"] == kind).any() else None
+                 for kind in ("subnetwork", "sampled")]
+        if None in names:
             continue
-        layers, n = int(found.group(1)), int(found.group(2))
-        column = next(c for c in table.columns if c.startswith("SI − sampled per run"))
-        for row in table.to_dict("records"):
-            k = row["top k %"]
-            variant = f"si_top{k}"
-            runs = planned_runs(record, "arithmetic", variant=[variant, f"sampled_top{k}"], layers=layers, n=n, **MAIN)
-            values, _ = parse_differences(row[column])
-            ordered = sorted(runs, key=lambda run: tuple(int(x) for x in run.split("/")))
-            series = (pd.Series(values, index=ordered, dtype=float) if len(values) == len(ordered)
-                      else pd.Series(dtype=float))   # the pipeline found another set of runs: none is read
-            differences[f"top {k}% (n = {n})"], planned[f"top {k}% (n = {n})"] = series, runs
-            if n == largest:
-                numbers.append(f"top {k}%: {row['SI']} vs {row['sampled']}")
+        where = f"top {100 * k:g}% (n = {int(n)})"
+        planned[where] = planned_runs(record, "arithmetic", variant=names, layers=int(layers), n=int(n), **MAIN)
+        differences[where] = 100 * paired_by_run(run_accuracy(at_k, names[0]), run_accuracy(at_k, names[1]))
+        if n == largest:
+            accuracy = [at_k[at_k["variant"] == name].groupby(["chain", "replicate"])["test_accuracy"].mean()
+                        for name in names]
+            numbers.append(f"top {100 * k:g}%: " + " vs ".join(mean_std(a.mean(), a.std(ddof=1), len(a)) for a in accuracy))
     if not differences:
         return []
-    judged = judge(differences, planned)
+    evidence = Evidence(differences, planned)
+    judged = evidence.judge()
     runs = max(len(j.tally.runs) for j in judged.values())
     return [Claim("arithmetic", f"beyond, 2 layers, {runs} runs, `{protocol}`",
                   "The bias's strength by kept fraction: SI from the top k % of the discovery's scores beats the random "
                   "mask of its own per-tensor counts", holds_text(judged),
-                  "largest n: " + "; ".join(numbers), record.name, headline=False, verdicts=verdict_pairs(judged), leans=lean_counts(judged))]
+                  f"largest n ({int(largest):,}): " + "; ".join(numbers), record.name, headline=False,
+                  verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence)]
 
 
 def label_budget(record: RunRecord) -> list[Claim]:
@@ -470,12 +448,13 @@ def label_budget(record: RunRecord) -> list[Claim]:
         numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {rows['si_test_accuracy'].mean():.3f} vs "
                        f"{rows['sampled_test_accuracy'].mean():.3f}, Jaccard with the every-row subnetwork "
                        f"{rows['jaccard_vs_every_row'].mean():.2f} (chance {rows['chance_vs_every_row'].mean():.2f})")
-    judged = judge(differences, planned)
+    evidence = Evidence(differences, planned)
+    judged = evidence.judge()
     chains = max(len(j.tally.runs) for j in judged.values())
     return [Claim("arithmetic", f"beyond, 2 layers, {chains} chains, `last`, n = 750",
                   "How many labels a discovery needs: SI from a discovery on the first r subtask rows beats the random "
                   "mask of its own counts", holds_text(judged), "; ".join(numbers), record.name, headline=False,
-                  verdicts=verdict_pairs(judged), leans=lean_counts(judged))]
+                  verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence)]
 
 
 def submasking_default(record: RunRecord) -> list[Claim]:
@@ -500,12 +479,13 @@ def submasking_default(record: RunRecord) -> list[Claim]:
             differences[task], planned_runs_of[task] = 100 * paired_by_run(mine, theirs), runs
             numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
         if differences:
-            judged = judge(differences, planned_runs_of)
+            evidence = Evidence(differences, planned_runs_of)
+            judged = evidence.judge()
             replicates = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("submasking", f"default, one backbone, {replicates} runs (training seeds), every label",
                                 text, holds_text(judged), "; ".join(numbers) + f"; fs − {rival}: {reasons(judged, word='runs')}",
                                 record.name, headline=rival == "lp", verdicts=verdict_pairs(judged), leans=lean_counts(judged),
-                                reasons=reasons(judged, word="runs")))
+                                reasons=reasons(judged, word="runs"), evidence=evidence))
     return claims
 
 
@@ -590,11 +570,13 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
         planned[f"n = {int(n):,}"] = runs
         numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
     overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"
-    judged = judge(differences, planned)
+    evidence = Evidence(differences, planned)
+    judged = evidence.judge()
     runs = max((len(j.tally.runs) for j in judged.values()), default=0)
     return [Claim("arithmetic", f"paper scale, {layers} layers, {runs} runs, `eval`",
                   "SI beats the base's largest weights, count-matched per tensor (`magnitude`)", holds_text(judged),
-                  "; ".join(numbers) + overlap, rival.name, headline=False, verdicts=verdict_pairs(judged), leans=lean_counts(judged))]
+                  "; ".join(numbers) + overlap, rival.name, headline=False, verdicts=verdict_pairs(judged),
+                  leans=lean_counts(judged), evidence=evidence)]
 
 
 def readme_key() -> str:

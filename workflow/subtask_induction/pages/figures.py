@@ -214,43 +214,77 @@ def paired_panels(path: Path, *args, **kwargs) -> Path:
     return _save(paired_panels_figure(*args, **kwargs), path)
 
 
-def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path) -> Path:
-    """Which subnetworks transfer: SI's gain over each rival (rows) at each n (columns) against the subnetwork's kept
-    fraction, one dot per chain (one marker per record), beside the size dial's curve (one discovery's top k %, the
-    kept fraction varied on purpose) where a record ran it; 0 drawn as the line of no gain."""
+DIAL = "tab:green"   # the kept-% dial: its own colour, never a record's
+RECORD_STYLES = [dict(marker="o", color="tab:blue"), dict(marker="s", color="tab:orange"),
+                 dict(marker="^", color="tab:purple")]
+
+
+def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path, test_items: int | None = None,
+                 dial_runs: int | None = None) -> Path:
+    """Which subnetworks transfer: SI's gain over each rival (rows) at each n (columns), one dot per chain in a strip
+    per record (side by side, so every chain can be counted; within its strip a chain sits by its kept %, the range
+    written under the strip), the mean over chains as a bar; 0 drawn as the line of no gain. Beside them, in a panel
+    of its own, the kept-% dial: one discovery's top k % against the count-matched random mask, kept % varied on
+    purpose from 1 to 50, with the band of kept % the chains' own subnetworks fall in; it is drawn for `sampled`
+    only, the one rival the dial ran."""
     from .subnetworks import RIVALS
 
     columns = sorted({int(c.split()[1][1:]) for table in chains.values() for c in table.columns
                       if c.split()[0] in RIVALS})
     rivals = [r for r in RIVALS if any(f"{r} n{n}" in t.columns for t in chains.values() for n in columns)]
-    figure, axes = plt.subplots(len(rivals), len(columns), figsize=(3.6 * len(columns) + 3.4, 3.2 * len(rivals)),
-                                squeeze=False, sharex=True)
-    markers = ["o", "s", "^", "D"]
+    with_dial = not dial.empty
+    figure, axes = plt.subplots(len(rivals), len(columns) + with_dial,
+                                figsize=(2.9 * len(columns) + 3.6 * with_dial + 0.4, 3.3 * len(rivals) + 0.6),
+                                squeeze=False)
+    kept = pd.concat([table["kept %"] for table in chains.values()])
+    low, high = float(kept.min()), float(kept.max())
+    names = list(chains)
     for i, rival in enumerate(rivals):
         for j, n in enumerate(columns):
             ax = axes[i][j]
             ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
-            for (name, table), marker in zip(chains.items(), markers):
+            for slot, ((name, table), style) in enumerate(zip(chains.items(), RECORD_STYLES)):
                 column = f"{rival} n{n}"
-                if column in table:
-                    ax.scatter(table["kept %"], table[column], marker=marker, s=36, edgecolor="black", linewidth=0.5,
-                               zorder=3, label=f"a chain of the {name} record")
-            if rival == "sampled" and not dial.empty and n in set(dial["n"]):
-                curve = dial[dial["n"] == n].sort_values("kept %")
-                ax.plot(curve["kept %"], curve["gain"], color=OURS, marker=".",
-                        label="size dial (one discovery's top k %)")
-            ax.set_xscale("log")
+                if column not in table:
+                    continue
+                values = table[["kept %", column]].dropna()
+                x = slot + 0.7 * ((values["kept %"] - low) / max(high - low, 1e-9) - 0.5)
+                ax.scatter(x, values[column], s=30, edgecolor="black", linewidth=0.5, zorder=3,
+                           label=f"a chain of the {name} record", **style)
+                ax.hlines(values[column].mean(), slot - 0.4, slot + 0.4, color=style["color"], linewidth=2,
+                          zorder=2, label="the mean over a record's chains")
+            ax.set_xticks(range(len(names)), [name.replace("_", "_\n") for name in names], fontsize=TICK_PT - 1)
+            ax.set_xlim(-0.6, len(names) - 0.4)
             ax.set_title(f"{TRANSFER['subnetwork'].word} − {TRANSFER[rival].word}, n = {n}", fontsize=TITLE_PT)
-            ax.tick_params(labelsize=TICK_PT)
+            ax.tick_params(axis="y", labelsize=TICK_PT)
             if j == 0:
-                ax.set_ylabel(f"gain over {TRANSFER[rival].word} (points)", fontsize=LABEL_PT)
-            if i == len(rivals) - 1:
-                ax.set_xlabel("kept % of the masked weights (log)", fontsize=LABEL_PT)
+                ax.set_ylabel(f"gain over {TRANSFER[rival].word}\n(percentage points)", fontsize=LABEL_PT)
+        if with_dial:
+            ax = axes[i][-1]
+            if rival != "sampled":
+                ax.axis("off")
+                ax.text(0.05, 0.5, "the kept-% dial ran\nagainst sampled only", fontsize=LABEL_PT,
+                        transform=ax.transAxes, va="center")
+                continue
+            ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
+            ax.axvspan(low, high, color="tab:blue", alpha=0.12, label=f"the chains' kept % ({low:.1f}–{high:.1f})")
+            for n, style in zip(sorted(dial["n"].unique()), ("-", "--", ":")):
+                curve = dial[dial["n"] == n].sort_values("kept %")
+                ax.plot(curve["kept %"], curve["gain"], color=DIAL, linestyle=style, marker="o", markersize=4,
+                        label=f"kept-% dial, n = {n}" + (f" ({dial_runs} runs, mean)" if dial_runs else ""))
+            ax.set_xscale("log")
+            ax.set_xticks([1, 2, 5, 10, 25, 50], ["1", "2", "5", "10", "25", "50"])
+            ax.set_xlabel("kept % (one discovery's top k %)", fontsize=LABEL_PT)
+            ax.set_title("SI − sampled by kept % (the dial)", fontsize=TITLE_PT)
+            ax.tick_params(labelsize=TICK_PT)
     handles = {}
     for ax in axes.flat:
-        for handle, label in zip(*ax.get_legend_handles_labels()):
-            handles.setdefault(label, handle)
-    figure.legend(list(handles.values()), list(handles), loc="center right",
-                  fontsize=LEGEND_PT, frameon=False)
-    figure.tight_layout(rect=(0, 0, 1 - 3.2 / figure.get_figwidth(), 1))
+        for handle, label_text in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label_text, handle)
+    figure.legend(list(handles.values()), list(handles), loc="lower center", ncol=3, fontsize=LEGEND_PT,
+                  frameon=False)
+    unit = f" on the {test_items:,} held-out test pairs" if test_items else ""
+    figure.suptitle(f"Gain in test accuracy{unit}, percentage points; above the dotted 0, SI wins. A strip per record, "
+                    f"a dot per chain (left to right by its kept %, {low:.1f}–{high:.1f} %)", fontsize=LABEL_PT)
+    figure.tight_layout(rect=(0, 0.1, 1, 0.97))
     return _save(figure, path)

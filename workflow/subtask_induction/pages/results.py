@@ -13,7 +13,7 @@ import pandas as pd
 
 from . import claims as claims_module
 from . import subnetworks
-from ..claims import HOLDS, INCOMPLETE, REVERSED, TOO_FEW
+from ..claims import HOLDS, INCOMPLETE, NO_EVIDENCE, REVERSED, TOO_FEW
 from ..arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves
 from .curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
                      NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, moved,
@@ -659,9 +659,27 @@ def _short(claim) -> str:
     return text + (f" ({scale.group(1)})" if scale and claim.claim.startswith("The paper's text") else "")
 
 
+# The README's groups of headline claims, in order; a claim's group comes from its verdicts at every size (n, task,
+# training-set size), and a group other than a uniform one names the verdict at each size.
+GROUPS = ("Holds", "Holds in part", "Holds in part, reversed in part", "Reversed", "Reversed in part",
+          "No evidence either way", "Too few chains to decide", "Differs between the two records", "Does not hold",
+          "Incomplete")
+
+
+def per_size(verdicts) -> str:
+    """Every size's verdict, grouped by verdict: `holds at n = 250, n = 750; reversed at n = 0`."""
+    parts = []
+    for verdict in (HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW):
+        wheres = [where or "the one size" for where, v in verdicts if v == verdict]
+        if wheres:
+            parts.append(f"{verdict} at {', '.join(wheres)}")
+    return "; ".join(parts)
+
+
 def verdict_group(claim) -> tuple[str, str]:
     """A headline claim's line of the README's answer and where it applies: from the rule's verdicts per size (data,
-    not the rendered cell), or from a mean's or a band's yes / no."""
+    not the rendered cell), or from a mean's or a band's yes / no. A claim whose sizes disagree names the verdict at
+    every size, so no size's holds or reversed is left out and a reversal is never filed as no evidence."""
     words = [verdict for _, verdict in claim.verdicts]
     if not words:
         if claim.holds.startswith("**incomplete**"):
@@ -671,15 +689,17 @@ def verdict_group(claim) -> tuple[str, str]:
         return "Incomplete", ""
     if claims_module.DIFFERS in words:
         return "Differs between the two records", ""
-    if set(words) == {HOLDS}:
-        return "Holds", ""
+    uniform = {HOLDS: "Holds", REVERSED: "Reversed", NO_EVIDENCE: "No evidence either way",
+               TOO_FEW: "Too few chains to decide"}
+    if len(set(words)) == 1:
+        return uniform[words[0]], ""
+    if HOLDS in words and REVERSED in words:
+        return "Holds in part, reversed in part", per_size(claim.verdicts)
     if HOLDS in words:
-        return "Holds only at some sizes", "at " + ", ".join(where for where, v in claim.verdicts if v == HOLDS)
-    if set(words) == {REVERSED}:
-        return "Reversed", ""
-    if set(words) == {TOO_FEW}:
-        return "Too few chains to decide", ""
-    return "No evidence either way", ""
+        return "Holds in part", per_size(claim.verdicts)
+    if REVERSED in words:
+        return "Reversed in part", per_size(claim.verdicts)
+    return "No evidence either way", per_size(claim.verdicts)
 
 
 def readme_verdict(records: dict[str, RunRecord]) -> str:
@@ -689,9 +709,7 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     headline = [c for c in all_claims(records) if c.headline]
     paper = [c for c in headline if c.record in (*DEFAULTS, *PAPER_DEPTHS)]
     beyond = [c for c in headline if c not in paper]
-    groups = {name: [] for name in ("Holds", "Holds only at some sizes", "Reversed", "No evidence either way",
-                                    "Too few chains to decide", "Differs between the two records", "Does not hold",
-                                    "Incomplete")}
+    groups = {name: [] for name in GROUPS}
     for claim in paper:
         group, where = verdict_group(claim)
         reason = claims_module.short_reason(claim) if group != "Differs between the two records" else claim.holds.split(
@@ -740,8 +758,10 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
         default = records["default"]
         dial = subnetworks.size_dial(records[BEYOND]) if BEYOND in records else pd.DataFrame()
         chains = {name: subnetworks.chain_table(records[name]) for name in DEFAULTS if name in records}
+        items = default.csv("arithmetic/transfer.csv")["test_items"].unique()
         out.append(draw.gain_by_kept({k: v for k, v in chains.items() if not v.empty}, dial,
-                                     docs / FIGURES / "subnetworks.png"))
+                                     docs / FIGURES / "subnetworks.png", test_items=int(items[0]) if len(items) == 1 else None,
+                                     dial_runs=int(dial["runs"].max()) if not dial.empty else None))
         out.append(vision_figure(records, docs / FIGURES / "vision_table1.png"))
         out.append(submasking_figure(default, docs / FIGURES / "submasking.png"))
     return out

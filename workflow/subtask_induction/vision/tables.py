@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, paired_difference,
+from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, mcnemar_p,
                       shape_bias_difference)
 from ..points import SUBNETWORK_ROWS
 from ..records import read_record
@@ -199,27 +199,27 @@ def per_chain_markdown(runs: pd.DataFrame) -> str:
 
 
 def paired_chain_difference(one, other, metric: str) -> tuple[float, float]:
-    """(difference in points, the part that counts) of two models of one chain on `metric`, paired on the
-    same items where both records keep them (claims.py): McNemar for the accuracies, a paired bootstrap over
-    conflict images for shape bias; the raw difference for records without items."""
+    """(difference in points, the part that counts) of two models of one chain on `metric`. The difference is of the
+    two numbers chains.csv holds (the numbers a page reading the record judges); whether it counts is a paired test on
+    the same items where both records keep them (claims.py): McNemar for the accuracies, a paired bootstrap over
+    conflict images for shape bias; every difference counts for records without items."""
+    difference = 100 * (one[metric] - other[metric])
     if not (isinstance(one["items"], dict) and isinstance(other["items"], dict)):
-        difference = 100 * (one[metric] - other[metric])
         return difference, difference
 
     def bits(record, key, count):
         return bits_correct(record["items"][key], record["items"][count])
 
     if metric == "shape_bias":
-        difference, _, counted = shape_bias_difference(
+        _, p, _ = shape_bias_difference(
             *(bits(record, key, "n_conflict") for record in (one, other) for key in ("conflict_shape", "conflict_texture")))
-        return difference, counted
-    if metric == "cue_robustness":  # the share of conflict images not classified as their texture
-        difference, _, counted = paired_difference(*(~bits(record, "conflict_texture", "n_conflict") for record in (one, other)))
-        return difference, counted
-    key, count = {"pooled_accuracy": ("pooled_correct", "n_test"), "original_accuracy": ("original_correct", "n_test"),
-                  "cue_shape_accuracy": ("conflict_shape", "n_conflict")}[metric]
-    difference, _, counted = paired_difference(bits(one, key, count), bits(other, key, count))
-    return difference, counted
+    elif metric == "cue_robustness":  # the share of conflict images not classified as their texture
+        p = mcnemar_p(*(~bits(record, "conflict_texture", "n_conflict") for record in (one, other)))
+    else:
+        key, count = {"pooled_accuracy": ("pooled_correct", "n_test"), "original_accuracy": ("original_correct", "n_test"),
+                      "cue_shape_accuracy": ("conflict_shape", "n_conflict")}[metric]
+        p = mcnemar_p(bits(one, key, count), bits(other, key, count))
+    return difference, difference if p < PAIRED_LEVEL else 0.0
 
 
 def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_comparisons: list = ()) -> str:

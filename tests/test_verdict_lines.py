@@ -1,0 +1,52 @@
+"""The README's verdict lines never contradict a size (issue 70): a claim's group comes from its verdict at every size,
+names every holds and every reversed, and never files a reversal under "no evidence either way" or "holds"."""
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from subtask_induction.claims import HOLDS, NO_EVIDENCE, REVERSED, TOO_FEW, VERDICTS
+from subtask_induction.pages import claims, results
+
+SIZE_VERDICTS = st.lists(st.sampled_from(VERDICTS), min_size=1, max_size=4)
+
+
+def claim_with(words) -> claims.Claim:
+    verdicts = tuple((f"n = {10 * i}", word) for i, word in enumerate(words))
+    return claims.Claim("arithmetic", "default", "A claim", "", "", "default", verdicts=verdicts)
+
+
+def said(group: str, where: str, size: str) -> str | None:
+    """The verdict the line gives `size`: the uniform group's word, or the one `where` files it under."""
+    uniform = {"Holds": HOLDS, "Reversed": REVERSED, "No evidence either way": NO_EVIDENCE,
+               "Too few chains to decide": TOO_FEW}
+    if not where:
+        return uniform.get(group)
+    for part in where.split("; "):
+        verdict, sizes = part.split(" at ", 1)
+        if size in re.split(r", (?=n = )", sizes):
+            return verdict
+    return None
+
+
+@given(SIZE_VERDICTS)
+def test_every_size_s_verdict_is_on_the_line(words):
+    claim = claim_with(words)
+    group, where = results.verdict_group(claim)
+    assert group in results.GROUPS
+    for size, word in claim.verdicts:
+        assert said(group, where, size) == word, (group, where)
+    if REVERSED in words:
+        assert group not in ("Holds", "Holds in part", "No evidence either way", "Too few chains to decide")
+        assert "reversed" in (group + where).lower()
+    if HOLDS in words:
+        assert "holds" in (group + where).lower()
+
+
+def test_the_issue_s_three_cases():
+    assert results.verdict_group(claim_with([NO_EVIDENCE, REVERSED, REVERSED])) == (
+        "Reversed in part", "reversed at n = 10, n = 20; no evidence either way at n = 0")
+    assert results.verdict_group(claim_with([REVERSED, TOO_FEW]))[0] == "Reversed in part"
+    assert results.verdict_group(claim_with([REVERSED, HOLDS])) == (
+        "Holds in part, reversed in part", "holds at n = 10; reversed at n = 0")
