@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from harness import REPO
 from subtask_induction import claims as verdicts
-from subtask_induction.pages import claims, run_records
+from subtask_induction.pages import claims, run_records, wording
 from subtask_induction.pages.curves import rival_beside_si
 
 DATA = REPO / "docs" / "data"
@@ -78,7 +78,7 @@ def test_a_replicate_without_numbers_makes_the_submasking_claims_incomplete(tmp_
 # Defect 3: the column said "holds in every run?" over rows judged on a mean or a band.
 def test_every_row_says_what_it_is_judged_on():
     found = run_records.load_all()
-    table = claims.markdown(__import__("subtask_induction.pages.results", fromlist=["x"]).all_claims(found), found)
+    table = wording.markdown(__import__("subtask_induction.pages.results", fromlist=["x"]).all_claims(found), found)
     header = next(line for line in table.splitlines() if line.startswith("| family"))
     assert "judged on" in header and "holds in every run" not in header
     rows = [line.split(" | ") for line in table.splitlines() if line.startswith("| ") and not line.startswith("| family")]
@@ -195,7 +195,7 @@ def test_a_tally_with_a_hole_is_incomplete_and_a_whole_one_is_a_count(named, pre
     if holes:
         assert not counted.complete
         assert set(counted.missing) | set(counted.duplicated) == set(holes)
-        assert claims.holds_text(verdicts.judge({"here": series}, {"here": named})).startswith("**incomplete**")
+        assert wording.holds_text(verdicts.judge({"here": series}, {"here": named})).startswith("**incomplete**")
         return
     values = [dict(present)[r] for r in named]
     higher, lower = sum(v > 0 for v in values), sum(v < 0 for v in values)

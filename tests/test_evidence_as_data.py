@@ -13,7 +13,7 @@ import pytest
 
 from subtask_induction.arithmetic.tables import chains_markdown, plain_variants
 from subtask_induction.claims import VERDICTS, judge
-from subtask_induction.pages import claims, results, run_records
+from subtask_induction.pages import claims, results, run_records, wording
 from subtask_induction.pages.record_schemas import RecordError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ def test_every_claim_s_verdict_is_the_rule_on_its_record_s_full_precision_number
     assert len(ruled) > 30
     for claim in ruled:
         assert claim.evidence is not None, claim.claim
-        assert claims.verdict_pairs(claim.evidence.judge()) == claim.verdicts, claim.claim
+        assert wording.verdict_pairs(claim.evidence.judge()) == claim.verdicts, claim.claim
     for name in results.DEFAULTS:
         record = RECORDS[name]
         transfer = record.csv("arithmetic/transfer.csv")

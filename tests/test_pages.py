@@ -13,7 +13,7 @@ import yaml
 from harness import REPO
 from subtask_induction import __version__
 from subtask_induction.pages import __main__ as pages_main
-from subtask_induction.pages import claims, run_records, settings
+from subtask_induction.pages import claims, readme, run_records, settings, wording
 
 DOCUMENTS = [REPO / "README.md", REPO / "config" / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
@@ -102,10 +102,10 @@ def test_a_claim_s_cell_names_the_verdict_at_each_size():
     from subtask_induction.claims import judge
 
     two = judge({"n = 250": claims.pd.Series([4.4, 0.2], index=["0/0", "1/0"])})
-    assert claims.holds_text(two) == "too few chains to decide (n = 250)"
+    assert wording.holds_text(two) == "too few chains to decide (n = 250)"
     eight = claims.pd.Series([3.0, 4.0, 5.0, 6.0, 2.0, 7.0, 1.0, 8.0], index=[f"{c}/0" for c in range(8)])
     both = judge({"n = 0": -eight, "n = 250": eight})
-    assert claims.holds_text(both) == "**holds** at n = 250; reversed at n = 0"
+    assert wording.holds_text(both) == "**holds** at n = 250; reversed at n = 0"
 
 
 def widened(data: Path, comparison: str, sizes: dict[int, list[float]]) -> None:
@@ -192,17 +192,16 @@ def test_the_verdict_lines_follow_the_records(tmp_path):
     """The README's verdict is rendered from the claims, never written: with eight chains planned, SI vs random init
     holding at every n reads "Holds"; one n's chains split evenly moves it to "Holds in part", naming every n's
     verdict."""
-    from subtask_induction.pages import results
 
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
     shutil.rmtree(data / "default_replication")   # one record: its verdicts alone
     gains = [40.0, 31.0, 45.0, 38.0, 44.0, 29.0, 47.0, 36.0]
     widened(data, "si vs random", {0: gains, 250: gains, 750: gains})
-    holds = results.readme_verdict(run_records.load_all(data))
+    holds = readme.readme_verdict(run_records.load_all(data))
     assert "SI beats random initialisation" in next(line for line in holds.splitlines() if line.startswith("- **Holds**"))
     widened(data, "si vs random", {0: [4.0, -3.0, 5.0, -6.0, 2.0, -1.0, 3.0, -4.0]})
-    after = results.readme_verdict(run_records.load_all(data))
+    after = readme.readme_verdict(run_records.load_all(data))
     partly = next(line for line in after.splitlines() if line.startswith("- **Holds in part**"))
     assert "SI beats random initialisation (holds at n = 250, n = 750; no evidence either way at n = 0)" in partly
 
@@ -303,5 +302,5 @@ def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     random_init = found["SI beats random initialisation"]
     assert random_init.holds.startswith("differs between records: `default`: **holds** (n = 0, n = 250, n = 750)")
     assert "`default_replication`: **holds** at n = 250, n = 750" in random_init.holds
-    lines = results.readme_verdict(run_records.load_all(data)).splitlines()
+    lines = readme.readme_verdict(run_records.load_all(data)).splitlines()
     assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Differs between the two"))

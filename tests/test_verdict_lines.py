@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from subtask_induction.claims import HOLDS, NO_EVIDENCE, REVERSED, TOO_FEW, VERDICTS
-from subtask_induction.pages import claims, results
+from subtask_induction.pages import claims, readme
 
 SIZE_VERDICTS = st.lists(st.sampled_from(VERDICTS), min_size=1, max_size=4)
 
@@ -33,8 +33,8 @@ def said(group: str, where: str, size: str) -> str | None:
 @given(SIZE_VERDICTS)
 def test_every_size_s_verdict_is_on_the_line(words):
     claim = claim_with(words)
-    group, where = results.verdict_group(claim)
-    assert group in results.GROUPS
+    group, where = readme.verdict_group(claim)
+    assert group in readme.GROUPS
     for size, word in claim.verdicts:
         assert said(group, where, size) == word, (group, where)
     if REVERSED in words:
@@ -45,8 +45,8 @@ def test_every_size_s_verdict_is_on_the_line(words):
 
 
 def test_the_issue_s_three_cases():
-    assert results.verdict_group(claim_with([NO_EVIDENCE, REVERSED, REVERSED])) == (
+    assert readme.verdict_group(claim_with([NO_EVIDENCE, REVERSED, REVERSED])) == (
         "Reversed in part", "reversed at n = 10, n = 20; no evidence either way at n = 0")
-    assert results.verdict_group(claim_with([REVERSED, TOO_FEW]))[0] == "Reversed in part"
-    assert results.verdict_group(claim_with([REVERSED, HOLDS])) == (
+    assert readme.verdict_group(claim_with([REVERSED, TOO_FEW]))[0] == "Reversed in part"
+    assert readme.verdict_group(claim_with([REVERSED, HOLDS])) == (
         "Holds in part, reversed in part", "holds at n = 10; reversed at n = 0")

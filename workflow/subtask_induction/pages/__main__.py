@@ -11,75 +11,14 @@ import sys
 from pathlib import Path
 
 from .. import labels
-from . import results, run_records, settings
+from . import readme, results, run_records, settings
+from .page import REPO
 
-REPO = Path(__file__).resolve().parents[3]
+
 BLOCK = re.compile(r"(<!-- BEGIN generated: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- END generated: (?P=name) -->)",
                    re.DOTALL)
 
 
-OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
-
-
-def timings(records: dict) -> str:
-    """The first screen's times: the default's `make reproduce`, `make test` and the own-data trial (each its wall
-    time's leading figure, its record linked; the machine and plain step once where they share one), then the
-    paper's scale on one GPU."""
-    # the newest fresh-clone timing of make reproduce (time_to_figure's record) before the default record's own
-    reproduce = next((name for name in (results.TIMING, "default") if name in records), None)
-    items = [(name, what) for name, what in ((reproduce, "`make reproduce`"), ("make_test", "`make test`"),
-                                               (OWN_TRIAL, "the own-data trial")) if name in records]
-    machines = {(records[name].provenance["machine"], records[name].provenance["plain_step_ms"]) for name, _ in items}
-    parts = []
-    for name, what in items:
-        p = records[name].provenance
-        wall = re.match(r"\d+ min \d+ s|\d+ s", str(p["wall"]))
-        where = ("" if len(machines) == 1 else
-                 f" on {p['machine']}, [plain step](docs/glossary.md#plain-step) {p['plain_step_ms']} ms")
-        parts.append(f"{what} {wall.group(0) if wall else p['wall']}{where} "
-                     f"([record](docs/results.md#run-{name.lower()}))")
-    lines = []
-    if parts:
-        machine = (f"on {next(iter(machines))[0]}, [plain step](docs/glossary.md#plain-step) "
-                   f"{next(iter(machines))[1]} ms (yours scales with it): " if len(machines) == 1 else "")
-        lines.append(f"- {machine[:1].upper() + machine[1:] if machine else ''}" + "; ".join(parts) + ".")
-    lines.append(f"- The paper's scale on one GPU (used when present: `device: auto`): {paper_scale_time(records)}")
-    return "\n".join(lines)
-
-
-def make_beyond(makefile: Path) -> str:
-    """The quick start's `make beyond` line, naming the config files the Makefile's target gives, in order."""
-    text = makefile.read_text()
-    questions = re.search(r"^BEYOND_QUESTIONS := (.+)$", text, re.M).group(1).split()
-    recipe = re.search(r"^beyond: .*\n((?:\t.*\n)+)", text, re.M).group(1)
-    recipe = recipe.replace("$(BEYOND_QUESTIONS:%=config/beyond/%.yaml)",
-                            " ".join(f"config/beyond/{q}.yaml" for q in questions))
-    runs = [[f for f in re.findall(r"config/[\w/.-]+\.yaml", line) if f != "config/config.yaml"]
-            for line in recipe.splitlines() if "snakemake" in line]
-    folders = [re.search(r"--directory (\S+)", line) for line in recipe.splitlines() if "snakemake" in line]
-    parts = [", ".join(files) + (f" (in {folder.group(1)})" if folder else "") for files, folder in zip(runs, folders)]
-    return "make beyond                        # the experiments beyond the paper: " + "; then ".join(parts)
-
-
-def paper_scale_time(records: dict) -> str:
-    """The paper's scale on one GPU, from the GPU check's record: the arithmetic transfer grid's training steps in the
-    largest pack it timed that the pipeline uses (128), and "unmeasured" for the rest."""
-    if results.GPU_CHECK not in records:
-        return "unmeasured (no GPU record)."
-    record = records[results.GPU_CHECK]
-    text = record.text("pack_throughput.md")
-    estimate = text.split("estimated paper arithmetic transfer grid")[1]
-    points = re.search(r"\((\d+) points\) on ([^,]+),", estimate)
-    table = run_records.markdown_tables(estimate)[0][1].set_index("run")
-    hours = table.loc["pack of 128", "device-hours"]
-    return (f"the arithmetic transfer grid ({int(points.group(1)):,} transfers) trains in about {hours} GPU-hours on "
-            f"one {points.group(2)}, 128 transfers at once, training steps only "
-            "([record](docs/results.md#run-gpu_check)); vision and submasking at the paper's scale are unmeasured.")
-
-
-def readme_blocks(records: dict) -> dict[str, str]:
-    return {"verdict": results.readme_verdict(records), "claims": results.readme_claims(records),
-            "timings": timings(records), "beyond": make_beyond(REPO / "Makefile")}
 
 
 def running_blocks() -> dict[str, str]:
@@ -110,9 +49,9 @@ def fill(text: str, blocks: dict[str, str], where: str) -> str:
 def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     """{path: its rendered text} of every generated page."""
     records = run_records.load_all(data or repo / "docs" / "data")
-    readme, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
+    front, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
     return {repo / "docs" / "results.md": results.render(records),
-            readme: fill(readme.read_text(), readme_blocks(records), "README.md"),
+            front: fill(front.read_text(), readme.blocks(records), "README.md"),
             running: fill(running.read_text(), running_blocks(), "docs/running.md"),
             glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md")}
 

@@ -1,0 +1,168 @@
+"""How a claim reads: the verdict cell, the reasons beside it, the README's one-line reason and its key, the claims
+table and its legend. The claims are gathered from the records' data in claims.py; this module only words them."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..claims import HOLDS, INCOMPLETE, TOO_FEW, VERDICTS, Judgement
+from ..labels import TRANSFER, VISION
+from .curves import CURVE_BAND
+
+if TYPE_CHECKING:
+    from .claims import Claim
+    from .run_records import RunRecord
+
+
+def holds_text(judged: dict[str, Judgement]) -> str:
+    """{where: its judgement} (claims.judge over one claim's sizes) -> the claims table's cell: the rule's verdict at
+    each size, **holds** in bold, or `incomplete` with the runs that lack a number (never a verdict from fewer runs
+    than planned)."""
+    if not judged:
+        return "**incomplete** (no run of it in the record)"
+    incomplete = {where: j.tally for where, j in judged.items() if not j.complete}
+    if incomplete:
+        present = sum(j.tally.present for j in judged.values())
+        named = sum(len(j.tally.runs) for j in judged.values())
+        return (f"**incomplete** ({present} of {named} runs; "
+                + "; ".join(f"{where + ': ' if where else ''}{t.gaps}" for where, t in incomplete.items()) + ")")
+    parts = []
+    for verdict in VERDICTS:
+        wheres = [where for where, j in judged.items() if j.verdict == verdict]
+        if wheres:
+            word = f"**{verdict}**" if verdict == HOLDS else verdict
+            every = len(wheres) == len(judged)
+            parts.append(word + ("" if every and len(wheres) == 1 and not wheres[0] else
+                                 f" ({', '.join(wheres)})" if every else f" at {', '.join(wheres)}"))
+    return "; ".join(parts)
+
+
+def lean_counts(judged: dict[str, Judgement]) -> tuple:
+    """(where, chains higher, chains lower, chains) per complete size: how many chains lean each way."""
+    return tuple((where, sum(m > 0 for m in j.means), sum(m < 0 for m in j.means), len(j.means))
+                 for where, j in judged.items() if j.complete)
+
+
+def short_reason(claim: Claim) -> str:
+    """A verdict's reason in a few words, for the README's lines: how the chains lean at each size (`n = 250: 8 of 8
+    higher`), and, where the rule cannot decide, that there are only k of them."""
+    if not claim.leans:
+        return ""
+    word = "runs over one backbone" if claim.family == "submasking" else "chains"
+    parts = []
+    for where, higher, lower, k in claim.leans:
+        lean = f"{higher} of {k} higher" + (f", {lower} lower" if lower and higher else "")
+        if not higher:
+            lean = f"{lower} of {k} lower" if lower else f"all {k} tied"
+        parts.append(f"{where}: {lean}" if where else lean)
+    if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
+        counts = "/".join(map(str, sorted({k for _, _, _, k in claim.leans})))
+        return f"only {counts} {word}; " + "; ".join(parts)
+    return f"{word}: " + "; ".join(parts)
+
+
+def verdict_pairs(judged: dict[str, Judgement]) -> tuple:
+    """(where, verdict) per size, as data for the README's verdict lines; "incomplete" where a planned run lacks a
+    number."""
+    return tuple((where, j.verdict if j.complete else INCOMPLETE) for where, j in judged.items())
+
+
+DIFFERS = "differs between records"
+
+
+def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Claim:
+    """One claim of the default judged in two records of independent noise (`names`): "…, in both records" where the
+    rule's verdicts agree at every size, otherwise "differs between records" with each record's verdict. Never one
+    record's verdict silently."""
+    if second is None:
+        holds = f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: not in the record"
+        return replace(first, holds=holds, verdicts=(("", DIFFERS),))
+    scale = f"{first.scale}; and `{names[1]}`: {second.scale}"
+    numbers = f"{first.numbers}; `{names[1]}`: {second.reasons or second.numbers}"
+    if first.verdicts and first.verdicts == second.verdicts:
+        return replace(first, holds=f"{first.holds}, in both records", scale=scale, numbers=numbers,
+                       second_leans=second.leans)
+    return replace(first, holds=f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: {second.holds}", scale=scale,
+                   numbers=numbers, verdicts=(("", DIFFERS),))
+
+
+def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "chains") -> str:
+    """Why each size reads as it does, in a few words: the mean over chains with its interval and how many chains
+    lean each way (`n = 250: +14.3 points [+6.1, +22.5], 7 of 8 chains higher`)."""
+    out = []
+    for where, j in judged.items():
+        if not j.complete:
+            continue
+        higher = sum(m > 0 for m in j.means)
+        lower = sum(m < 0 for m in j.means)
+        lean = f"{higher} of {len(j.means)} {word} higher" + (f", {lower} lower" if lower and higher else "")
+        if not higher:
+            lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
+        out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}")
+    return "; ".join(out)
+
+
+def per_chain_text(judgement: Judgement) -> str:
+    """`+43.5, +51.8, +45.7`: each chain's difference (points), for the reader."""
+    return ", ".join(f"{m:+.1f}" for m in judgement.means) if judgement.complete else "—"
+
+
+def readme_key() -> str:
+    """The README's key: only the words its first screen uses, one line each; the rest is in the glossary."""
+    controls = [TRANSFER[kind] for kind in ("sampled", "random", "full")]
+    rows = [("SI", f"Subtask Induction: {TRANSFER['subnetwork'].meaning}"),
+            (", ".join(c.markdown() for c in controls),
+             "the controls: " + "; ".join(c.meaning for c in controls) + " ([all names](docs/glossary.md#names))"),
+            ("n", "training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab)"),
+            ("chain; holds, reversed, no evidence, too few chains",
+             "one seed of a base → subnetwork → transfer line, a claim's independent repeat "
+             "([chain](docs/glossary.md#chain)); the [verdict rule](docs/glossary.md#verdict-rule): an exact "
+             "sign-flip test over the chains, p < 0.05"),
+            ("record", "a finished run's tables, stored with its commit and machine; `default` and "
+                       "`default_replication`: the default run twice, on disjoint chain seeds"),
+            ("pooled images, shape bias, data mixture",
+             "texture averaged away / the share of shape decisions on shape-texture conflicts "
+             f"([glossary](docs/glossary.md#pooled-image)) / {VISION['mixture'].meaning.removesuffix(' (the data mixture)')}")]
+    return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows])
+
+
+def legend(docs: str = "docs/") -> str:
+    """The claims' key, for a reader who has not read the paper; `docs` is the docs folder's path from the page that
+    shows it."""
+    return ("*How to read it.* **SI**: Subtask Induction; the **base** is the trained network its subnetwork is found in. The **count-matched random mask** (`sampled`) freezes as many "
+            "random weights per tensor as the subnetwork keeps; `full` fine-tunes the whole trained network; other "
+            "words in `code` are [variants](docs/glossary.md#variant). **n**: the training rows that tell the new task "
+            "apart from the subtask's; *2 / 12 layers*: the GPT-2's depth. **Pooled images** have their texture averaged "
+            "away, shape kept; **shape bias**: the share of shape (not texture) decisions on images whose shape and "
+            "texture disagree; the **world**: the generated images; a **linear probe** (`lp`) trains only a new last "
+            "layer on a frozen network (its *backbone*) "
+            "([glossary](docs/glossary.md#pooled-image)). A **run** is one independent repeat "
+            "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **the chains** — the "
+            "[verdict rule](docs/glossary.md#verdict-rule): each chain (one subnetwork) is one vote, its replicates "
+            "averaged; a claim **holds** when an exact sign-flip test over the chains finds the difference above 0 "
+            "at p < 0.05 (corrected over the claim's sizes), is **reversed** when below, reads **no evidence either "
+            "way** otherwise, and **too few chains to decide** when even every chain agreeing could not reach "
+            "p < 0.05 (fewer than 6 chains for one size, 7 for three); the numbers give the mean difference over "
+            "chains with its 95% interval, and each run's difference (`*`: beyond noise on the same test items, a "
+            "[paired test](docs/glossary.md#paired-test)); "
+            "**the mean** — the paper's text states a threshold on a mean; **a band** — our curve lies less than "
+            f"{CURVE_BAND} from the authors' plotted curve at every n both ran. **incomplete**: a run the claim names "
+            "has no single number in the record. `last` / `eval`: the final epoch / the epoch best on labelled eval "
+            "rows (the paper's choice; [protocols](docs/glossary.md#protocols)). Vision differences are percentage "
+            "points.").replace("docs/", docs)
+
+
+def markdown(claims: list[Claim], records: dict[str, RunRecord], link: str = "", commits: bool = True,
+             key: bool = True) -> str:
+    """The table (after its key, unless key=False); `link` is the results page's path from where the table is shown
+    (its provenance anchors)."""
+    lines = ([legend("docs/" if link else ""), ""] if key else []) + ["| family | claim | judged on | holds? | the numbers | scale | record |",
+             "|---|---|---|---|---|---|---|"]
+    for claim in claims:
+        record = records[claim.record].provenance
+        anchor = f"[{claim.record}]({link}#run-{claim.record.lower()})"
+        lines.append(f"| {claim.family} | {claim.claim} | {claim.judged_on} | {claim.holds} | {claim.numbers} | "
+                     f"{claim.scale} | "
+                     f"{anchor}" + (f" ({record['commit']})" if commits else "") + " |")
+    return "\n".join(lines)
