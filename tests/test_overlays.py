@@ -13,7 +13,7 @@ def counts(result) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("configs, expect", [
-    # the size dial (12 variants x 2 n x 3 chains at 2 layers) and the label budget (2 x 3 chains) on the default;
+    # the kept-% dial (12 variants x 2 n x 3 chains at 2 layers) and the label budget (2 x 3 chains) on the default;
     # vision: the texture swap's data, a label-free discovery per chain, 3 transfer variants more per chain, the
     # architectural rival, and arithmetic -> vision (its bases per chain, 4 models x 3 sizes per chain)
     # (make beyond: config/beyond.yaml and the three questions of config/beyond/)

@@ -35,7 +35,7 @@ def _title(experiment: tuple) -> str:
 
 def _rows(transfer: pd.DataFrame, experiment: tuple, plain: bool = True) -> pd.DataFrame:
     """An experiment's rows; plain: only the variants that transfer the selected subnetwork as discovered
-    (the size dial and the label budget have their own figures)."""
+    (the kept-% dial and the label budget have their own figures)."""
     mask = np.ones(len(transfer), dtype=bool)
     for column, value in zip(EXPERIMENT, experiment):
         mask &= (transfer[column] == value).to_numpy()
@@ -281,7 +281,7 @@ def discovery_curves(curves: pd.DataFrame, outdir: Path) -> list[Path]:
 
 
 def sparsity_dial(transfer: pd.DataFrame, outdir: Path, protocol: str) -> list[Path]:
-    """The size dial: test accuracy against the top-k fraction of the discovery's scores for SI and the
+    """The kept-% dial: test accuracy against the top-k fraction of the discovery's scores for SI and the
     count-matched sampled control (mean ± std over chains), one panel per (experiment, depth, n); below,
     SI's agreement with each competing rule. The dotted line marks the discovered subnetwork's own size."""
     rows = (_protocol_rows(transfer, protocol)[lambda t: t["top_k"].notna()] if "top_k" in transfer

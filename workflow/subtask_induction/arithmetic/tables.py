@@ -279,7 +279,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
 
 
 def plain_variants(transfer: pd.DataFrame) -> pd.DataFrame:
-    """The rows of variants that transfer the selected subnetwork as discovered (not a top-k size dial, not a
+    """The rows of variants that transfer the selected subnetwork as discovered (not a top-k kept-% dial, not a
     label-budget discovery): what the paper's figures compare."""
     keep = pd.Series(True, index=transfer.index)
     for column in ("top_k", "discovery_rows"):
@@ -291,7 +291,7 @@ def plain_variants(transfer: pd.DataFrame) -> pd.DataFrame:
 def plain_variants_of(transfer: pd.DataFrame, kind: str) -> list[str]:
     """The variants that run `kind` as the paper does, recognised by their settings (their plans), not their
     names: subnetwork (SI) and sampled frozen (lr_scale 0) with the base's unmasked tensors, random init from a
-    fresh network; none with a size dial, a label budget, subtask rows, a rewind or another init."""
+    fresh network; none with a kept-% dial, a label budget, subtask rows, a rewind or another init."""
     rows = transfer[transfer["kind"] == kind]
     for column in ("top_k", "discovery_rows", "subtask_rows", "masked_init_std"):
         if column in rows:
@@ -315,7 +315,7 @@ def discovered_fraction(transfer: pd.DataFrame, base: str, subtask: str, target:
 
 
 def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
-    """The size dial: per experiment, depth and n, test accuracy of SI and of the count-matched sampled
+    """The kept-% dial: per experiment, depth and n, test accuracy of SI and of the count-matched sampled
     control at each top-k fraction of the discovery's scores (mean ± std over chains), SI minus sampled in
     every chain, and SI's agreement with the competing rules."""
     rows = transfer[(transfer["protocol"] == protocol) & transfer["top_k"].notna()] if "top_k" in transfer else transfer[:0]

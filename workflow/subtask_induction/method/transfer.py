@@ -215,7 +215,7 @@ class TransferPlan:
 
     def masks(self, subnetwork: dict) -> dict[str, torch.Tensor]:
         """The masks this plan transfers from a discovery's saved subnetwork (its hard masks, or with top_k
-        the top fraction of its scores: a size dial)."""
+        the top fraction of its scores: a kept-% dial)."""
         return top_k_masks(subnetwork["scores"], self.top_k) if self.top_k else subnetwork["masks"]
 
     def build(self, base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor] | None,

@@ -172,7 +172,7 @@ def arithmetic_differences(record: RunRecord, first: str, second: str, layers: i
 
 
 def transfer_rows(record: RunRecord, layers: int, protocol: str) -> pd.DataFrame:
-    """The record's transfer rows of the main experiment at one depth and protocol, less the size dial's and the
+    """The record's transfer rows of the main experiment at one depth and protocol, less the kept-% dial's and the
     label budget's variants (chains.md's rows: arithmetic.tables.plain_variants)."""
     transfer = plain_variants(record.csv("arithmetic/transfer.csv"))
     keep = (transfer["layers"] == layers) & (transfer["protocol"] == protocol)
@@ -278,7 +278,7 @@ def cross_domain(record: RunRecord) -> list[Claim]:
 
 def beyond(record: RunRecord) -> list[Claim]:
     """The record of `make beyond` (the default with config/beyond.yaml): only the questions it adds, the three of
-    issue 48 first, then the older ones (rewinding, the same labels, the size dial, the label budget, label-free
+    issue 48 first, then the older ones (rewinding, the same labels, the kept-% dial, the label budget, label-free
     discovery, the texture swap)."""
     older = [replace(claim, headline=False) for claim in arithmetic_default(record, questions=OLDER_ARITHMETIC)]
     default_shaped = (arithmetic_default(record, questions=BEYOND_ARITHMETIC) + vision_default(record, BEYOND_VISION)

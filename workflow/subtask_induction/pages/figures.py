@@ -220,7 +220,7 @@ RECORD_STYLES = [dict(marker="o", color="tab:blue"), dict(marker="s", color="tab
 
 
 def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path, test_items: int | None = None,
-                 dial_runs: int | None = None) -> Path:
+                 dial_chains: int | None = None) -> Path:
     """Which subnetworks transfer: SI's gain over each rival (rows) at each n (columns), one dot per chain in a strip
     per record (side by side, so every chain can be counted; within its strip a chain sits by its kept %, the range
     written under the strip), the mean over chains as a bar; 0 drawn as the line of no gain. Beside them, in a panel
@@ -271,7 +271,7 @@ def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path
             for n, style in zip(sorted(dial["n"].unique()), ("-", "--", ":")):
                 curve = dial[dial["n"] == n].sort_values("kept %")
                 ax.plot(curve["kept %"], curve["gain"], color=DIAL, linestyle=style, marker="o", markersize=4,
-                        label=f"kept-% dial, n = {n}" + (f" ({dial_runs} runs, mean)" if dial_runs else ""))
+                        label=f"kept-% dial, n = {n}" + (f" (mean of {dial_chains} chains)" if dial_chains else ""))
             ax.set_xscale("log")
             ax.set_xticks([1, 2, 5, 10, 25, 50], ["1", "2", "5", "10", "25", "50"])
             ax.set_xlabel("kept % (one discovery's top k %)", fontsize=LABEL_PT)

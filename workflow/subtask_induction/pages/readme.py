@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..claims import HOLDS, INCOMPLETE, NO_EVIDENCE, REVERSED, TOO_FEW
 from . import wording
-from .page import DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
+from .page import BEYOND, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
 from .run_records import RunRecord, markdown_tables
 
@@ -34,12 +34,47 @@ def per_size(verdicts) -> str:
     return "; ".join(parts)
 
 
+# The first screen's words for the paper's text claims: what was measured, in plain words (the claims table keeps the
+# claims' own texts).
+PLAIN = {
+    "The paper's text: SI near-perfect": "SI reaches 0.99 test accuracy or more with n = 1,000",
+    "The paper's text: the count-matched random mask needs about": "the count-matched random mask needs about 6 times "
+                                                                  "SI's n to reach 0.99 test accuracy",
+}
+AUTHORS_CODE = "Their sampled curve is their code's control"
+
+
 def _short(claim) -> str:
-    """A claim in a few words for the verdict lines: its text without the parentheses, and where it was measured when
-    the same text stands at two scales."""
-    text = re.sub(r"\s*\([^)]*\)", "", claim.claim).removeprefix("The paper's text: ")
-    scale = re.search(r"paper scale, (\d+ layers)", claim.scale)
-    return text + (f" ({scale.group(1)})" if scale and claim.claim.startswith("The paper's text") else "")
+    """A claim in a few words for the verdict lines: its plain words, or its text without the parentheses, and the
+    GPT-2's depth where the same text stands at two scales."""
+    text = next((plain for start, plain in PLAIN.items() if claim.claim.startswith(start)),
+                re.sub(r"\s*\([^)]*\)", "", claim.claim))
+    scale = re.search(r"paper scale, (\d+) layers", claim.scale)
+    return text + (f" (the paper's scale, {scale.group(1)}-layer GPT-2)" if scale else "")
+
+
+def dial_sentence(records: dict[str, RunRecord], kept: tuple[float, float]) -> str:
+    """The kept-% dial's finding beside SI's verdict against `sampled`, from the `beyond` record: SI's gain over the
+    count-matched random mask at each kept % (one discovery's top k %), at the n where the dial moves most, with the
+    rule's word for it; `kept` is the range the default's chains keep."""
+    if BEYOND not in records:
+        return ""
+    from . import claims as gathering
+    from .subnetworks import size_dial
+
+    dial = size_dial(records[BEYOND])
+    dialled = [c for c in gathering.sparsity_dial(records[BEYOND]) if c.verdicts]
+    if dial.empty or not dialled:
+        return ""
+    n = dial.groupby("n")["gain"].agg(lambda g: g.max() - g.min()).idxmax()
+    at_n = dial[dial["n"] == n].sort_values("kept %")
+    words = {verdict for where, verdict in dialled[0].verdicts if where.endswith(f"(n = {n})")}
+    gains = ", ".join(f"{row['gain']:+.1f} at {row['kept %']:g} %" for _, row in at_n.iterrows())
+    best = at_n.loc[at_n["gain"].idxmax()]
+    return (f" At a fixed kept %, in one discovery's kept-% dial (the `beyond` record, {int(at_n['chains'].max())} "
+            f"chains, the figure's right panel), SI's gain over `sampled` at n = {n:,} is {gains} (points, mean over "
+            f"chains): largest at {best['kept %']:g} % kept, where the chains' own subnetworks keep {kept[0]:.1f}–"
+            f"{kept[1]:.1f} %; the rule on the dial: " + "; ".join(sorted(words)) + ".")
 
 
 def verdict_group(claim) -> tuple[str, str]:
@@ -69,12 +104,17 @@ def verdict_group(claim) -> tuple[str, str]:
 
 
 def readme_verdict(records: dict[str, RunRecord]) -> str:
-    """The README's answer, from the headline claims: what holds (under the verdict rule, or a mean's or a band's
-    threshold), what holds only at some sizes (where), what is reversed, where the chains give no evidence either way,
-    where there are too few chains to decide, and what a record cannot answer yet."""
+    """The README's answer, from the headline claims: one group per claim from its verdict at every n (or task),
+    each naming where it holds and where it is reversed; the paper's text claims by their thresholds; where the
+    authors' code differs from their text; and what a record cannot answer yet."""
+    from .subnetworks import chain_table
+
     headline = [c for c in all_claims(records) if c.headline]
-    paper = [c for c in headline if c.record in (*DEFAULTS, *PAPER_DEPTHS)]
-    beyond = [c for c in headline if c not in paper]
+    paper = [c for c in headline if c.record in (*DEFAULTS, *PAPER_DEPTHS) and not c.claim.startswith(AUTHORS_CODE)]
+    authors_code = [c for c in headline if c.claim.startswith(AUTHORS_CODE)]
+    beyond = [c for c in headline if c not in paper and c not in authors_code]
+    kept = [chain_table(records[name])["kept %"] for name in DEFAULTS if name in records]
+    kept = (min(k.min() for k in kept), max(k.max() for k in kept)) if kept else None
     groups = {name: [] for name in GROUPS}
     for claim in paper:
         group, where = verdict_group(claim)
@@ -84,14 +124,23 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
         if both and reason:
             second = wording.short_reason(replace(claim, leans=claim.second_leans))
             reason = f"`{DEFAULTS[0]}`: {reason}; `{DEFAULTS[1]}`: {second}"
-        groups[group].append(_short(claim) + (f" ({where})" if where else "") + both
-                             + (f" [{reason}]" if reason else ""))
+        dial = dial_sentence(records, kept) if kept and "(`sampled`)" in claim.claim and claim.evidence else ""
+        item = _short(claim) + (f" ({where})" if where else "") + both + (f" [{reason}]" if reason else "")
+        groups[group].append(item + ("." + dial if dial else ""))
     why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
-    lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + "." for name, items in groups.items() if items]
+    lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + ("" if items[-1].endswith(".") else ".")
+             for name, items in groups.items() if items]
+    for claim in authors_code:
+        scale = re.search(r"paper scale, (\d+) layers", claim.scale)
+        lines.append("- **The authors' code differs from their text**: their count-matched random mask froze the N−k "
+                     "weights outside the subnetwork's count instead of k; run that way "
+                     + (f"(the paper's scale, {scale.group(1)}-layer GPT-2) " if scale else "")
+                     + ("ours lies on their curve." if claim.holds.startswith("**yes**") else
+                        f"ours lies on their curve: {claim.holds.replace('**', '')}."))
     if beyond:
         # the rivals beyond the paper need words of their own: counted here, each one on the results page
         counts = Counter(verdict_group(claim)[0].lower() for claim in beyond)
-        lines.append(f"- **Beyond the paper** ({len(beyond)} rivals a reviewer names next, "
+        lines.append(f"- **Beyond the paper** ({len(beyond)} rival explanations of SI's gain, each tested against SI, "
                      "[results](docs/results.md#beyond-the-paper-the-rivals-a-reviewer-names-next-make-beyond)): "
                      + ", ".join(f"{k} {name}" for name, k in counts.items()) + ".")
     return "\n".join(lines + ["", wording.readme_key()])
@@ -122,8 +171,9 @@ def timings(records: dict) -> str:
                      f"([record](docs/results.md#run-{name.lower()}))")
     lines = []
     if parts:
-        machine = (f"on {next(iter(machines))[0]}, [plain step](docs/glossary.md#plain-step) "
-                   f"{next(iter(machines))[1]} ms (yours scales with it): " if len(machines) == 1 else "")
+        machine = (f"on {next(iter(machines))[0]}, where one training step of the small GPT-2 took "
+                   f"{next(iter(machines))[1]} ms ([`make benchmark`](docs/glossary.md#plain-step): your times scale "
+                   "with yours): " if len(machines) == 1 else "")
         lines.append(f"- {machine[:1].upper() + machine[1:] if machine else ''}" + "; ".join(parts) + ".")
     lines.append(f"- The paper's scale on one GPU (used when present: `device: auto`): {paper_scale_time(records)}")
     return "\n".join(lines)
@@ -143,9 +193,14 @@ def make_beyond(makefile: Path) -> str:
     return "make beyond                        # the experiments beyond the paper: " + "; then ".join(parts)
 
 
+PACK = 128   # the pack size the paper-scale GPU profile trains at once (the record's row "pack of 128")
+
+
 def paper_scale_time(records: dict) -> str:
     """The paper's scale on one GPU, from the GPU check's record: the arithmetic transfer grid's training steps in the
-    largest pack it timed that the pipeline uses (128), and "unmeasured" for the rest."""
+    largest pack it timed that the pipeline uses (PACK), what those hours leave out and how much each is (the
+    record's start-up per process times the packs the grid needs; its estimate for scoring; the bases and
+    discoveries unmeasured), and "unmeasured" for the rest."""
     if GPU_CHECK not in records:
         return "unmeasured (no GPU record)."
     record = records[GPU_CHECK]
@@ -153,10 +208,15 @@ def paper_scale_time(records: dict) -> str:
     estimate = text.split("estimated paper arithmetic transfer grid")[1]
     points = re.search(r"\((\d+) points\) on ([^,]+),", estimate)
     table = markdown_tables(estimate)[0][1].set_index("run")
-    hours = table.loc["pack of 128", "device-hours"]
-    return (f"the arithmetic transfer grid ({int(points.group(1)):,} transfers) trains in about {hours} GPU-hours on "
-            f"one {points.group(2)}, 128 transfers at once, training steps only "
-            "([record](docs/results.md#run-gpu_check)); vision and submasking at the paper's scale are unmeasured.")
+    hours = table.loc[f"pack of {PACK}", "device-hours"]
+    start = float(re.search(r"start-up ([\d.]+) s", text).group(1))
+    packs = -(-int(points.group(1)) // PACK)
+    return (f"the paper's arithmetic sweep ({int(points.group(1)):,} trainings on a²+ab, {PACK} at once) takes about "
+            f"{hours} GPU-hours of training steps on one {points.group(2)} "
+            f"([record](docs/results.md#run-gpu_check)). Not in those hours: starting each of its {packs} processes, "
+            f"{start:g} s each as measured, about {packs * start / 3600:.1f} GPU-hours; scoring each epoch, "
+            "estimated at a few percent; the bases and discoveries before it, unmeasured. Vision and submasking at "
+            "the paper's scale are unmeasured.")
 
 
 def blocks(records: dict) -> dict[str, str]:

@@ -125,7 +125,7 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
         items = default.csv("arithmetic/transfer.csv")["test_items"].unique()
         out.append(draw.gain_by_kept({k: v for k, v in chains.items() if not v.empty}, dial,
                                      docs / FIGURES / "subnetworks.png", test_items=int(items[0]) if len(items) == 1 else None,
-                                     dial_runs=int(dial["runs"].max()) if not dial.empty else None))
+                                     dial_chains=int(dial["chains"].max()) if not dial.empty else None))
         out.append(vision_figure(records, docs / FIGURES / "vision_table1.png"))
         out.append(submasking_figure(default, docs / FIGURES / "submasking.png"))
     return out

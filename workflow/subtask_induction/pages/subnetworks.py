@@ -1,6 +1,6 @@
 """Which subnetworks transfer: per chain of a record, the subnetwork's kept fraction, SI's gain over the count-matched
 random mask (`sampled`) and over random initialisation at each n, and how much of its mask the other chains' masks
-share; beside it the size dial (the kept fraction varied on purpose in one discovery), so that a claim judged over
+share; beside it the kept-% dial (the kept fraction varied on purpose in one discovery), so that a claim judged over
 chains can be read at a fixed size. Everything is read from the records' tables (discovery.csv, chains.csv,
 overlap.csv, transfer.csv), never from their Markdown."""
 
@@ -64,7 +64,7 @@ def chain_table(record: RunRecord, layers: int = 2, protocol: str = "last") -> p
 
 
 def size_dial(record: RunRecord, layers: int = 2, protocol: str = "last") -> pd.DataFrame:
-    """The size dial's curve from a record that ran it: per top-k fraction and n, SI − `sampled` of the same counts
+    """The kept-% dial's curve from a record that ran it: per top-k fraction and n, SI − `sampled` of the same counts
     (points, mean over runs), with the kept % it sets."""
     transfer = record.csv("arithmetic/transfer.csv")
     if "top_k" not in transfer:
@@ -76,7 +76,8 @@ def size_dial(record: RunRecord, layers: int = 2, protocol: str = "last") -> pd.
                  for kind in ("subnetwork", "sampled")}
         gain = (kinds["subnetwork"] - kinds["sampled"]).dropna()
         if len(gain):
-            out.append({"kept %": 100 * k, "n": int(n), "gain": 100 * gain.mean(), "runs": len(gain)})
+            out.append({"kept %": 100 * k, "n": int(n), "gain": 100 * gain.mean(), "runs": len(gain),
+                        "chains": gain.index.get_level_values("chain").nunique()})
     return pd.DataFrame(out)
 
 

@@ -49,7 +49,7 @@ def short_reason(claim: Claim) -> str:
     higher`), and, where the rule cannot decide, that there are only k of them."""
     if not claim.leans:
         return ""
-    word = "runs over one backbone" if claim.family == "submasking" else "chains"
+    word = "training seeds over one backbone" if claim.family == "submasking" else "chains"
     parts = []
     for where, higher, lower, k in claim.leans:
         lean = f"{higher} of {k} higher" + (f", {lower} lower" if lower and higher else "")
@@ -111,19 +111,29 @@ def per_chain_text(judgement: Judgement) -> str:
 def readme_key() -> str:
     """The README's key: only the words its first screen uses, one line each; the rest is in the glossary."""
     controls = [TRANSFER[kind] for kind in ("sampled", "random", "full")]
-    rows = [("SI", f"Subtask Induction: {TRANSFER['subnetwork'].meaning}"),
-            (", ".join(c.markdown() for c in controls),
-             "the controls: " + "; ".join(c.meaning for c in controls) + " ([all names](docs/glossary.md#names))"),
-            ("n", "training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab)"),
-            ("chain; holds, reversed, no evidence, too few chains",
-             "one seed of a base → subnetwork → transfer line, a claim's independent repeat "
-             "([chain](docs/glossary.md#chain)); the [verdict rule](docs/glossary.md#verdict-rule): an exact "
-             "sign-flip test over the chains, p < 0.05"),
-            ("record", "a finished run's tables, stored with its commit and machine; `default` and "
-                       "`default_replication`: the default run twice, on disjoint chain seeds"),
-            ("pooled images, shape bias, data mixture",
-             "texture averaged away / the share of shape decisions on shape-texture conflicts "
-             f"([glossary](docs/glossary.md#pooled-image)) / {VISION['mixture'].meaning.removesuffix(' (the data mixture)')}")]
+    rows = [("SI; " + ", ".join(c.markdown() for c in controls),
+             "Subtask Induction: " + TRANSFER["subnetwork"].meaning.split(" (the kind")[0] + "; the controls: "
+             + "; ".join(c.meaning.split(" (the kind")[0] for c in controls) + " ([all names](docs/glossary.md#names))"),
+            ("n; kept %; points", "the training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab); "
+                                  "the share of the masked weights a subnetwork keeps; percentage points of test "
+                                  "accuracy (arithmetic: on 500 held-out pairs a, b)"),
+            ("chain; base", "one independent repeat of the whole experiment: a network trained on the first task "
+                            "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it, and every "
+                            "training on the new task from them ([chain](docs/glossary.md#chain))"),
+            ("holds, reversed, no evidence, too few chains",
+             "the [verdict rule](docs/glossary.md#verdict-rule): SI's difference averaged over the chains is above 0 "
+             "(holds) or below (reversed) by an exact sign-flip test, p < 0.05 after correcting for the several n of "
+             "a claim; otherwise no evidence either way; too few chains: even every chain agreeing could not reach it"),
+            ("record; 2 / 12 layers", "a finished [run](docs/glossary.md#run)'s tables, stored with its commit and machine (`default` and "
+                                      "`default_replication`: the default run twice, on disjoint chain seeds); the "
+                                      "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale "
+                                      "(`config/paper.yaml`, a GPU) 2 and 12"),
+            ("pooled images, shape bias, data mixture; backbone, digits, textures",
+             "images with each segment's texture averaged away, shape kept / the share of shape decisions on images "
+             f"whose shape and texture disagree ([glossary](docs/glossary.md#pooled-image)) / "
+             f"{VISION['mixture'].meaning.removesuffix(' (the data mixture)')}; submasking's frozen image network (the "
+             "vision base) and its two new tasks, handwritten digits and texture photos (shipped with scikit-learn "
+             "and scikit-image)")]
     return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows])
 
 
@@ -141,9 +151,9 @@ def legend(docs: str = "docs/") -> str:
             "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **the chains** — the "
             "[verdict rule](docs/glossary.md#verdict-rule): each chain (one subnetwork) is one vote, its replicates "
             "averaged; a claim **holds** when an exact sign-flip test over the chains finds the difference above 0 "
-            "at p < 0.05 (corrected over the claim's sizes), is **reversed** when below, reads **no evidence either "
+            "at p < 0.05 (Holm-corrected over the n, or tasks, the claim is judged at), is **reversed** when below, reads **no evidence either "
             "way** otherwise, and **too few chains to decide** when even every chain agreeing could not reach "
-            "p < 0.05 (fewer than 6 chains for one size, 7 for three); the numbers give the mean difference over "
+            "p < 0.05 at that n, the other n's data kept (fewer than 6 chains for a claim at one n); the numbers give the mean difference over "
             "chains with its 95% interval, and each run's difference (`*`: beyond noise on the same test items, a "
             "[paired test](docs/glossary.md#paired-test)); "
             "**the mean** — the paper's text states a threshold on a mean; **a band** — our curve lies less than "

@@ -1,5 +1,5 @@
 """Draw the arithmetic figures (Fig 3, Fig 6, Fig 7, selection protocols, inheritance 2x2, lr_scale dial,
-the top-k size dial, discovery curves) as PNG and PDF."""
+the top-k kept-% dial, discovery curves) as PNG and PDF."""
 
 import argparse
 import json

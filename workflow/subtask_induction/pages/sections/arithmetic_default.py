@@ -58,7 +58,7 @@ def arithmetic_default(record: RunRecord) -> list[str]:
 
 
 def which_subnetworks(record: RunRecord, dial_record: RunRecord | None = None) -> list[str]:
-    """The per-chain table and figure: which subnetworks transfer, beside the size dial."""
+    """The per-chain table and figure: which subnetworks transfer, beside the kept-% dial."""
     table = subnetworks.chain_table(record)
     if table.empty:
         return []
@@ -69,8 +69,8 @@ def which_subnetworks(record: RunRecord, dial_record: RunRecord | None = None) -
              "densities; — where the record's overlap table does not compare chains). Each chain trains a base of its "
              "own from another seed, so a weight's position means nothing across chains: a Jaccard at chance (× chance "
              "near 1) says each chain's subnetwork is its own. The figure puts the gain beside "
-             "the size dial (`make beyond`: one discovery's top k % of scores, so the kept fraction moves alone): a "
+             "the kept-% dial (`make beyond`: one discovery's top k % of scores, so the kept fraction moves alone): a "
              "verdict over chains can then be read at a fixed size.", ""]
-    lines += subnetworks.markdown(table) + ["", f"![SI's gain per chain against the kept fraction, beside the size dial]"
+    lines += subnetworks.markdown(table) + ["", f"![SI's gain per chain against the kept fraction, beside the kept-% dial]"
                                                 f"({FIGURES}/subnetworks.png)", ""]
     return lines

@@ -70,7 +70,7 @@ def older_questions(record: RunRecord) -> list[str]:
         lines += table_rows(record.text("arithmetic/chains.md"),
                             lambda row: any(w in str(row.get("comparison")) for w in ("mixture", "distill")))
     for page, heading, prose in (
-            ("arithmetic/sparsity_dial.md", "The bias's strength by kept fraction: the size dial (arithmetic)",
+            ("arithmetic/sparsity_dial.md", "The bias's strength by kept fraction: the kept-% dial (arithmetic)",
              "SI from the top k % of the discovery's scores (`si_topK`) against the random mask of its own per-tensor "
              "counts (`sampled_topK`)."),
             ("arithmetic/budget.md", "How many labels a discovery needs: the label budget (arithmetic)",
