@@ -71,10 +71,12 @@ def dial_sentence(records: dict[str, RunRecord], kept: tuple[float, float]) -> s
     words = {verdict for where, verdict in dialled[0].verdicts if where.endswith(f"(n = {n})")}
     gains = ", ".join(f"{row['gain']:+.1f} at {row['kept %']:g} %" for _, row in at_n.iterrows())
     best = at_n.loc[at_n["gain"].idxmax()]
-    return (f" At a fixed kept %, in one discovery's kept-% dial (the `beyond` record, {int(at_n['chains'].max())} "
-            f"chains, the figure's right panel), SI's gain over `sampled` at n = {n:,} is {gains} (points, mean over "
-            f"chains): largest at {best['kept %']:g} % kept, where the chains' own subnetworks keep {kept[0]:.1f}–"
-            f"{kept[1]:.1f} %; the rule on the dial: " + "; ".join(sorted(words)) + ".")
+    return (f" At a fixed kept %, in the kept-% dial (the record of `make beyond`, {int(at_n['chains'].max())} "
+            f"chains, the figure's right panel; its subnetworks are the top k % of one discovery's mask scores, not "
+            f"the discovered masks, so its gains are not the chains'), SI's gain over `sampled` at n = {n:,} is "
+            f"{gains} (points, mean over chains): largest at {best['kept %']:g} % kept, where the chains' own "
+            f"subnetworks keep {kept[0]:.1f}–{kept[1]:.1f} %; the verdict rule at each kept %: "
+            + "; ".join(sorted(words)) + ".")
 
 
 def verdict_group(claim) -> tuple[str, str]:
@@ -118,8 +120,12 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     groups = {name: [] for name in GROUPS}
     for claim in paper:
         group, where = verdict_group(claim)
-        reason = wording.short_reason(claim) if group != "Differs between the two records" else claim.holds.split(
-            ": ", 1)[1]
+        if group == "Differs between the two records":
+            reason = claim.holds.split(": ", 1)[1]
+        elif not claim.verdicts:   # the paper's text: a threshold on the mean over runs, its numbers beside it
+            reason = f"the mean over runs against the paper's threshold: {claim.numbers}"
+        else:
+            reason = wording.short_reason(claim)
         both = ", in both records" if claim.holds.endswith(", in both records") else ""
         if both and reason:
             second = wording.short_reason(replace(claim, leans=claim.second_leans))
@@ -135,12 +141,13 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
         lines.append("- **The authors' code differs from their text**: their count-matched random mask froze the N−k "
                      "weights outside the subnetwork's count instead of k; run that way "
                      + (f"(the paper's scale, {scale.group(1)}-layer GPT-2) " if scale else "")
-                     + ("ours lies on their curve." if claim.holds.startswith("**yes**") else
-                        f"ours lies on their curve: {claim.holds.replace('**', '')}."))
+                     + "our count-matched random mask's curve lies within 0.05 of their Fig 6's "
+                     + ("at every n both ran" if claim.holds.startswith("**yes**") else claim.holds.replace("**", ""))
+                     + f" ({claim.numbers}).")
     if beyond:
         # the rivals beyond the paper need words of their own: counted here, each one on the results page
         counts = Counter(verdict_group(claim)[0].lower() for claim in beyond)
-        lines.append(f"- **Beyond the paper** ({len(beyond)} rival explanations of SI's gain, each tested against SI, "
+        lines.append(f"- **Beyond the paper** ({len(beyond)} other ways to get SI's gain, each tested against SI, "
                      "[results](docs/results.md#beyond-the-paper-the-rivals-a-reviewer-names-next-make-beyond)): "
                      + ", ".join(f"{k} {name}" for name, k in counts.items()) + ".")
     return "\n".join(lines + ["", wording.readme_key()])
@@ -211,7 +218,8 @@ def paper_scale_time(records: dict) -> str:
     hours = table.loc[f"pack of {PACK}", "device-hours"]
     start = float(re.search(r"start-up ([\d.]+) s", text).group(1))
     packs = -(-int(points.group(1)) // PACK)
-    return (f"the paper's arithmetic sweep ({int(points.group(1)):,} trainings on a²+ab, {PACK} at once) takes about "
+    return (f"the paper's arithmetic sweep ({int(points.group(1)):,} trainings on a²+ab, {PACK} trained together in "
+            f"one process) takes about "
             f"{hours} GPU-hours of training steps on one {points.group(2)} "
             f"([record](docs/results.md#run-gpu_check)). Not in those hours: starting each of its {packs} processes, "
             f"{start:g} s each as measured, about {packs * start / 3600:.1f} GPU-hours; scoring each epoch, "

@@ -118,7 +118,8 @@ def readme_key() -> str:
                                   "the share of the masked weights a subnetwork keeps; percentage points of test "
                                   "accuracy (arithmetic: on 500 held-out pairs a, b)"),
             ("chain; base", "one independent repeat of the whole experiment: a network trained on the first task "
-                            "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it, and every "
+                            "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it (the *discovery*: a "
+                            "learned mask over its weights), and every "
                             "training on the new task from them ([chain](docs/glossary.md#chain))"),
             ("holds, reversed, no evidence, too few chains",
              "the [verdict rule](docs/glossary.md#verdict-rule): SI's difference averaged over the chains is above 0 "
@@ -129,7 +130,8 @@ def readme_key() -> str:
                                       "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale "
                                       "(`config/paper.yaml`, a GPU) 2 and 12"),
             ("pooled images, shape bias, data mixture; backbone, digits, textures",
-             "images with each segment's texture averaged away, shape kept / the share of shape decisions on images "
+             "images with each region's colours replaced by their mean (texture removed, shape kept) / the share of "
+             "shape decisions on images "
              f"whose shape and texture disagree ([glossary](docs/glossary.md#pooled-image)) / "
              f"{VISION['mixture'].meaning.removesuffix(' (the data mixture)')}; submasking's frozen image network (the "
              "vision base) and its two new tasks, handwritten digits and texture photos (shipped with scikit-learn "
