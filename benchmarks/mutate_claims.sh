@@ -10,7 +10,7 @@ mkdir -p "$work/src" "$work/tests"
 cp -r "$repo/workflow/subtask_induction" "$work/src/"
 find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
 # the rule's tests, and what they read: the tests' helpers and the stored records (test_evidence_as_data.py)
-for test in conftest.py test_verdict_rule.py test_verdict_lines.py test_evidence.py test_evidence_as_data.py \
+for test in conftest.py test_verdict_rule.py test_verdict_lines.py test_evidence.py test_evidence_as_data.py test_claims_mutants.py \
     test_floors_and_claims.py harness.py record.py legacy_record.py; do
   cp "$repo/tests/$test" "$work/tests/"
 done
@@ -23,7 +23,7 @@ also_copy = ["docs/"]
 # the smoke run's tests build a whole workflow, and the store's tests copy the tree: neither is the rule's
 pytest_add_cli_args_test_selection = ["tests/", "-m", "not workflow and not slow and not paper_slice",
                                       "-k", "not stored_record and not store_refuses and not earlier_config"]
-pytest_add_cli_args = ["-p", "no:cacheprovider", "-q"]
+pytest_add_cli_args = ["-p", "no:cacheprovider", "-q", "--hypothesis-seed=0"]   # the same examples for every mutant
 
 [tool.pytest.ini_options]
 testpaths = ["tests"]

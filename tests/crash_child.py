@@ -1,7 +1,8 @@
 """A child process for the crash sweep (tests/test_crash_sweep.py): runs the upgrade, the rollback or a record store,
 and kills itself with SIGKILL (no `finally`, no `except` runs) just before its KILL_AT-th filesystem mutation, as
 Python's audit events count them: `open` for writing, os.rename, os.replace, os.remove, os.rmdir, os.mkdir, os.chmod,
-os.utime. KILL_AT -1 runs to the end and prints how many mutations it made.
+os.utime. KILL_AT -1 runs to the end and prints the kind of each mutation (one line, in order) and how many it
+made (the last line).
 
     python tests/crash_child.py upgrade|rollback|store FOLDER KILL_AT [DATA]
 """
@@ -34,7 +35,7 @@ def main() -> None:
     action, folder = sys.argv[1], Path(sys.argv[2])
     # KILL_AT: a mutation's index, or `after:EVENT:TEXT`: the mutation right after the first EVENT on a path with TEXT
     kill_at, after = (-1, sys.argv[3].split(":", 2)[1:]) if sys.argv[3].startswith("after:") else (int(sys.argv[3]), None)
-    count = 0
+    count, kinds = 0, []
 
     def hook(event, args):
         nonlocal count, kill_at
@@ -43,6 +44,7 @@ def main() -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
             if after and kill_at < 0 and event == after[0] and after[1] in str(args[0]):
                 kill_at = count + 1
+            kinds.append(event)
             count += 1
 
     if action == "store":   # git's and pandas' imports happen before the hook counts
@@ -57,6 +59,7 @@ def main() -> None:
     else:
         run_records.store(folder, "default", "t", "make reproduce", ["config/config.yaml"], 10.0, "1 min",
                           Path(sys.argv[4]))
+    print(" ".join(kinds))
     print(count)
 
 

@@ -157,8 +157,9 @@ def test_a_shape_bias_p_equal_to_the_level_is_not_beyond_noise():
 
 
 def test_shape_bias_decisions_are_read_by_truth_value():
-    """Like correct_bits, the four decision masks are read as booleans: any nonzero entry is a decision."""
-    marked = [np.where(mask, 2, 0) for mask in BINOMIAL_CASE]
+    """Like correct_bits, the four decision masks are read as booleans: any nonzero entry is one decision (here an
+    image's number, 1 to 10), never a weight."""
+    marked = [np.where(mask, np.arange(1, 11), 0) for mask in BINOMIAL_CASE]
     assert shape_bias_difference(*marked) == shape_bias_difference(*BINOMIAL_CASE)
 
 

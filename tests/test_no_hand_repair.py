@@ -26,7 +26,7 @@ def test_a_lock_file_left_by_a_killed_upgrade_is_no_lock(tmp_path):
     run = old_run(tmp_path / "run")
     original = snapshot(run)
     killed(child("upgrade", run, 40))
-    assert (run / upgrade.UPGRADE / "lock").exists()   # what the kill left
+    assert (run / upgrade.UPGRADE_LOCK).exists()   # what the kill left
     finished(child("upgrade", run))
     finished(child("rollback", run))
     assert snapshot(run) == original and leftovers(run) == []

@@ -9,7 +9,6 @@ per outcome suffices."""
 
 import json
 import os
-import shutil
 import stat
 import tarfile
 from pathlib import Path
@@ -109,7 +108,7 @@ def test_an_upgrade_interrupted_in_any_phase_is_finished_by_a_rerun_or_undone(tm
 
     with pytest.raises(KeyboardInterrupt):
         upgrade.upgrade_run(run, fault=fault, log=quiet)
-    assert not (run / upgrade.UPGRADE / "lock").exists()
+    assert not (run / upgrade.UPGRADE_LOCK).exists()
     assert "interrupted" in upgrade.pending(run)
     halfway = snapshot(run)
 
@@ -167,7 +166,7 @@ def test_unsafe_folders_are_refused_before_anything_changes(tmp_path):
     with upgrade.Journal(run).locked():   # a live upgrade holds the lock: a second one refuses
         with pytest.raises(upgrade.UpgradeRefused, match="another upgrade"):
             upgrade.upgrade_run(run, log=quiet)
-    shutil.rmtree(run / upgrade.UPGRADE)
+    assert not (run / upgrade.UPGRADE).exists()   # a refused upgrade leaves no journal, and the lock is gone
     assert snapshot(run) == original
 
 

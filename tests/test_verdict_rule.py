@@ -199,3 +199,29 @@ def test_the_exact_test_stays_exact_past_thirteen_chains():
     values = rng.normal(0.3, 1, 15)
     assert sign_flip_p(values) == pytest.approx(brute_force_p(values), abs=1e-12)
     assert sign_flip_p(values) == sign_flip_p(values)
+
+
+def exact_p(values) -> float:
+    """The sign-flip p in exact rational arithmetic (the floats as the exact fractions they are): no rounding, so a
+    tie is a tie."""
+    from fractions import Fraction
+
+    exact = [Fraction(v) for v in values]
+    observed = abs(sum(exact))
+    extreme = sum(abs(sum(s * abs(v) for s, v in zip(signs, exact))) >= observed
+                  for signs in itertools.product([1, -1], repeat=len(exact)))
+    return extreme / 2 ** len(exact)
+
+
+def test_the_p_does_not_depend_on_the_chains_order_when_large_differences_cancel():
+    """Large differences that nearly cancel: every order of the chains gives the exact p (scipy's tolerance, scaled
+    by the observed mean, lost such ties to rounding in some orders)."""
+    values = [16.37, -16.37, 16.51, -16.46]   # scipy gave 0.875 in some orders, 1.0 in others
+    expected = exact_p(values)
+    assert {sign_flip_p(list(order)) for order in itertools.permutations(values)} == {expected}
+
+
+def test_the_exact_test_enumerates_past_one_block_of_patterns():
+    rng = np.random.default_rng(4)
+    values = rng.normal(0.4, 1, 18)   # 2^18 patterns: four blocks of 2^16
+    assert sign_flip_p(values) == pytest.approx(brute_force_p(values), abs=1e-12)

@@ -88,8 +88,7 @@ PAIRED_LEVEL = 0.05
 def correct_bits(correct) -> str:
     """Per-item correctness (a boolean array or tensor) as a hex string, 4 items per character: how a
     record keeps which test items a model got right, for paired tests between models."""
-    flags = np.asarray(correct, dtype=bool).reshape(-1)
-    return np.packbits(flags).tobytes().hex()
+    return np.packbits(np.asarray(correct, dtype=bool)).tobytes().hex()   # packbits flattens
 
 
 def bits_correct(bits: str, count: int) -> np.ndarray:
@@ -171,17 +170,30 @@ def smallest_p(chains: int) -> float:
     return min(1.0, 2 / 2 ** chains) if chains else 1.0
 
 
-def sign_flip_p(values) -> float:
-    """Exact two-sided sign-flip permutation p of "mean 0" over `values` (one per chain): scipy's permutation_test
-    over all 2^k sign patterns."""
-    from scipy.stats import permutation_test
+# Two sign patterns whose sums differ by less than TIE x sum(|values|) are tied: a tolerance on the values' own scale.
+# (scipy's permutation_test scales its tolerance by the observed statistic, so chains whose large differences nearly
+# cancel lost their ties to rounding and the p depended on the chains' order.)
+TIE = 1e-9
+BLOCK = 16   # sign patterns are enumerated 2^BLOCK at a time: 24 chains are 256 blocks
 
+
+def sign_flip_p(values) -> float:
+    """Exact two-sided sign-flip permutation p of "mean 0" over `values` (one per chain): the share of all 2^k sign
+    patterns whose |sum| is at least the observed |sum| (ties within TIE counted), enumerated exactly at any k."""
     values = np.asarray(values, dtype=float)
-    if len(values) < 2 or not values.any():   # one value's two sign patterns are equally extreme
+    k = len(values)
+    if k < 2 or not values.any():   # one value's two sign patterns are equally extreme
         return 1.0
-    result = permutation_test((values,), lambda x, axis: np.mean(x, axis=axis), permutation_type="samples",
-                              n_resamples=np.inf, alternative="two-sided")
-    return float(min(1.0, result.pvalue))
+    magnitudes = np.abs(values)
+    threshold = abs(values.sum()) - TIE * magnitudes.sum()
+    low = min(k, BLOCK)
+    signs = 1 - 2 * ((np.arange(2 ** low)[:, None] >> np.arange(low)) & 1)
+    low_sums = signs @ magnitudes[:low]
+    extreme = 0
+    for high in range(2 ** (k - low)):
+        offset = sum(m * (1 - 2 * ((high >> j) & 1)) for j, m in enumerate(magnitudes[low:]))
+        extreme += int(np.count_nonzero(np.abs(low_sums + offset) >= threshold))
+    return extreme / 2 ** k
 
 
 def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -264,8 +276,8 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> 
         named = difference[[run in set(counted.runs) for run in difference.index]]
         means = chain_means(named)
         low, high = t_interval(means.to_numpy())
-        out[size] = Judgement(counted, tuple(means.index), tuple(float(v) for v in means), float(means.mean())
-                              if len(means) else float("nan"), low, high, sign_flip_p(means.to_numpy()))
+        out[size] = Judgement(counted, tuple(means.index), tuple(float(v) for v in means), float(means.mean()), low,
+                              high, sign_flip_p(means.to_numpy()))
         tested[size] = out[size]
     if tested:
         sizes = list(tested)

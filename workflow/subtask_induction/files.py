@@ -45,7 +45,7 @@ def atomic_write(path: str | os.PathLike, write, mode: int | None = None) -> Non
     """Call write(temporary_path) to fill a temporary file beside `path`, then make it `path` atomically and
     durably, keeping `path`'s mode and group where it exists (`mode`: this mode instead, set before the rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(path.parent)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX)
     os.close(handle)
     try:
@@ -113,24 +113,52 @@ def remove_tree(folder: str | os.PathLike) -> None:
         fsync_folder(folder.parent)
 
 
+def make_folder(folder: str | os.PathLike) -> Path:
+    """`folder` and its missing parents, each new one fsynced into its parent, so a crash after this returns cannot
+    lose them (a SIGKILL keeps the page cache; a power cut would not)."""
+    folder = Path(folder)
+    missing = []
+    probe = folder
+    while not probe.exists():
+        missing.append(probe)
+        probe = probe.parent
+    for new in reversed(missing):
+        new.mkdir(exist_ok=True)
+        fsync_folder(new.parent)
+    return folder
+
+
 class FolderLock:
     """An exclusive lock on `path` (created if absent) held while the `with` block runs; `refused` is the message
-    raised (with the holder's pid) when a live process holds it. The holder removes the file when it is done; one a
-    killed holder left is no lock (nobody holds its flock) and the next holder takes it."""
+    raised (with the holder's pid) when a live process holds it. The holder removes the file when it is done, and only
+    the file it locked (a file another process made at the path since is that one's); one a killed holder left is no
+    lock (nobody holds its flock) and the next holder takes it. A lock file this user cannot open for writing, and a
+    file system that refuses flock, are each refused in one line saying what to do."""
 
     def __init__(self, path: str | os.PathLike, refused: str, error=RuntimeError):
         self.path, self.refused, self.error, self.handle = Path(path), refused, error, None
 
     def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_folder(self.path.parent)
         while True:
-            handle = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                handle = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except PermissionError as error:
+                owner = self.path.stat().st_uid if self.path.exists() else "?"
+                raise self.error(f"cannot open the lock file {self.path} for writing ({error.strerror}; its owner's "
+                                 f"uid is {owner}): run as that user, or remove the file if no process of theirs is "
+                                 "running") from None
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = os.pread(handle, 64, 0).decode(errors="replace").strip() or "?"
                 os.close(handle)
                 raise self.error(f"{self.refused} (pid {holder} holds {self.path})") from None
+            except OSError as error:
+                os.close(handle)
+                raise self.error(f"the file system of {self.path} refuses a lock (flock: {error.strerror}): on Lustre "
+                                 "mount it with the flock option, on NFS without nolock (docs/running.md, \"Shared file "
+                                 "systems\")") from None
             try:   # locked a file another holder had just removed: lock the one now at the path instead
                 same = os.fstat(handle).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:
@@ -145,7 +173,12 @@ class FolderLock:
 
     def __exit__(self, *exc):
         if self.handle is not None:
-            self.path.unlink(missing_ok=True)   # while still held: a waiting process re-checks the inode it locked
+            try:   # only the file this holder locked: one moved away and replaced at the path is another's lock
+                mine = os.stat(self.path).st_ino == os.fstat(self.handle).st_ino
+            except FileNotFoundError:
+                mine = False
+            if mine:
+                self.path.unlink(missing_ok=True)   # while still held: a waiting process re-checks the inode it locked
             os.close(self.handle)   # closing the last descriptor releases the flock
             self.handle = None
         return False

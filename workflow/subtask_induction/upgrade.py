@@ -36,7 +36,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import FolderLock, fsync_folder, remove_temporaries, remove_tree, write_bytes, write_json, write_text
+from .files import (FolderLock, fsync_folder, make_folder, remove_temporaries, remove_tree, write_bytes, write_json,
+                    write_text)
 from .legacy import RENAMED_COLUMNS, SUPPORTED_FROM, renamed_headers, run_versions, version_key
 
 # A rule's command names its wildcards, and Snakemake reruns a job whose recorded command text differs (its
@@ -144,7 +145,13 @@ STEPS = (
     Step("0.5.0", "a transfer variant's `method` is its `kind`, a submasking point's its `adaptation`",
          keys=tuple(RENAMED_RECORD_KEYS), columns=RENAMED_COLUMNS),
 )
-UPGRADE = Path(".snakemake") / "upgrade"   # the journal, the backup, the log, the lock and the stamp
+UPGRADE = Path(".snakemake") / "upgrade"   # the journal, the backup, the log and the stamp
+# The upgrade's and the rollback's lock, beside the journal and never in it: the journal folder is renamed whole (aside
+# for a second upgrade, away at a rollback's end) while the lock is held, and a lock must never move under its holder.
+UPGRADE_LOCK = Path(".snakemake") / "upgrade.lock"
+# Written into the journal before a rollback undoes anything: while it is there the folder is half rolled back (or
+# holds files the rollback could not restore), so no run may start in it and no upgrade may finish it.
+ROLLING_BACK = "rollback-started"
 
 
 def combined(steps) -> tuple:
@@ -288,11 +295,13 @@ def _write(path: Path, data: bytes, mode: int, times) -> None:
 
 class Journal:
     """An upgrade in progress under .snakemake/upgrade/: the plan (journal.json, every original's and every new
-    content's bytes in backup/ and new/), the operations done (done: one index a line, each synced), and a lock."""
+    content's bytes in backup/ and new/), the operations done (done: one index a line, each synced); its lock beside
+    it (UPGRADE_LOCK)."""
 
     def __init__(self, folder: Path):
         self.root = Path(folder) / UPGRADE
-        self.file, self.done_file, self.lock = self.root / "journal.json", self.root / "done", self.root / "lock"
+        self.file, self.done_file, self.lock = self.root / "journal.json", self.root / "done", Path(folder) / UPGRADE_LOCK
+        self.rolling_back = self.root / ROLLING_BACK
 
     def exists(self) -> bool:
         return self.file.exists()
@@ -360,7 +369,7 @@ def _apply(folder: Path, journal: Journal, operations: list[dict], fault=None) -
             if was.exists():
                 if path.exists():
                     raise UpgradeRefused(f"cannot move {operation['was']} to {operation['path']}: it exists")
-                path.parent.mkdir(parents=True, exist_ok=True)
+                make_folder(path.parent)
                 os.rename(was, path)
                 fsync_folder(path.parent)
         else:
@@ -396,6 +405,8 @@ def rollback(folder: Path, overwrite: bool = False) -> "Rollback":
     with journal.locked():
         journal.clean(folder)
         operations = journal.operations()
+        write_text(journal.rolling_back, "a rollback began; run `python -m subtask_induction.upgrade --rollback` "
+                                         "again to finish it\n")
         undone, skipped = 0, []
         for index in sorted(range(len(operations)), reverse=True):
             outcome = _undo(folder, journal, operations[index], overwrite)
@@ -501,6 +512,8 @@ def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=No
                       columns or {}),)
     journal = Journal(folder)
     check_folder(folder)
+    if journal.rolling_back.exists():
+        raise UpgradeRefused(rollback_under_way(folder))
     if journal.root.exists() and not dry_run:   # what a killed upgrade or rollback left: its lock, its temporaries
         with journal.locked():
             journal.clean(folder)
@@ -528,13 +541,9 @@ def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=No
                              f"{free:,} are free; nothing was changed")
     with journal.locked():
         journal.clean(folder)
-        if journal.exists():   # an earlier, finished upgrade: its journal moves aside, still rolled back by hand
-            aside = journal.root.with_name(f"upgrade-{len(list(journal.root.parent.glob('upgrade-*'))) + 1}")
-            aside.mkdir()
-            for entry in journal.root.iterdir():
-                if entry != journal.lock:
-                    os.rename(entry, aside / entry.name)
-            fsync_folder(aside)
+        if journal.root.exists():   # an earlier upgrade's journal (or what a killed one left): aside whole, in one
+            set_aside(journal)      # rename, still rolled back by hand; no journal is written into another's folder
+        make_folder(journal.root)
         operations = journal.write(plan, steps)
         write_text(journal.root / "log.txt", "\n".join(plan.lines()) + "\n")
         _apply(folder, journal, operations, fault)
@@ -544,12 +553,37 @@ def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=No
     return [item["output"] for item in plan.records]
 
 
+def set_aside(journal: Journal) -> Path:
+    """Move the journal folder to the first free `.snakemake/upgrade-<k>` in one rename (a kill before it leaves the
+    folder where it was, after it leaves it aside whole)."""
+    k = 1
+    while journal.root.with_name(f"upgrade-{k}").exists():
+        k += 1
+    aside = journal.root.with_name(f"upgrade-{k}")
+    os.rename(journal.root, aside)
+    fsync_folder(aside.parent)
+    return aside
+
+
 def _stamp(folder: Path, journal: Journal) -> None:
     """The mark a later run reads: this folder holds this version's names."""
     from . import __version__
 
     record = json.loads(journal.file.read_text())
     write_json(journal.root / "stamp.json", {"version": __version__, "steps": record["steps"]})
+
+
+def rollback_under_way(folder: Path) -> str:
+    """Why nothing may run in a folder whose rollback began and did not end: what to run next."""
+    journal = Journal(folder)
+    skipped = journal.root / "rollback-skipped.txt"
+    if skipped.exists():
+        count = len(skipped.read_text().splitlines())
+        return (f"a rollback of this folder left {count} file(s) it could not restore ({skipped}); run `python -m "
+                f"subtask_induction.upgrade --rollback --overwrite {folder}` to write the originals over them, or "
+                f"`--rollback --discard {folder}` to keep them as they are, before any run")
+    return (f"a rollback of this folder was interrupted ({journal.rolling_back}): run `python -m "
+            f"subtask_induction.upgrade --rollback {folder}` again to finish it before any run")
 
 
 PROBE = 64   # records read by pending()'s probe, at most, of each kind: a Snakefile start stays cheap
@@ -563,6 +597,8 @@ def pending(folder: Path, steps=STEPS) -> str | None:
     folder can need any of them alone."""
     folder = Path(folder)
     journal = Journal(folder)
+    if journal.rolling_back.exists():
+        return rollback_under_way(folder)
     if journal.exists() and not journal.finished():
         return (f"an upgrade of this folder was interrupted ({journal.file}): run `python -m subtask_induction.upgrade "
                 f"{folder}` again to finish it, or with --rollback to undo it")

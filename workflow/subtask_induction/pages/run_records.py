@@ -32,13 +32,15 @@ import os
 import platform
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import yaml
 
-from ..files import FolderLock, copy_file, fsync_folder, remove_temporaries, remove_tree, write_json, write_text
+from ..files import (FolderLock, copy_file, current_umask, fsync_folder, make_folder, remove_temporaries, remove_tree,
+                     write_json, write_text)
 from ..legacy import run_versions, upgrade_record
 from . import planned as planning
 from .record_schemas import TABLES, RecordError, check_table
@@ -136,25 +138,44 @@ def check_record(record: RunRecord) -> None:
                               f"planned (a stale table? run.yaml's `unplanned` names those kept on purpose):\n{listed}")
 
 
+SWAP_WAITS = 20   # load_all's looks at a data folder a store is swapping (0.1 s apart) before it says it was cut
+
+
+def swaps(data: Path) -> list[str]:
+    """The swaps under way in `data` (a store's intent files), or cut short by a kill."""
+    return sorted(p.name for p in Path(data).glob(".*.swap"))
+
+
+def record_names(data: Path) -> list[str]:
+    """The record folders of `data`: those with a run.yaml, never a dot-folder (a store's staging folder or an old
+    record it moves aside)."""
+    return sorted(path.parent.name for path in Path(data).glob("*/run.yaml") if not path.parent.name.startswith("."))
+
+
 def load_all(data: Path = DATA) -> dict[str, RunRecord]:
-    """Every record of `data`: its folders with a run.yaml, never a dot-folder (a store's staging folder or an old
-    record it moves aside). A swap a killed store left half done is refused, with the command that finishes it."""
-    interrupted = sorted(p.name for p in Path(data).glob(".*.swap"))
-    if interrupted:
-        raise RecordError(f"{data}: a store of run records was interrupted ({', '.join(interrupted)}): run "
-                          "`python -m subtask_induction.pages.run_records --recover` to finish it")
-    records, bad = {}, []
-    for path in sorted(Path(data).glob("*/run.yaml")):
-        name = path.parent.name
-        if name.startswith("."):
+    """Every record of `data`. A store swapping a record in while the records are read would hide that record for a
+    moment: the folder is read again until no swap is under way and the same records were there before and after
+    (a few seconds at most); a swap a killed store left half done is refused, with the command that finishes it."""
+    for _ in range(SWAP_WAITS):
+        names = record_names(data)
+        if swaps(data):
+            time.sleep(0.1)
             continue
-        try:
-            records[name] = load(name, data)
-        except (RecordError, ValueError, FileNotFoundError, KeyError) as error:
-            bad.append(bad_record_line(name, error))
-    if bad:
-        raise RecordError("\n".join(bad))
-    return records
+        records, bad = {}, []
+        for name in names:
+            try:
+                records[name] = load(name, data)
+            except (RecordError, ValueError, FileNotFoundError, KeyError) as error:
+                bad.append(bad_record_line(name, error))
+        if swaps(data) or record_names(data) != names:
+            time.sleep(0.1)   # a store swapped a record in meanwhile: read them all again
+            continue
+        if bad:
+            raise RecordError("\n".join(bad))
+        return records
+    cut = ", ".join(swaps(data)) or "its records kept changing"
+    raise RecordError(f"{data}: a store of run records was interrupted ({cut}): run "
+                      "`python -m subtask_induction.pages.run_records --recover` to finish it")
 
 
 def bad_record_line(name: str, error: Exception) -> str:
@@ -257,6 +278,7 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
     recover(data)
     staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
     try:
+        os.chmod(staged, 0o777 & ~current_umask())   # a record folder gets a plain mkdir's mode, not mkdtemp's 0700
         for path in tables:
             copy_file(path, staged / path.parent.parent.name / path.name)
         planning.write_planned(points, staged)
@@ -274,7 +296,7 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
 
 def store_lock(data: Path) -> FolderLock:
     """The data folder's lock: one store (or recovery) at a time; a killed store's is free again."""
-    Path(data).mkdir(parents=True, exist_ok=True)
+    make_folder(data)
     return FolderLock(Path(data) / STORE_LOCK, "another store of run records is running", RecordError)
 
 
@@ -326,11 +348,12 @@ def recover(data: Path) -> list[str]:
 def plan(name: str, data: Path = DATA, repo: Path = planning.REPO) -> Path:
     """Write an existing record's planned points, from its configs at its commit (or at run.yaml's `planned_at`,
     where its configs were completed later than its tables were made)."""
-    record = load(name, data, check=False)
-    p = record.provenance
-    config = planning.effective_config(p["configs"], str(p.get("planned_at", p["commit"])), repo)
-    planning.write_planned(planning.planned_points(config), record.folder)
-    load(name, data)
+    with store_lock(data):   # it writes into a record: never beside a store's swap or recovery
+        record = load(name, data, check=False)
+        p = record.provenance
+        config = planning.effective_config(p["configs"], str(p.get("planned_at", p["commit"])), repo)
+        planning.write_planned(planning.planned_points(config), record.folder)
+        load(name, data)
     return record.folder / "planned"
 
 
