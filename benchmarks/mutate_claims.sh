@@ -33,5 +33,9 @@ cd "$work"
 PYTHONPATH="$work/src" "$repo/.venv/bin/mutmut" run --max-children 2 || true
 "$repo/.venv/bin/mutmut" results --all true > "$work/results.txt" 2>&1 || "$repo/.venv/bin/mutmut" results > "$work/results.txt" 2>&1 || true
 echo "workdir: $work"
-grep -c ": killed" "$work/results.txt" || true
+echo "mutants: $(grep -c ': ' "$work/results.txt"), killed: $(grep -c ': killed' "$work/results.txt"), survived: $(grep -c ': survived' "$work/results.txt")"
 grep -v ": killed" "$work/results.txt" || true
+# every survivor must be explained in benchmarks/mutate_claims_equivalent.md
+unexplained=$(grep ": survived" "$work/results.txt" | sed 's/.*claims\.\(x[^:]*\):.*/\1/' | while read -r name; do
+  grep -q -- "- $name:" "$repo/benchmarks/mutate_claims_equivalent.md" || echo "$name"; done)
+echo "unexplained survivors: ${unexplained:-none}"

@@ -222,6 +222,15 @@ def test_the_p_does_not_depend_on_the_chains_order_when_large_differences_cancel
 
 
 def test_the_exact_test_enumerates_past_one_block_of_patterns():
+    """19 chains: 2^19 patterns in eight blocks of 2^16, each block's signs of the last three chains its own (with
+    two, a wrong sign for the last would cancel by symmetry)."""
     rng = np.random.default_rng(4)
-    values = rng.normal(0.4, 1, 18)   # 2^18 patterns: four blocks of 2^16
+    values = rng.normal(0.4, 1, 19)
     assert sign_flip_p(values) == pytest.approx(brute_force_p(values), abs=1e-12)
+
+
+def test_ties_survive_rounding_at_any_scale():
+    """The tie tolerance follows the values' scale: the same near-cancelling chains in millions give the same p in
+    every order."""
+    values = [v * 1e6 / 3 for v in (16.37, -16.37, 16.51, -16.46)]
+    assert {sign_flip_p(list(order)) for order in itertools.permutations(values)} == {exact_p(values)}
