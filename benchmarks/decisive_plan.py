@@ -7,8 +7,8 @@ For each headline, the per-chain differences (points) of the two stored 8-chain 
 measured on few chains is not trusted low). Claims are simulated by resampling whole chain vectors (every size of a
 chain together, so the sizes stay correlated), centred, scaled to that spread and shifted by the effect, and judged by
 `claims.judge` itself. Printed per headline and chain count:
-  - power: the share of claims whose every size reads "holds" when the true effect is +S at every size;
-  - equivalence: the share whose every size has its 90% t interval inside ±S when the true effect is 0 (the
+  - power: at the headline's weakest size, the share of claims that read "holds" there when the true effect is +S;
+  - equivalence: at its weakest size, the share whose 90% t interval lies inside ±S when the true effect is 0 (the
     decisive rule's "no effect larger than S");
 and the time `judge` takes for one claim at the largest count.
 
@@ -57,21 +57,22 @@ def upper_sd(values: np.ndarray, confidence: float = 0.8) -> float:
 
 
 def simulate(chains: pd.DataFrame, smallest: float, k: int, draws: int, rng) -> tuple[float, float]:
+    """(power, equivalence) at k chains: the smallest over the headline's sizes of the share of claims whose size
+    reads "holds" at a true +S, and of those whose size's 90% t interval lies inside ±S at a true 0."""
     centred = chains - chains.mean()
     scale = np.array([upper_sd(chains[c].to_numpy()) / max(np.std(chains[c], ddof=1), 1e-12) for c in chains])
-    holds = equivalent = 0
+    holds = np.zeros(len(chains.columns))
+    equivalent = np.zeros(len(chains.columns))
+    index = [str(i) for i in range(k)]
     for _ in range(draws):
         picked = centred.iloc[rng.integers(0, len(centred), k)].to_numpy() * scale
-        index = [str(i) for i in range(k)]
         effect = judge({c: pd.Series(picked[:, j] + smallest, index=index) for j, c in enumerate(chains)})
-        holds += all(j.verdict == HOLDS for j in effect.values())
-        null = judge({c: pd.Series(picked[:, j], index=index) for j, c in enumerate(chains)}, level=0.05)
-        inside = True
-        for j in null.values():
-            low, high = stats.t.interval(0.90, k - 1, loc=j.mean, scale=stats.sem(j.means))
-            inside &= -smallest < low and high < smallest
-        equivalent += inside
-    return holds / draws, equivalent / draws
+        holds += [effect[c].verdict == HOLDS for c in chains]
+        for j in range(len(chains.columns)):
+            values = picked[:, j]
+            low, high = stats.t.interval(0.90, k - 1, loc=values.mean(), scale=stats.sem(values))
+            equivalent[j] += -smallest < low and high < smallest
+    return float(holds.min() / draws), float(equivalent.min() / draws)
 
 
 def main() -> None:
@@ -82,8 +83,8 @@ def main() -> None:
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     records = {name: run_records.load(name) for name in RECORDS}
-    print(f"pooled chains of {', '.join(RECORDS)}; {args.draws} claims a cell; power: every size holds at +S; "
-          "equivalence: every size's 90% interval inside ±S at 0")
+    print(f"pooled chains of {', '.join(RECORDS)}; {args.draws} claims a cell; power / equivalence at the weakest "
+          "size: holds at +S / 90% interval inside ±S at 0")
     print("| headline | S | chains pooled | SD per size (upper 80%) | " + " | ".join(f"{k} chains" for k in args.chains)
           + " |")
     print("|---|---|---|---|" + "---|" * len(args.chains))

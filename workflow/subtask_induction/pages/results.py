@@ -70,7 +70,7 @@ def render(records: dict[str, RunRecord]) -> str:
              "The current answer of every experiment, each number read from a stored run record (its commit, "
              "machine and plain step under [Provenance](#provenance-the-records)). A comparison is judged over its "
              "chains, each chain (one subnetwork) one vote, by the [verdict rule](glossary.md#verdict-rule) "
-             "(an exact sign-flip test, Holm over a claim's sizes, p < 0.05); the paper-scale rows compare our curves with the paper's text and the authors' own "
+             "(an exact sign-flip test, Holm over the values of n a claim is judged at, p < 0.05); the paper-scale rows compare our curves with the paper's text and the authors' own "
              "Fig 6. Words: [glossary](glossary.md). Earlier versions, and the claims that fell: "
              "[history](history/README.md).", "", "## Summary", "",
              wording.markdown(found, records, commits=False), "",

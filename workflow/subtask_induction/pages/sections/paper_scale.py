@@ -65,7 +65,7 @@ def _text_claims_table(compared: pd.DataFrame, layers: int) -> list[str]:
                  f"{figure['random_figure']:.3f} | {ours('random', 'eval')} | {ours('random', 'last')} |")
     lines.append(f"| sampled needs about {PAPER_TEXT['sampled_factor']}× SI's rows to reach {NEAR_PERFECT} | "
                  f"{PAPER_TEXT['sampled_factor']}× | {factor('authors')} | {factor('eval')} | {factor('last')} |")
-    return lines + ["", "Smallest n: the first size of each grid (theirs: their figure's; ours: the sizes we ran) whose "
+    return lines + ["", "Smallest n: the first n of each grid (theirs: their figure's; ours: the n we ran) whose "
                     "mean reaches the threshold.", ""]
 
 
