@@ -48,7 +48,7 @@ def killed(result: subprocess.CompletedProcess) -> None:
 
 def leftovers(folder: Path) -> list[str]:
     """Temporaries, locks and staging folders anywhere in the folder: what a crashed tool must not leave."""
-    found = [p for p in folder.rglob("*") if p.name.endswith(".atomic-tmp") or p.name in ("lock", "upgrade.lock", ".store.lock")
+    found = [p for p in folder.rglob("*") if p.name.endswith(".atomic-tmp") or p.name in ("lock", "upgrade.lock", ".store.lock", "upgrade.new")
              or ".new-" in p.name or p.name.endswith((".swap", ".old"))]
     return sorted(str(p.relative_to(folder)) for p in found)
 

@@ -316,22 +316,30 @@ class Journal:
         write (results/, Snakemake's records, the journal). Call it holding the lock, with Snakemake's checked."""
         return remove_temporaries(folder / "results", folder / ".snakemake" / "metadata", self.root)
 
-    def write(self, plan: Plan, steps) -> list[dict]:
-        """Store the plan's operations and every byte they need; returns them."""
+    def write(self, plan: Plan, steps, log: list[str]) -> list[dict]:
+        """Store the plan's operations, every byte they need and the log in a staging folder beside the journal, then
+        make it the journal in one rename: a kill while it is written leaves only the staging folder, never applied
+        and removed by the next upgrade, and never a journal folder half of one plan. Returns the operations."""
+        staging = self.root.with_name(f"{self.root.name}.new")
+        remove_tree(staging)
+        make_folder(staging)
         operations = []
         for old, new in plan.moves:
             operations.append({"op": "move", "was": old, "path": new})
         for index, item in enumerate(plan.rewrites + plan.records):
             kind = "rewrite" if index < len(plan.rewrites) else "record"
-            write_bytes(self.root / "backup" / str(index), item["old"])
-            write_bytes(self.root / "new" / str(index), item["new"])
+            write_bytes(staging / "backup" / str(index), item["old"])
+            write_bytes(staging / "new" / str(index), item["new"])
             operations.append({"op": kind, "was": item["was"], "path": item["path"], "bytes": str(index),
                                "mode": item["mode"], "times": list(item["times"])})
         from . import __version__
 
-        write_json(self.file, {"to_version": __version__, "steps": [f"{s.version}: {s.what}" for s in steps],
-                               "operations": operations, "skipped": plan.skipped})
-        self.done_file.unlink(missing_ok=True)
+        write_text(staging / "log.txt", "\n".join(log) + "\n")
+        write_json(staging / self.file.name, {"to_version": __version__,
+                                              "steps": [f"{s.version}: {s.what}" for s in steps],
+                                              "operations": operations, "skipped": plan.skipped})
+        os.rename(staging, self.root)
+        fsync_folder(self.root.parent)
         return operations
 
     def finished(self) -> bool:
@@ -541,11 +549,9 @@ def upgrade_run(folder: Path, renames=None, commands=None, keys=None, columns=No
                              f"{free:,} are free; nothing was changed")
     with journal.locked():
         journal.clean(folder)
-        if journal.root.exists():   # an earlier upgrade's journal (or what a killed one left): aside whole, in one
-            set_aside(journal)      # rename, still rolled back by hand; no journal is written into another's folder
-        make_folder(journal.root)
-        operations = journal.write(plan, steps)
-        write_text(journal.root / "log.txt", "\n".join(plan.lines()) + "\n")
+        if journal.root.exists():   # an earlier upgrade's journal: aside whole, in one rename, still rolled back by
+            set_aside(journal)      # hand; no journal is ever written into another's folder
+        operations = journal.write(plan, steps, plan.lines())
         _apply(folder, journal, operations, fault)
         _stamp(folder, journal)
     log(f"every change is listed in {journal.root / 'log.txt'}; `python -m subtask_induction.upgrade --rollback "
