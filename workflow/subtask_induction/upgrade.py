@@ -14,11 +14,13 @@ A finished run is days of computing, so the upgrade is a transaction (Alembic's 
   space for its backup; each before changing anything;
 - it plans first (plan_upgrade: every move and rewrite, unreadable Snakemake records skipped and named, as Snakemake
   skips them); `--dry-run` prints the plan and stops;
-- it journals the plan under .snakemake/upgrade/ with every original and new byte, each file's mode and times, and
-  marks each operation done (synced): run again after an interruption, it finishes the journal; `--rollback` puts
-  every byte, mode and time back; every write is files.atomic_write's (atomic, synced, mode and group kept);
-- it stamps the folder (stamp.json) and lists every change (log.txt); a run in a folder that still needs it stops
-  before any job (pending(), read by the rule files).
+- it journals the plan under .snakemake/upgrade/ with every original and new byte, each file's mode and times
+  (written in a staging folder and renamed into place whole; an earlier upgrade's journal is first set aside whole,
+  as .snakemake/upgrade-<k>), and marks each operation done (synced): run again after an interruption, it finishes
+  the journal; `--rollback` puts every byte, mode and time back; every write is files.atomic_write's (atomic, synced,
+  mode and group kept); the lock (.snakemake/upgrade.lock) sits beside the journal, never in it;
+- it stamps the folder (stamp.json) and lists every change (log.txt); a run in a folder that still needs it, or whose
+  rollback began and did not end, stops before any job (pending(), read by the rule files).
 """
 
 from __future__ import annotations
