@@ -189,3 +189,19 @@ def test_reading_the_records_while_a_store_swaps_one_in_never_drops_it(tmp_path,
 
     monkeypatch.setattr(run_records, "record_names", mid_swap)
     assert sorted(run_records.load_all(data)) == ["gpu_check", "make_test"]
+
+
+def test_a_rollback_killed_after_its_journal_went_away_leaves_no_lock(tmp_path):
+    """Killed right after its last rename (the journal away, the lock not yet released), the rollback run again
+    finds only the finished journal: it removes it under the lock, so no lock file is left."""
+    from test_crash_sweep import mutation_kinds
+
+    run = old_run(tmp_path / "run")
+    upgrade.upgrade_run(run, log=quiet)
+    probe = tmp_path / "probe"
+    shutil.copytree(run, probe)
+    kinds = mutation_kinds(child("rollback", probe))
+    last_rename = max(i for i, kind in enumerate(kinds) if kind == "os.rename")
+    killed(child("rollback", run, last_rename + 1))
+    finished(child("rollback", run))
+    assert leftovers(run) == [] and snapshot(run) == snapshot(probe)

@@ -408,7 +408,8 @@ def rollback(folder: Path, overwrite: bool = False) -> "Rollback":
     finished = folder / ROLLED_BACK
     if not journal.exists():
         if finished.exists():   # a rollback killed while it removed its journal: every change was undone already
-            remove_tree(finished)
+            with journal.locked():   # and the lock a kill before its release left goes with it
+                remove_tree(finished)
             return Rollback(0, [], finished)
         raise UpgradeRefused(f"{folder}: no upgrade journal ({journal.file}): nothing to roll back")
     check_folder(folder)
