@@ -167,21 +167,22 @@ def timings(records: dict) -> str:
     reproduce = next((name for name in (TIMING, "default") if name in records), None)
     items = [(name, what) for name, what in ((reproduce, "`make reproduce`"), ("make_test", "`make test`"),
                                                (OWN_TRIAL, "the own-data trial")) if name in records]
-    machines = {(records[name].provenance["machine"], records[name].provenance["plain_step_ms"]) for name, _ in items}
+    hosts = {records[name].provenance["machine"] for name, _ in items}
+    steps = {records[name].provenance["plain_step_ms"] for name, _ in items}
     parts = []
     for name, what in items:
         p = records[name].provenance
         wall = re.match(r"\d+ min \d+ s|\d+ s", str(p["wall"]))
-        where = ("" if len(machines) == 1 else
-                 f" on {p['machine']}, [plain step](docs/glossary.md#plain-step) {p['plain_step_ms']} ms")
+        where = "" if len(steps) == 1 else f" (a step {p['plain_step_ms']} ms)"
         parts.append(f"{what} {wall.group(0) if wall else p['wall']}{where} "
                      f"([record](docs/results.md#run-{name.lower()}))")
     lines = []
     if parts:
-        machine = (f"on {next(iter(machines))[0]}, where one training step of the small GPT-2 took "
-                   f"{next(iter(machines))[1]} ms ([`make benchmark`](docs/glossary.md#plain-step): your times scale "
-                   "with yours): " if len(machines) == 1 else "")
-        lines.append(f"- {machine[:1].upper() + machine[1:] if machine else ''}" + "; ".join(parts) + ".")
+        host = f"on {next(iter(hosts))}, " if len(hosts) == 1 else ""
+        step = (f"where one training step of the small GPT-2 took {next(iter(steps))} ms" if len(steps) == 1 else
+                "each beside the training step of the small GPT-2 its host took that day")
+        lines.append(f"- {(host + step)[:1].upper() + (host + step)[1:]} ([`make benchmark`](docs/glossary.md#plain-step): "
+                     "your times scale with yours): " + "; ".join(parts) + ".")
     lines.append(f"- The paper's scale on one GPU (used when present: `device: auto`): {paper_scale_time(records)}")
     return "\n".join(lines)
 
