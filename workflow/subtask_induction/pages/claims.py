@@ -160,21 +160,20 @@ def _planned_n(record: RunRecord, variants: list[str], layers: int) -> list[int]
     return sorted(set.intersection(*sets)) if sets else []
 
 
-def arithmetic_differences(record: RunRecord, first: str, second: str, layers: int, n: int,
-                           protocol: str) -> tuple[list, pd.Series]:
+def arithmetic_differences(record: RunRecord, rows: pd.DataFrame, first: str, second: str, layers: int,
+                           n: int) -> tuple[list, pd.Series]:
     """One n's comparison: the runs the record planned for both variants there, and each run's difference in points
-    from the record's transfer.csv at full precision (arithmetic.tables.run_accuracy, as chains.md's are), indexed
-    by run."""
+    from the record's transfer rows (`rows`: transfer_rows) at full precision (arithmetic.tables.run_accuracy, as
+    chains.md's are), indexed by run."""
     runs = planned_runs(record, "arithmetic", variant=[first, second], layers=layers, n=n, **MAIN)
-    rows = transfer_rows(record, layers, protocol)
     rows = rows[rows["n"] == n]
     return runs, 100 * paired_by_run(run_accuracy(rows, first), run_accuracy(rows, second))
 
 
-def transfer_rows(record: RunRecord, layers: int, protocol: str) -> pd.DataFrame:
-    """The record's transfer rows of the main experiment at one depth and protocol, less the kept-% dial's and the
+def transfer_rows(transfer: pd.DataFrame, layers: int, protocol: str) -> pd.DataFrame:
+    """A record's transfer rows of the main experiment at one depth and protocol, less the kept-% dial's and the
     label budget's variants (chains.md's rows: arithmetic.tables.plain_variants)."""
-    transfer = plain_variants(record.csv("arithmetic/transfer.csv"))
+    transfer = plain_variants(transfer)
     keep = (transfer["layers"] == layers) & (transfer["protocol"] == protocol)
     for column, value in MAIN.items():
         keep &= transfer[column] == value
@@ -185,13 +184,14 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
                        questions=ARITHMETIC_CLAIMS) -> list[Claim]:
     if not record.has("arithmetic/transfer.csv"):
         return []
-    means = run_means(record.csv("arithmetic/transfer.csv"), layers, protocol)
+    transfer = record.csv("arithmetic/transfer.csv")   # read once for every claim and n
+    means, rows = run_means(transfer, layers, protocol), transfer_rows(transfer, layers, protocol)
     claims = []
     for first, second, text in questions:
         sizes = _planned_n(record, [first, second], layers)
         if not sizes:
             continue
-        measured = {f"n = {n}": arithmetic_differences(record, first, second, layers, n, protocol) for n in sizes}
+        measured = {f"n = {n}": arithmetic_differences(record, rows, first, second, layers, n) for n in sizes}
         evidence = Evidence({where: difference for where, (_, difference) in measured.items()},
                             {where: runs for where, (runs, _) in measured.items()})
         judged = evidence.judge()
@@ -209,14 +209,13 @@ def _mean(means: pd.DataFrame, variant: str, n: int) -> str:
     return f"{means.loc[(variant, n), 'mean']:.3f}" if (variant, n) in means.index else "—"
 
 
-def chain_differences(record: RunRecord, comparison: str, metric: str) -> tuple[list, pd.Series]:
+def chain_differences(record: RunRecord, per_chain: pd.DataFrame, comparison: str, metric: str) -> tuple[list, pd.Series]:
     """One vision comparison: the chains the record planned, and each chain's difference in points from the
-    record's chains.csv at full precision (as comparisons.md's are: vision.tables.paired_chain_difference), indexed
-    by chain."""
+    record's chains.csv (`per_chain`) at full precision (as comparisons.md's are: vision.tables.paired_chain_difference),
+    indexed by chain."""
     first, second = comparison.split(" vs ")
     variants = [v for v in (first, second) if v not in VISION_MODEL_ROWS]
     runs = planned_runs(record, "vision", **({"variant": variants} if variants else {}))
-    per_chain = record.csv("vision/chains.csv")
     if metric not in per_chain.columns:
         raise RecordError(f"run record {record.name}: vision/chains.csv has no {metric} column (made before it was "
                           f"kept); remake the record with `{record.provenance.get('command', 'its command')}` and store "
@@ -227,12 +226,13 @@ def chain_differences(record: RunRecord, comparison: str, metric: str) -> tuple[
 
 def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
     table = record.csv("vision/table1.csv").set_index("model")
+    per_chain = record.csv("vision/chains.csv")
     claims = []
     for comparison, metric, text, headline in questions:
         first, second = comparison.split(" vs ")
         if first not in table.index or second not in table.index:
             continue
-        runs, difference = chain_differences(record, comparison, metric)
+        runs, difference = chain_differences(record, per_chain, comparison, metric)
         evidence = Evidence({"": difference}, {"": runs})
         judged = evidence.judge()
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} % "
@@ -249,6 +249,7 @@ def cross_domain(record: RunRecord) -> list[Claim]:
     if not record.has("vision/chains.csv"):
         return []
     table = record.csv("vision/table1.csv").set_index("model")
+    per_chain = record.csv("vision/chains.csv")
     planned = record.planned.get("vision", pd.DataFrame(columns=["variant"]))
     sizes = sorted(int(name.rsplit("_", 1)[1]) for name in set(planned["variant"])
                    if re.fullmatch(r"vit_gpt2_si_\d+", name))
@@ -259,7 +260,8 @@ def cross_domain(record: RunRecord) -> list[Claim]:
             first, second = f"vit_gpt2_si_{size}", f"{rival}_{size}"
             if second not in set(planned["variant"]):
                 continue
-            measured[f"{size}/class"] = chain_differences(record, f"{first} vs {second}", "original_accuracy")
+            measured[f"{size}/class"] = chain_differences(record, per_chain, f"{first} vs {second}",
+                                                          "original_accuracy")
             if first in table.index and second in table.index:
                 numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
                                f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "

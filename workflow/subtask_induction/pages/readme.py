@@ -12,7 +12,9 @@ from ..claims import HOLDS, INCOMPLETE, NO_EVIDENCE, REVERSED, TOO_FEW
 from . import wording
 from .page import BEYOND, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
+from .claims import Claim
 from .run_records import RunRecord, markdown_tables
+from .subnetworks import chain_table, size_dial
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
 
@@ -42,6 +44,7 @@ PLAIN = {
                                                                   "SI's n to reach 0.99 test accuracy",
 }
 AUTHORS_CODE = "Their sampled curve is their code's control"
+DIAL = "The bias's strength by kept fraction"   # the kept-% dial's claim (claims.sparsity_dial)
 
 
 def _short(claim) -> str:
@@ -53,22 +56,16 @@ def _short(claim) -> str:
     return text + (f" (the paper's scale, {scale.group(1)}-layer GPT-2)" if scale else "")
 
 
-def dial_sentence(records: dict[str, RunRecord], kept: tuple[float, float]) -> str:
+def dial_sentence(records: dict[str, RunRecord], dialled: Claim, kept: tuple[float, float]) -> str:
     """The kept-% dial's finding beside SI's verdict against `sampled`, from the `beyond` record: SI's gain over the
     count-matched random mask at each kept % (one discovery's top k %), at the n where the dial moves most, with the
-    rule's word for it; `kept` is the range the default's chains keep."""
-    if BEYOND not in records:
-        return ""
-    from . import claims as gathering
-    from .subnetworks import size_dial
-
+    rule's word for it (`dialled`: the dial's claim); `kept` is the range the default's chains keep."""
     dial = size_dial(records[BEYOND])
-    dialled = [c for c in gathering.sparsity_dial(records[BEYOND]) if c.verdicts]
-    if dial.empty or not dialled:
+    if dial.empty:
         return ""
     n = dial.groupby("n")["gain"].agg(lambda g: g.max() - g.min()).idxmax()
     at_n = dial[dial["n"] == n].sort_values("kept %")
-    words = {verdict for where, verdict in dialled[0].verdicts if where.endswith(f"(n = {n})")}
+    words = {verdict for where, verdict in dialled.verdicts if where.endswith(f"(n = {n})")}
     gains = ", ".join(f"{row['gain']:+.1f} at {row['kept %']:g} %" for _, row in at_n.iterrows())
     best = at_n.loc[at_n["gain"].idxmax()]
     return (f" At a fixed kept %, in the kept-% dial (the record of `make beyond`, {int(at_n['chains'].max())} "
@@ -109,9 +106,9 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     """The README's answer, from the headline claims: one group per claim from its verdict at every n (or task),
     each naming where it holds and where it is reversed; the paper's text claims by their thresholds; where the
     authors' code differs from their text; and what a record cannot answer yet."""
-    from .subnetworks import chain_table
-
-    headline = [c for c in all_claims(records) if c.headline]
+    found = all_claims(records)
+    headline = [c for c in found if c.headline]
+    dialled = next((c for c in found if c.record == BEYOND and c.claim.startswith(DIAL) and c.verdicts), None)
     paper = [c for c in headline if c.record in (*DEFAULTS, *PAPER_DEPTHS) and not c.claim.startswith(AUTHORS_CODE)]
     authors_code = [c for c in headline if c.claim.startswith(AUTHORS_CODE)]
     beyond = [c for c in headline if c not in paper and c not in authors_code]
@@ -130,7 +127,8 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
         if both and reason:
             second = wording.short_reason(replace(claim, leans=claim.second_leans))
             reason = f"`{DEFAULTS[0]}`: {reason}; `{DEFAULTS[1]}`: {second}"
-        dial = dial_sentence(records, kept) if kept and "(`sampled`)" in claim.claim and claim.evidence else ""
+        dial = (dial_sentence(records, dialled, kept) if kept and dialled and "(`sampled`)" in claim.claim
+                and claim.evidence else "")
         item = _short(claim) + (f" ({where})" if where else "") + both + (f" [{reason}]" if reason else "")
         groups[group].append(item + ("." + dial if dial else ""))
     why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
