@@ -14,7 +14,7 @@ from .page import BEYOND, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
 from .claims import Claim
 from .run_records import RunRecord, markdown_tables
-from .subnetworks import chain_table, size_dial
+from .subnetworks import chain_table, kept_dial
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
 
@@ -60,7 +60,7 @@ def dial_sentence(records: dict[str, RunRecord], dialled: Claim, kept: tuple[flo
     """The kept-% dial's finding beside SI's verdict against `sampled`, from the `beyond` record: SI's gain over the
     count-matched random mask at each kept % (one discovery's top k %), at the n where the dial moves most, with the
     rule's word for it (`dialled`: the dial's claim); `kept` is the range the default's chains keep."""
-    dial = size_dial(records[BEYOND])
+    dial = kept_dial(records[BEYOND])
     if dial.empty:
         return ""
     n = dial.groupby("n")["gain"].agg(lambda g: g.max() - g.min()).idxmax()

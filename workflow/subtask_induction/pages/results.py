@@ -120,7 +120,7 @@ def figures(records: dict[str, RunRecord], docs: Path) -> list[Path]:
                                                  pipeline={layers: pipeline}, not_run=not_run))
     if "default" in records:
         default = records["default"]
-        dial = subnetworks.size_dial(records[BEYOND]) if BEYOND in records else pd.DataFrame()
+        dial = subnetworks.kept_dial(records[BEYOND]) if BEYOND in records else pd.DataFrame()
         chains = {name: subnetworks.chain_table(records[name]) for name in DEFAULTS if name in records}
         items = default.csv("arithmetic/transfer.csv")["test_items"].unique()
         out.append(draw.gain_by_kept({k: v for k, v in chains.items() if not v.empty}, dial,

@@ -63,7 +63,7 @@ def chain_table(record: RunRecord, layers: int = 2, protocol: str = "last") -> p
     return pd.DataFrame(list(rows.values())).sort_values("chain").reset_index(drop=True) if rows else pd.DataFrame()
 
 
-def size_dial(record: RunRecord, layers: int = 2, protocol: str = "last") -> pd.DataFrame:
+def kept_dial(record: RunRecord, layers: int = 2, protocol: str = "last") -> pd.DataFrame:
     """The kept-% dial's curve from a record that ran it: per top-k fraction and n, SI − `sampled` of the same counts
     (points, mean over runs), with the kept % it sets."""
     transfer = record.csv("arithmetic/transfer.csv")
@@ -76,7 +76,7 @@ def size_dial(record: RunRecord, layers: int = 2, protocol: str = "last") -> pd.
                  for kind in ("subnetwork", "sampled")}
         gain = (kinds["subnetwork"] - kinds["sampled"]).dropna()
         if len(gain):
-            out.append({"kept %": 100 * k, "n": int(n), "gain": 100 * gain.mean(), "runs": len(gain),
+            out.append({"kept %": 100 * k, "n": int(n), "gain": 100 * gain.mean(),
                         "chains": gain.index.get_level_values("chain").nunique()})
     return pd.DataFrame(out)
 
