@@ -3,7 +3,7 @@ test, the t interval is mean ± t.ppf · SE, Holm is the hand example, the shape
 (2,000 draws of the conflict images from default_rng(0), the same draw for both models) with known answers on
 hand-made cases, and the pages' texts (format_paired, Judgement.summary) are exact. Each test here kills mutants
 that the rule's other tests let survive (benchmarks/mutate_claims.sh); the survivors no input can tell apart are
-listed with their reasons in the mutation run's notes."""
+listed with their reasons in benchmarks/mutate_claims_equivalent.md."""
 
 import itertools
 import math
