@@ -161,6 +161,24 @@ def critical_path(jobs: list[Job], nodes: dict, edges: list) -> tuple[float, lis
     return finish[end], chain[::-1]
 
 
+def per_rule(jobs: list[Job]) -> list[str]:
+    """Per rule (packs under one name): its jobs' minutes split by stage as the jobs said them: start-up, evaluation,
+    and the rest (training, saving); "not said" where a job of an older commit did not print its line."""
+    rules = defaultdict(list)
+    for job in jobs:
+        rules[(job.family, re.sub(r"_pack_.*", "_pack", job.rule))].append(job)
+    lines = ["| family | rule | jobs | job-min | start-up | evaluation | the rest (training) |", "|---|---|---|---|---|---|---|"]
+    for (family, rule), mine in sorted(rules.items(), key=lambda item: (item[0][0], -sum(j.seconds for j in item[1]))):
+        seconds = sum(job.seconds for job in mine)
+        if all(job.start_up is not None and job.evaluation is not None for job in mine):
+            start_up, evaluation = sum(job.start_up for job in mine), sum(job.evaluation for job in mine)
+            stages = [f"{start_up / 60:.2f}", f"{evaluation / 60:.2f}", f"{(seconds - start_up - evaluation) / 60:.2f}"]
+        else:
+            stages = ["not said"] * 3
+        lines.append(f"| {family} | {rule} | {len(mine)} | {seconds / 60:.2f} | " + " | ".join(stages) + " |")
+    return lines
+
+
 def report(run: Path, snakemake_args: str = "", wall: float | None = None, cores: int | None = None) -> str:
     jobs = read_jobs(run)
     logged_wall, logged_cores = wall_and_cores(run)
@@ -199,6 +217,7 @@ def report(run: Path, snakemake_args: str = "", wall: float | None = None, cores
     if wall and cores:
         lines.append(f"Wall {wall / 60:.1f} min on {cores} cores: scheduling efficiency {100 * total / (cores * wall):.0f}% "
                      f"(job-minutes / (cores x wall)); the floor at {cores} cores is {total / cores / 60:.1f} min.")
+    lines += ["", *per_rule(jobs), ""]
     try:
         nodes, edges = dag(run, snakemake_args)
     except (subprocess.CalledProcessError, FileNotFoundError) as error:

@@ -3,8 +3,12 @@
 import re
 
 import pytest
+import yaml
 
 from harness import REPO, snakemake
+
+# the default's vision chains: every vision overlay runs on each of them
+V = len(yaml.safe_load((REPO / "config/config.yaml").read_text())["vision"]["chains"])
 
 
 def counts(result) -> dict[str, int]:
@@ -13,16 +17,16 @@ def counts(result) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("configs, expect", [
-    # the kept-% dial (12 variants x 2 n x 3 chains at 2 layers) and the label budget (2 x 3 chains) on the default;
+    # the kept-% dial (12 variants x 2 n x 3 chains at 2 layers) and the label budget (2 x 8 chains) on the default;
     # vision: the texture swap's data, a label-free discovery per chain, 3 transfer variants more per chain, the
     # architectural rival, and arithmetic -> vision (its bases per chain, 4 models x 3 sizes per chain)
     # (make beyond: config/beyond.yaml and the three questions of config/beyond/)
     (["config/beyond.yaml", "config/beyond/magnitude.yaml", "config/beyond/blurpool.yaml",
       "config/beyond/cross_domain.yaml"],
      {"arithmetic_discover_budget": 2 * 8, "arithmetic_budget": 1, "vision_texture_swap": 1,
-      "vision_discover": 3 * 3, "vision_transfer": 3 * (7 + 1 + 4 * 3), "vision_cross_domain": 3}),
+      "vision_discover": 3 * V, "vision_transfer": V * (7 + 1 + 4 * 3), "vision_cross_domain": V}),
     # one question alone (make beyond-cross-domain): its bases and 12 models per chain, nothing else beyond
-    (["config/beyond/cross_domain.yaml"], {"vision_cross_domain": 3, "vision_transfer": 3 * (4 + 4 * 3),
+    (["config/beyond/cross_domain.yaml"], {"vision_cross_domain": V, "vision_transfer": V * (4 + 4 * 3),
                                            "vision_texture_swap": None, "arithmetic_discover_budget": None}),
     # the same at paper scale: the budget at every depth
     (["config/paper.yaml", "config/paper_beyond.yaml"], {"arithmetic_discover_budget": 2 * 6, "arithmetic_budget": 1}),
@@ -42,7 +46,7 @@ def test_the_vit_overlay_runs_the_vision_family_with_the_vit_in_its_own_folder(t
                        "--configfile", "config/config.yaml", "config/vit.yaml")
     assert result.returncode == 0, result.stderr[-2000:]
     assert re.search(r'"arch": "vit_world_patch4", "model_kwargs": \{\}', result.stdout)  # no ResNet kwargs leak
-    assert counts(result)["vision_base"] == 3 and "arithmetic_base" not in counts(result)
+    assert counts(result)["vision_base"] == V and "arithmetic_base" not in counts(result)
     assert not (tmp_path / "results").exists()
 
 

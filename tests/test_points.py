@@ -2,13 +2,15 @@
 rules and the steps both read. Torch-free and fast: no workflow runs here."""
 
 import copy
+import json
 
 import pytest
 import yaml
 
 from conftest import REPO
 from harness import copy_workflow, snakemake
-from subtask_induction.points import ArithmeticPoint, SubmaskingPoint, replicate_number
+from subtask_induction.config_checks import submasking_problems
+from subtask_induction.points import ArithmeticPoint, SubmaskingPoint, replicate_number, submasking_points
 from subtask_induction.workflow_config import normalise, upgrade_keys
 
 DEFAULT = yaml.safe_load((REPO / "config/config.yaml").read_text())
@@ -128,6 +130,30 @@ def test_a_workflow_given_an_old_key_says_so_and_builds_the_same_dag(tmp_path):
 def test_the_submasking_grid_gives_every_point_once_and_packs_by_backbone_and_task():
     sub = normalise(merged()).submasking
     grid = DEFAULT["submasking"]
-    assert len(sub.points) == (len(grid["backbones"]) * len(grid["tasks"]) * len(grid["adaptations"])
-                               * len(grid["label_fractions"]) * len(grid["replicates"]))
+    assert len(sub.points) == len(set(sub.points)) == sum(
+        len(backbone.get("adaptations") or grid["adaptations"]) for backbone in grid["backbones"]) * (
+        len(grid["tasks"]) * len(grid["label_fractions"]) * len(grid["replicates"]))
     assert all(len({(p.backbone, p.task) for p in members}) == 1 for _, members in sub.packs)
+
+
+def test_a_backbones_own_adaptations_replace_the_familys_for_it_alone_and_the_aggregate_crosses_the_same_points():
+    """One backbone per vision chain (the default): the claim's adaptations on every base, the rest on one. The
+    aggregate's grid must give the same points as the rules, and the list must not reach a point's settings (a
+    backbone's list changed must not retrain its finished points)."""
+    config = merged()
+    config["submasking"]["backbones"] = [{"name": "a", "source": "vision_base", "chain": 0, "image_size": 32},
+                                         {"name": "b", "source": "vision_base", "chain": 1, "image_size": 32,
+                                          "adaptations": ["lp", "fs"]}]
+    sub = normalise(config).submasking
+    mine = {(p.backbone, p.adaptation) for p in sub.points}
+    assert {a for b, a in mine if b == "b"} == {"lp", "fs"}
+    assert {a for b, a in mine if b == "a"} == set(config["submasking"]["adaptations"])
+    assert submasking_points(json.loads(sub.grid())) == sub.points
+    assert "adaptations" not in json.loads(sub.train_settings("b", sub.points[0].task))["backbone"]
+
+
+def test_a_backbones_adaptation_outside_the_familys_list_is_named():
+    config = merged()
+    config["submasking"]["backbones"][1]["adaptations"] = ["lp", "magic"]
+    problems = submasking_problems(config["submasking"], config["families"])
+    assert len(problems) == 1 and "'world_base1'" in problems[0] and "magic" in problems[0]

@@ -119,3 +119,31 @@ def test_world_texture_contrast_keeps_the_grey_mean(tmp_path):
     with pytest.raises(ValueError, match="texture_contrast"):
         generate_world(tmp_path, image_size=16, per_class={"test": 1}, texture_match=1.0,
                        conflict_per_texture=1, seed=0, texture_contrast=0.0)
+
+
+def test_a_channels_last_classifier_computes_what_nchw_computes_and_saves_alike(tmp_path):
+    """The layout changes only the order of the convolutions' sums: the same weights give the same answers within
+    float error, one training step moves them alike, the file holds the same tensors (the input alone is laid out),
+    and a spec without the key (an older run's model file) stays NCHW."""
+    from subtask_induction.vision.models import load_classifier, save_classifier
+    images = torch.randint(0, 256, (8, 3, 16, 16), dtype=torch.uint8)
+    labels = torch.arange(8)
+    nchw, nhwc = build_classifier(SPEC, seed=1), build_classifier({**SPEC, "memory_format": "channels_last"}, seed=1)
+    assert nchw.normalise(images).is_contiguous()
+    assert nhwc.normalise(images).is_contiguous(memory_format=torch.channels_last)
+    assert not nhwc.normalise(images).is_contiguous()
+    for model in (nchw, nhwc):
+        optimiser = torch.optim.SGD(model.parameters(), lr=0.1)
+        torch.nn.functional.nll_loss(model(images), labels).backward()
+        optimiser.step()
+    for name, value in nchw.net.state_dict().items():
+        assert torch.allclose(nhwc.net.state_dict()[name], value, atol=1e-5), name
+    nchw.eval(), nhwc.eval()
+    assert torch.allclose(nchw(images), nhwc(images), atol=1e-4)
+    torch.save(save_classifier(nhwc, {**SPEC, "memory_format": "channels_last"}), tmp_path / "m.pt")
+    loaded, spec = load_classifier(tmp_path / "m.pt")
+    assert spec["memory_format"] == "channels_last" and loaded.memory_format == torch.channels_last
+    assert all(value.is_contiguous() for value in save_classifier(nhwc, SPEC)["state_dict"].values())
+    assert build_classifier(SPEC, seed=1).memory_format == torch.contiguous_format
+    with pytest.raises(ValueError, match="memory_format 'nhwc'"):
+        build_classifier({**SPEC, "memory_format": "nhwc"}, seed=1)

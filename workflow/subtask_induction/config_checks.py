@@ -170,4 +170,7 @@ def submasking_problems(sub: dict, families: list[str]) -> list[str]:
     return [f"config submasking.{key}: the name '{name}' appears more than once"
             for key in ("backbones", "tasks")
             for name in sorted({entry["name"] for entry in sub[key]})
-            if [entry["name"] for entry in sub[key]].count(name) > 1]
+            if [entry["name"] for entry in sub[key]].count(name) > 1] + [
+        f"config submasking.backbones '{entry['name']}': adaptations {sorted(set(entry['adaptations']) - set(sub['adaptations']))} "
+        f"are not in submasking.adaptations {sub['adaptations']} (a backbone's list is a subset of the family's)"
+        for entry in sub["backbones"] if set(entry.get("adaptations") or ()) - set(sub["adaptations"])]

@@ -151,11 +151,12 @@ def arithmetic_points(arith: dict) -> list[ArithmeticPoint]:
 
 
 def submasking_points(sub: dict) -> list[SubmaskingPoint]:
-    """Every submasking point of the config: backbones x tasks x adaptations x label fractions x replicates."""
+    """Every submasking point of the config: backbones x tasks x adaptations x label fractions x replicates, where a
+    backbone's own `adaptations` (a subset) replaces the family's list for it."""
     return [SubmaskingPoint(backbone["name"], task["name"], adaptation, number_tag(fraction), replicate)
             for backbone in sub["backbones"]
             for task in sub["tasks"]
-            for adaptation in sub["adaptations"]
+            for adaptation in backbone.get("adaptations") or sub["adaptations"]
             for fraction in sub["label_fractions"]
             for replicate in sub["replicates"]]
 

@@ -49,7 +49,7 @@ def short_reason(claim: Claim) -> str:
     higher`), and, where the rule cannot decide, that there are only k of them."""
     if not claim.leans:
         return ""
-    word = "training seeds over one backbone" if claim.family == "submasking" else "chains"
+    word = "backbones" if claim.family == "submasking" else "chains"   # submasking's unit: a chain's base
     parts = []
     for where, higher, lower, k in claim.leans:
         lean = f"{higher} of {k} higher" + (f", {lower} lower" if lower and higher else "")
@@ -57,8 +57,8 @@ def short_reason(claim: Claim) -> str:
             lean = f"{lower} of {k} lower" if lower else f"all {k} tied"
         parts.append(f"{where}: {lean}" if where else lean)
     if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
-        counts = "/".join(map(str, sorted({k for _, _, _, k in claim.leans})))
-        return f"only {counts} {word}; " + "; ".join(parts)
+        sizes = sorted({k for _, _, _, k in claim.leans})
+        return f"only {'/'.join(map(str, sizes))} {word[:-1] if sizes == [1] else word}; " + "; ".join(parts)
     return f"{word}: " + "; ".join(parts)
 
 

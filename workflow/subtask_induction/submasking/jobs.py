@@ -79,8 +79,8 @@ class SubmaskingJobs(FamilyJobs):
 
     def train_settings(self, backbone: str, task: str) -> str:
         """What every point of a (backbone, task) shares (not the lists of adaptations, fractions, replicates, nor
-        the pack size: changing those must not retrain finished points)."""
-        spec = self.backbones[backbone]
+        the pack size, nor a backbone's own list of adaptations: changing those must not retrain finished points)."""
+        spec = {k: v for k, v in self.backbones[backbone].items() if k != "adaptations"}
         return as_json({"backbone": spec, "task": self.tasks[task], "image_size": spec["image_size"],
                         "training": self.config["training"], "self_supervised": self.config["self_supervised"],
                         "knn": self.config["knn"]})
@@ -95,8 +95,10 @@ class SubmaskingJobs(FamilyJobs):
         return {"identity": point.identity(), "metrics": point.metrics, "mask": point.mask}
 
     def grid(self) -> str:
-        """What the aggregate crosses into the configured points (points.submasking_points), names only."""
-        return as_json({"backbones": [{"name": name} for name in self.backbones],
+        """What the aggregate crosses into the configured points (points.submasking_points): names, and a backbone's
+        own adaptations where it has them."""
+        return as_json({"backbones": [{"name": name, **({"adaptations": spec["adaptations"]} if spec.get("adaptations")
+                                                         else {})} for name, spec in self.backbones.items()],
                         "tasks": [{"name": name} for name in self.tasks],
                         **{key: self.config[key] for key in ("adaptations", "label_fractions", "replicates")}})
 

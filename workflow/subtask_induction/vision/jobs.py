@@ -216,7 +216,10 @@ class VisionJobs(FamilyJobs):
     def base_settings(self, chain) -> str:
         model = self.config["model"]
         spec = {"arch": model["arch"], "num_outputs": model["num_outputs"],
-                "model_kwargs": model.get("model_kwargs") or {}}
+                "model_kwargs": model.get("model_kwargs") or {},
+                # only when not NCHW: a config without the key keeps its bases' settings, so nothing reruns
+                **({"memory_format": model["memory_format"]} if model.get("memory_format", "contiguous") != "contiguous"
+                   else {})}
         return self.settings(chain, model={"spec": spec, "weights": model["weights"]}, training=self.config["base"])
 
     @staticmethod
