@@ -4,7 +4,8 @@
   NaN, listed twice): a claim is read only from a complete tally, otherwise it is "incomplete".
 - `judge` is the rule over independent subnetworks (docs/decisions.md, "The verdict rule"): chain means, an exact
   sign-flip test, Holm over a claim's sizes, a t interval; holds / reversed / no evidence either way / too few
-  chains to decide.
+  chains to decide; and with the smallest effect that matters (S), no effect larger than S (the 90% interval inside
+  ±S) / undecided in place of no evidence.
 - A run's own difference is marked `*` where it is beyond noise on the same test items (McNemar's exact test at
   PAIRED_LEVEL; shape bias by a paired bootstrap): which runs carried a claim, shown beside the verdict."""
 
@@ -147,7 +148,20 @@ def format_paired(differences: pd.Series, counted: pd.Series) -> str:
 LEVEL = 0.05
 CONFIDENCE = 0.95
 HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW = "holds", "reversed", "no evidence either way", "too few chains to decide"
-VERDICTS = (HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW)
+# Where the smallest effect that matters (S) is given, a claim that neither holds nor is reversed is decided as "no
+# effect larger than S" when its 90% t interval over chains lies inside (-S, +S) (the two one-sided tests at
+# LEVEL each), and is otherwise "undecided" at its chains (docs/decisions.md, "The decisive record").
+NO_EFFECT, UNDECIDED = "no effect larger than S", "undecided"
+VERDICTS = (HOLDS, REVERSED, NO_EFFECT, UNDECIDED, NO_EVIDENCE, TOO_FEW)
+# S in percentage points, fixed in docs/decisions.md before the decisive record: every accuracy (and cue-conflict
+# robustness) 3 points, shape bias 5.
+SMALLEST_EFFECT = {"shape_bias": 5.0}
+ACCURACY_S = 3.0
+
+
+def smallest_effect(metric: str = "accuracy") -> float:
+    """S for a metric (percentage points): 5 for shape bias, 3 for every accuracy."""
+    return SMALLEST_EFFECT.get(metric, ACCURACY_S)
 INCOMPLETE = "incomplete"   # a planned run without one number: wins over every verdict
 
 
@@ -245,6 +259,8 @@ class Judgement:
     p: float = float("nan")
     adjusted: float = float("nan")
     verdict: str = ""
+    smallest: float = float("nan")   # S where it was given
+    equivalence: tuple = (float("nan"), float("nan"))   # the 90% t interval the two one-sided tests read
 
     @property
     def complete(self) -> bool:
@@ -259,12 +275,14 @@ class Judgement:
         return f"{self.mean:+.1f}{unit} [{self.low:+.1f}, {self.high:+.1f}]"
 
 
-def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> dict:
+def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, smallest: float | None = None) -> dict:
     """The rule over one claim: {size (any label): per-run differences (first minus second, indexed by run)} ->
     {size: Judgement}. `runs` names each size's planned runs (default: the index's); a named run that is missing,
     NaN or duplicated makes that size incomplete (tally). Holm's correction runs over the claim's complete sizes;
     a size that could not reach the level even with every one of its chains on one side, the other sizes' data kept
-    (could_not_decide), is "too few chains to decide", whatever its data."""
+    (could_not_decide), is "too few chains to decide", whatever its data. With `smallest` (S, in the differences'
+    unit), a size that neither holds nor is reversed is "no effect larger than S" when its 1 - 2 level t interval
+    lies inside (-S, +S), else "undecided" (or still "too few chains to decide")."""
     runs = runs or {}
     tallies = {size: tally(difference, runs.get(size)) for size, difference in differences.items()}
     out, tested = {}, {}
@@ -291,8 +309,24 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL) -> 
                 verdict = HOLDS if judgement.mean > 0 else REVERSED
             else:
                 verdict = NO_EVIDENCE
-            out[size] = replace(judgement, adjusted=p, verdict=verdict)
+            judgement = replace(judgement, adjusted=p, verdict=verdict)
+            if smallest is not None:
+                judgement = equivalence(judgement, smallest, level)
+            out[size] = judgement
     return out
+
+
+def equivalence(judgement: Judgement, smallest: float, level: float = LEVEL) -> Judgement:
+    """The two one-sided tests at `level` each: a judgement that neither holds nor is reversed becomes "no effect
+    larger than S" when the 1 - 2 level t interval of its chain means lies strictly inside (-S, +S), else "undecided"
+    ("too few chains to decide" stays: even unanimous chains could not have decided the direction)."""
+    low, high = t_interval(np.asarray(judgement.means), 1 - 2 * level)
+    judgement = replace(judgement, smallest=float(smallest), equivalence=(low, high))
+    if judgement.verdict in (HOLDS, REVERSED):
+        return judgement
+    if -smallest < low and high < smallest:
+        return replace(judgement, verdict=NO_EFFECT)
+    return replace(judgement, verdict=UNDECIDED if judgement.verdict == NO_EVIDENCE else judgement.verdict)
 
 
 @dataclass(frozen=True)
@@ -303,6 +337,7 @@ class Evidence:
 
     differences: dict
     runs: dict
+    smallest: float | None = None   # S (claims.smallest_effect), in the differences' unit
 
     def judge(self, level: float = LEVEL) -> dict:
-        return judge(self.differences, self.runs, level)
+        return judge(self.differences, self.runs, level, self.smallest)

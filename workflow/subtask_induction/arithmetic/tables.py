@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, mcnemar_p,
-                      paired_by_run)
+                      paired_by_run, smallest_effect)
 from ..method.discovery import selection_key
 from ..protocols import PROTOCOLS
 from ..records import read_record
@@ -256,7 +256,8 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
                   f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}. The verdict is the rule's "
                   f"(docs/decisions.md, \"The verdict rule\"): over chain means (replicates averaged), an exact sign-flip "
                   f"test with Holm's correction over the comparison's n, at {LEVEL:g}; the mean over chains with its "
-                  f"{CONFIDENCE:.0%} t interval beside it.", "",
+                  f"{CONFIDENCE:.0%} t interval beside it; neither holding nor reversed, it is no effect larger than S = "
+                  f"{smallest_effect():g} points where the 90% interval lies inside ±S, else undecided.", "",
                   "| layers | n | comparison | runs | difference per run | mean over chains | verdict |",
                   "|---|---|---|---|---|---|---|"]
         compared = {}
@@ -267,7 +268,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
                 if first in variants and second in variants:
                     compared.setdefault((layers, first, second), {})[n] = run_differences(rows, first, second, runs)
         for (layers, first, second), by_n in compared.items():
-            judged = judge({n: difference for n, (difference, _) in by_n.items()})
+            judged = judge({n: difference for n, (difference, _) in by_n.items()}, smallest=smallest_effect())
             for n, (difference, counted) in by_n.items():
                 judgement = judged[n]
                 verdict = (f"{judgement.verdict} (Holm p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains)"
@@ -342,7 +343,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             difference, counted = run_differences(at_k, *names, runs)
             by_k[k] = difference
             rows_of_k.append((k, cells, difference, counted, [f"{by['subnetwork'][c].mean():.3f}" for c in agree]))
-        judged = judge(by_k)   # Holm over the dial's sizes at this n
+        judged = judge(by_k, smallest=smallest_effect())   # Holm over the dial's sizes at this n
         for k, cells, difference, counted, agreement in rows_of_k:
             judgement = judged[k]
             verdict = (f"{judgement.summary()}: {judgement.verdict}" if judgement.complete

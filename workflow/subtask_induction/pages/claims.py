@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..arithmetic.paper import MAIN_EXPERIMENT
 from ..arithmetic.tables import mean_std, plain_variants, run_accuracy
-from ..claims import Evidence, chain_of, paired_by_run
+from ..claims import Evidence, chain_of, paired_by_run, smallest_effect
 from ..points import VISION_MODEL_ROWS
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
@@ -208,7 +208,7 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
             continue
         measured = {f"n = {n}": arithmetic_differences(record, rows, first, second, layers, n) for n in sizes}
         evidence = Evidence({where: difference for where, (_, difference) in measured.items()},
-                            {where: runs for where, (runs, _) in measured.items()})
+                            {where: runs for where, (runs, _) in measured.items()}, smallest_effect())
         judged = evidence.judge()
         runs = max(len(j.tally.runs) for j in judged.values())
         chains = max(len({chain_of(run) for run in j.tally.runs}) for j in judged.values())
@@ -248,7 +248,7 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         if first not in table.index or second not in table.index:
             continue
         runs, difference = chain_differences(record, per_chain, comparison, metric)
-        evidence = Evidence({"": difference}, {"": runs})
+        evidence = Evidence({"": difference}, {"": runs}, smallest_effect(metric))
         judged = evidence.judge()
         theirs = f"; {PAPER_SOURCE}: {paper[0][0]} vs {paper[0][1]} %" if paper and paper[0] else ""
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} %{theirs} "
@@ -285,7 +285,7 @@ def cross_domain(record: RunRecord) -> list[Claim]:
                                f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
         if measured:
             evidence = Evidence({where: d for where, (_, d) in measured.items()},
-                                {where: r for where, (r, _) in measured.items()})
+                                {where: r for where, (r, _) in measured.items()}, smallest_effect())
             judged = evidence.judge()
             chains = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
@@ -345,7 +345,7 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
             numbers.append(f"top {100 * k:g}%: " + " vs ".join(mean_std(a.mean(), a.std(ddof=1), len(a)) for a in accuracy))
     if not differences:
         return []
-    evidence = Evidence(differences, planned)
+    evidence = Evidence(differences, planned, smallest_effect())
     judged = evidence.judge()
     runs = max(len(j.tally.runs) for j in judged.values())
     return [Claim("arithmetic", f"beyond, 2 layers, {runs} runs, `{protocol}`",
@@ -373,7 +373,7 @@ def label_budget(record: RunRecord) -> list[Claim]:
         numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {rows['si_test_accuracy'].mean():.3f} vs "
                        f"{rows['sampled_test_accuracy'].mean():.3f}, Jaccard with the every-row subnetwork "
                        f"{rows['jaccard_vs_every_row'].mean():.2f} (chance {rows['chance_vs_every_row'].mean():.2f})")
-    evidence = Evidence(differences, planned)
+    evidence = Evidence(differences, planned, smallest_effect())
     judged = evidence.judge()
     chains = max(len(j.tally.runs) for j in judged.values())
     return [Claim("arithmetic", f"beyond, 2 layers, {chains} chains, `last`, n = 750",
@@ -406,7 +406,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
             differences[task], planned_runs_of[task] = 100 * paired_by_run(mine, theirs), runs
             numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
         if differences:
-            evidence = Evidence(differences, planned_runs_of)
+            evidence = Evidence(differences, planned_runs_of, smallest_effect())
             judged = evidence.judge()
             runs = max(len(j.tally.runs) for j in judged.values())
             backbones = max(len({chain_of(run) for run in j.tally.runs}) for j in judged.values())
@@ -500,7 +500,7 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
         planned[f"n = {int(n):,}"] = runs
         numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
     overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"
-    evidence = Evidence(differences, planned)
+    evidence = Evidence(differences, planned, smallest_effect())
     judged = evidence.judge()
     runs = max((len(j.tally.runs) for j in judged.values()), default=0)
     return [Claim("arithmetic", f"paper scale, {layers} layers, {runs} runs, `eval`",

@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from ..claims import HOLDS, INCOMPLETE, NO_EVIDENCE, REVERSED, TOO_FEW
+from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
 from .page import BEYOND, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
@@ -22,14 +22,14 @@ OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on
 # The README's groups of headline claims, in order; a claim's group comes from its verdicts at every size (n, task,
 # training-set size), and a group other than a uniform one names the verdict at each size.
 GROUPS = ("Holds", "Holds in part", "Holds in part, reversed in part", "Reversed", "Reversed in part",
-          "No evidence either way", "Too few chains to decide", "Differs between the two records", "Does not hold",
-          "Incomplete")
+          "No effect larger than S", "Undecided at these chains", "No evidence either way", "Too few chains to decide",
+          "Differs between the two records", "Does not hold", "Incomplete")
 
 
 def per_size(verdicts) -> str:
     """Every size's verdict, grouped by verdict: `holds at n = 250, n = 750; reversed at n = 0`."""
     parts = []
-    for verdict in (HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW):
+    for verdict in (HOLDS, REVERSED, NO_EFFECT, UNDECIDED, NO_EVIDENCE, TOO_FEW):
         wheres = [where or "the one size" for where, v in verdicts if v == verdict]
         if wheres:
             parts.append(f"{verdict} at {', '.join(wheres)}")
@@ -89,7 +89,8 @@ def verdict_group(claim) -> tuple[str, str]:
         return "Incomplete", ""
     if wording.DIFFERS in words:
         return "Differs between the two records", ""
-    uniform = {HOLDS: "Holds", REVERSED: "Reversed", NO_EVIDENCE: "No evidence either way",
+    uniform = {HOLDS: "Holds", REVERSED: "Reversed", NO_EFFECT: "No effect larger than S",
+               UNDECIDED: "Undecided at these chains", NO_EVIDENCE: "No evidence either way",
                TOO_FEW: "Too few chains to decide"}
     if len(set(words)) == 1:
         return uniform[words[0]], ""
@@ -99,7 +100,9 @@ def verdict_group(claim) -> tuple[str, str]:
         return "Holds in part", per_size(claim.verdicts)
     if REVERSED in words:
         return "Reversed in part", per_size(claim.verdicts)
-    return "No evidence either way", per_size(claim.verdicts)
+    # some size not decided: the claim is not, and each size's verdict is named
+    decided_in_part = {UNDECIDED, NO_EFFECT} & set(words)
+    return ("Undecided at these chains" if decided_in_part else "No evidence either way"), per_size(claim.verdicts)
 
 
 def readme_verdict(records: dict[str, RunRecord]) -> str:
@@ -131,7 +134,12 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
                 and claim.evidence else "")
         item = _short(claim) + (f" ({where})" if where else "") + both + (f" [{reason}]" if reason else "")
         groups[group].append(item + ("." + dial if dial else ""))
-    why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)"}
+    why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)",
+           "No effect larger than S": f" (S, the smallest effect that matters: {smallest_effect():g} points of accuracy, "
+                                      f"{smallest_effect('shape_bias'):g} of shape bias; the 90% interval over chains "
+                                      "lies inside ±S)",
+           "Undecided at these chains": " (neither holds nor reversed, and the 90% interval over chains reaches past "
+                                        "±S: more chains would decide it)"}
     lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + ("" if items[-1].endswith(".") else ".")
              for name, items in groups.items() if items]
     for claim in authors_code:

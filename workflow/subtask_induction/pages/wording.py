@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..claims import HOLDS, INCOMPLETE, TOO_FEW, VERDICTS, Judgement
+import numpy as np
+
+from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, TOO_FEW, UNDECIDED, VERDICTS, Judgement
 from ..labels import TRANSFER, VISION
 from .curves import CURVE_BAND
 
@@ -31,11 +33,23 @@ def holds_text(judged: dict[str, Judgement]) -> str:
     for verdict in VERDICTS:
         wheres = [where for where, j in judged.items() if j.verdict == verdict]
         if wheres:
-            word = f"**{verdict}**" if verdict == HOLDS else verdict
+            word = verdict_word(judged[wheres[0]], {len(judged[where].chains) for where in wheres})
             every = len(wheres) == len(judged)
             parts.append(word + ("" if every and len(wheres) == 1 and not wheres[0] else
                                  f" ({', '.join(wheres)})" if every else f" at {', '.join(wheres)}"))
     return "; ".join(parts)
+
+
+def verdict_word(judgement: Judgement, chains: set[int]) -> str:
+    """A verdict as a cell says it: **holds** in bold, S's value for "no effect larger than S", the chains for
+    "undecided" (`chains`: the chain counts of the sizes it names)."""
+    if judgement.verdict == HOLDS:
+        return f"**{HOLDS}**"
+    if judgement.verdict == NO_EFFECT:
+        return f"no effect larger than {judgement.smallest:g} points"
+    if judgement.verdict == UNDECIDED:
+        return f"undecided at {'/'.join(map(str, sorted(chains)))} chains"
+    return judgement.verdict
 
 
 def lean_counts(judged: dict[str, Judgement]) -> tuple:
@@ -99,7 +113,10 @@ def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "ch
         lean = f"{higher} of {len(j.means)} {word} higher" + (f", {lower} lower" if lower and higher else "")
         if not higher:
             lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
-        out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}")
+        low, high = j.equivalence
+        within = (f", 90% [{low:+.1f}, {high:+.1f}] {'inside' if -j.smallest < low and high < j.smallest else 'past'} "
+                  f"±{j.smallest:g}" if j.verdict in (NO_EFFECT, UNDECIDED) and not np.isnan(low) else "")
+        out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}")
     return "; ".join(out)
 
 

@@ -12,7 +12,7 @@ import math
 import pandas as pd
 
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, mcnemar_p,
-                      shape_bias_difference)
+                      shape_bias_difference, smallest_effect)
 from ..points import SUBNETWORK_ROWS
 from ..records import read_record
 
@@ -234,7 +234,9 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
     lines = [f"Differences in points, chain by chain; `*`: p < {PAIRED_LEVEL:g} on the same items (McNemar's exact "
              "test; shape bias: a paired bootstrap over the conflict images). The verdict is the rule's "
              "(docs/decisions.md, \"The verdict rule\"): an exact sign-flip test over the chains at "
-             f"{LEVEL:g}, the mean over chains with its {CONFIDENCE:.0%} t interval beside it.", "",
+             f"{LEVEL:g}, the mean over chains with its {CONFIDENCE:.0%} t interval beside it; neither holding nor "
+             f"reversed, it is no effect larger than S ({smallest_effect():g} points, shape bias "
+             f"{smallest_effect('shape_bias'):g}) where the 90% interval lies inside ±S, else undecided.", "",
              "| comparison | metric | difference per chain (points) | mean over chains | verdict |", "|---|---|---|---|---|"]
     for first, second in comparisons:
         if first not in models or second not in models:
@@ -253,7 +255,7 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
             difference, counted = pd.Series(difference, index=chains), pd.Series(counted, index=chains)
             if difference.isna().all():
                 continue
-            judgement = judge({metric: difference})[metric]
+            judgement = judge({metric: difference}, smallest=smallest_effect(metric))[metric]
             verdict = (f"{judgement.verdict} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains)"
                        if judgement.complete else f"incomplete: {judgement.tally.gaps}")
             lines.append(f"| {first} vs {second} | {metric} | {format_paired(difference, counted)} | "
