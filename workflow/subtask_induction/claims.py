@@ -266,6 +266,21 @@ class Judgement:
     def complete(self) -> bool:
         return self.tally.complete
 
+    def said(self) -> str:
+        """The verdict in a table's words: S's value for "no effect larger than S", the chains for "undecided"."""
+        if self.verdict == NO_EFFECT:
+            return f"no effect larger than {self.smallest:g} points"
+        if self.verdict == UNDECIDED:
+            return f"undecided at {len(self.chains)} chains"
+        return self.verdict
+
+    def interval_90(self) -> str:
+        """`; 90% [-0.6, +5.1]` where the equivalence test read it (no effect, undecided), else ""."""
+        low, high = self.equivalence
+        if self.verdict not in (NO_EFFECT, UNDECIDED) or np.isnan(low):
+            return ""
+        return f"; 90% [{low:+.1f}, {high:+.1f}]"
+
     def summary(self, unit: str = "") -> str:
         """`+14.3 [+6.1, +22.5]` (the mean over chains with its interval, in the differences' unit)."""
         if not self.complete or not self.chains:

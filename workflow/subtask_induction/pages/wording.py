@@ -6,8 +6,6 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, TOO_FEW, UNDECIDED, VERDICTS, Judgement
 from ..labels import TRANSFER, VISION
 from .curves import CURVE_BAND
@@ -45,11 +43,9 @@ def verdict_word(judgement: Judgement, chains: set[int]) -> str:
     "undecided" (`chains`: the chain counts of the sizes it names)."""
     if judgement.verdict == HOLDS:
         return f"**{HOLDS}**"
-    if judgement.verdict == NO_EFFECT:
-        return f"no effect larger than {judgement.smallest:g} points"
-    if judgement.verdict == UNDECIDED:
+    if judgement.verdict == UNDECIDED and len(chains) > 1:
         return f"undecided at {'/'.join(map(str, sorted(chains)))} chains"
-    return judgement.verdict
+    return judgement.said()
 
 
 def lean_counts(judged: dict[str, Judgement]) -> tuple:
@@ -113,9 +109,8 @@ def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "ch
         lean = f"{higher} of {len(j.means)} {word} higher" + (f", {lower} lower" if lower and higher else "")
         if not higher:
             lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
-        low, high = j.equivalence
-        within = (f", 90% [{low:+.1f}, {high:+.1f}] {'inside' if -j.smallest < low and high < j.smallest else 'past'} "
-                  f"±{j.smallest:g}" if j.verdict in (NO_EFFECT, UNDECIDED) and not np.isnan(low) else "")
+        within = (f", 90%{j.interval_90()[5:]} {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
+                  if j.interval_90() else "")
         out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}")
     return "; ".join(out)
 

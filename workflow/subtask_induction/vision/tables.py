@@ -256,7 +256,8 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
             if difference.isna().all():
                 continue
             judgement = judge({metric: difference}, smallest=smallest_effect(metric))[metric]
-            verdict = (f"{judgement.verdict} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains)"
+            verdict = (f"{judgement.said()} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
+                       f"{judgement.interval_90()})"
                        if judgement.complete else f"incomplete: {judgement.tally.gaps}")
             lines.append(f"| {first} vs {second} | {metric} | {format_paired(difference, counted)} | "
                          f"{judgement.summary()} | {verdict} |")
