@@ -133,10 +133,12 @@ def readme_key() -> str:
                             "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it (the *discovery*: a "
                             "learned mask over its weights), and every "
                             "training on the new task from them ([chain](docs/glossary.md#chain))"),
-            ("holds, reversed, no evidence, too few chains",
+            ("holds, reversed, no effect larger than S, undecided, too few chains",
              "the [verdict rule](docs/glossary.md#verdict-rule): SI's difference averaged over the chains is above 0 "
              "(holds) or below (reversed) by an exact sign-flip test, p < 0.05 after correcting for the several n of "
-             "a claim; otherwise no evidence either way; too few chains: even every chain agreeing could not reach it"),
+             "a claim; otherwise no effect larger than S (the smallest effect that matters: 3 points of accuracy, 5 "
+             "of shape bias) when its 90% interval lies inside ±S, else undecided at that many chains; too few "
+             "chains: even every chain agreeing could not reach p < 0.05"),
             ("record; 2 / 12 layers", "a finished [run](docs/glossary.md#run)'s tables, stored with its commit and machine (`default` and "
                                       "`default_replication`: the default run twice, on disjoint chain seeds); the "
                                       "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale "
@@ -165,8 +167,11 @@ def legend(docs: str = "docs/") -> str:
             "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **the chains** — the "
             "[verdict rule](docs/glossary.md#verdict-rule): each chain (one subnetwork) is one vote, its replicates "
             "averaged; a claim **holds** when an exact sign-flip test over the chains finds the difference above 0 "
-            "at p < 0.05 (Holm-corrected over the n, or tasks, the claim is judged at), is **reversed** when below, reads **no evidence either "
-            "way** otherwise, and **too few chains to decide** when even every chain agreeing could not reach "
+            "at p < 0.05 (Holm-corrected over the n, or tasks, the claim is judged at), is **reversed** when below; "
+            "otherwise it reads **no effect larger than S** when the 90% interval of the mean over chains lies inside "
+            "±S (S, the smallest effect that matters: 3 points of accuracy, 5 of shape bias; docs/decisions.md), "
+            "**undecided at k chains** when it does not, and **too few chains to decide** when even every chain "
+            "agreeing could not reach "
             "p < 0.05 at that n, the other n's data kept (fewer than 6 chains for a claim at one n); the numbers give the mean difference over "
             "chains with its 95% interval, and each run's difference (`*`: beyond noise on the same test items, a "
             "[paired test](docs/glossary.md#paired-test)); "
