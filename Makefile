@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce replication beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce replication decisive beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -52,6 +52,15 @@ beyond: $(STAMP)
 beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs: $(STAMP)
 	$(BYTECODE)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
+
+# The decisive record (config/decisive.yaml; docs/decisions.md, "The decisive record"): the default's headlines and the
+# rivals on 24 arithmetic and 12 vision chains of their own, in batches of 8 chains per family (BATCHES=k runs the
+# first k; a 2-core host takes a few hours a batch). Run it in a folder of its own (a clone), as the replication.
+DECISIVE := config/config.yaml config/beyond/magnitude.yaml config/beyond/blurpool.yaml config/beyond/signs.yaml config/decisive.yaml
+BATCHES ?=
+decisive: $(STAMP)
+	$(BYTECODE)
+	$(BIN)/snakemake --cores $(CORES) --configfile $(DECISIVE) $(if $(BATCHES),--config decisive_batches=$(BATCHES))
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;

@@ -10,12 +10,13 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 
 
-# A user's config keys renamed since (a deprecation note each), the schema, the cross-field checks the schema
-# cannot state; then the config normalised once (workflow_config.py): the points and packs every family's rules
+# A user's config keys renamed since (a deprecation note each), the schema, a decisive batch's cut, the cross-field
+# checks the schema cannot state; then the config normalised once (workflow_config.py): the points and packs every family's rules
 # read. All before any family's rules are read.
 for _note in upgrade_keys(config):
     print(f"warning: {_note}", file=sys.stderr)
 validate(config, "workflow/schemas/config.schema.yaml")
+take_batches(config)
 check_config(config)
 SWEEP = normalise(config)
 

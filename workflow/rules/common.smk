@@ -27,7 +27,7 @@ from subtask_induction.files import write_text
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes, pack_work
 from subtask_induction.upgrade import pending as upgrade_pending
-from subtask_induction.workflow_config import normalise, upgrade_keys
+from subtask_induction.workflow_config import normalise, take_batches, upgrade_keys
 
 # The jobs run the first `python` on PATH: unless a software deployment method gives them their own (conda), it
 # must have the dependencies, or every job would fail on `import torch` in its log alone. Checked when a run

@@ -71,6 +71,32 @@ class Sweep:
     submasking: SubmaskingJobs
 
 
+BATCH = 8   # chains per batch of the decisive record (docs/decisions.md, "The decisive record")
+
+
+def take_batches(config: dict) -> dict:
+    """The config cut to its first `decisive_batches` batches of BATCH chains per family, in place (before
+    normalise, so the points, packs and tables hold exactly those): each family's chains, the arithmetic experiments'
+    own chain lists, and the submasking backbones trained on a vision chain that is cut. None or absent: the config
+    as it is. The record that stores a batch names the whole plan, so its missing chains read "incomplete" on every
+    page until the last batch is in (pages/planned.py)."""
+    batches = config.get("decisive_batches")
+    if not batches:
+        return config
+    keep = BATCH * batches
+    arithmetic, vision = config["arithmetic"], config["vision"]
+    arithmetic["chains"] = arithmetic["chains"][:keep]
+    for experiment in arithmetic.get("experiments", []):
+        if experiment.get("chains"):
+            experiment["chains"] = [c for c in experiment["chains"] if c in arithmetic["chains"]]
+    vision["chains"] = vision["chains"][:keep]
+    if config.get("submasking"):
+        config["submasking"]["backbones"] = [
+            b for b in config["submasking"]["backbones"]
+            if b["source"] != "vision_base" or b["chain"] in vision["chains"]]
+    return config
+
+
 def normalise(config: dict) -> Sweep:
     """Each family's jobs (a checked config: the schema and check_config passed)."""
     return Sweep(ArithmeticJobs(config["arithmetic"], config.get("retrain_points", [])),
