@@ -190,8 +190,8 @@ def test_the_readme_is_short_and_answers_first():
 
 def test_the_verdict_lines_follow_the_records(tmp_path):
     """The README's verdict is rendered from the claims, never written: with eight chains planned, SI vs random init
-    holding at every n reads "Holds"; one n's chains split evenly moves it to "Holds in part", naming every n's
-    verdict."""
+    holding at every n reads "Holds"; one n's chains split evenly (and tightly) moves it to "Holds in part", naming
+    every n's verdict."""
 
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
@@ -203,7 +203,8 @@ def test_the_verdict_lines_follow_the_records(tmp_path):
     widened(data, "si vs random", {0: [4.0, -3.0, 5.0, -6.0, 2.0, -1.0, 3.0, -4.0]})
     after = readme.readme_verdict(run_records.load_all(data))
     partly = next(line for line in after.splitlines() if line.startswith("- **Holds in part**"))
-    assert "SI beats random initialisation (holds at n = 250, n = 750; no evidence either way at n = 0)" in partly
+    # n = 0's chains: mean 0, 90% interval [-2.7, +2.7], inside S = ±3 points
+    assert "SI beats random initialisation (holds at n = 250, n = 750; no effect larger than S at n = 0)" in partly
 
 
 def test_code_defaults_equal_the_config_values_they_stand_for():
