@@ -26,27 +26,27 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
-from subtask_induction.claims import HOLDS, judge  # noqa: E402
+from subtask_induction.claims import HOLDS, judge, smallest_effect  # noqa: E402
 from subtask_induction.pages import claims, run_records  # noqa: E402
 
 RECORDS = ("default", "default_replication")
-SMALLEST = {"arithmetic": 3.0, "vision": 3.0, "shape bias": 5.0}   # S in points (docs/decisions.md says why)
 
 
 def headlines(records: dict) -> dict[str, tuple[str, pd.DataFrame]]:
-    """{headline: (its S's family, chains x sizes of per-chain differences in points)} over both records, chains of
-    the second record renumbered after the first's."""
+    """{headline: (its S, chains x sizes of per-chain differences in points)} over both records, chains of the second
+    record renumbered after the first's (submasking: its backbones)."""
     out = {}
     for offset, name in enumerate(RECORDS):
         record = records[name]
-        gathered = claims.arithmetic_default(record) + claims.vision_default(record)
+        gathered = (claims.arithmetic_default(record) + claims.vision_default(record)
+                    + claims.submasking_default(record))
         for claim in gathered:
-            family = "shape bias" if "shape bias" in claim.claim else claim.family
+            smallest = claim.evidence.smallest if claim.evidence.smallest is not None else smallest_effect()
             frame = pd.DataFrame({where: difference.groupby(lambda run: str(run).split("/")[0]).mean()
                                   for where, difference in claim.evidence.differences.items()})
             frame.index = [f"{name}:{chain}" for chain in frame.index]
-            previous = out.get(claim.claim, (family, pd.DataFrame()))[1]
-            out[claim.claim] = (family, pd.concat([previous, frame]))
+            previous = out.get(claim.claim, (smallest, pd.DataFrame()))[1]
+            out[claim.claim] = (smallest, pd.concat([previous, frame]))
     return out
 
 
@@ -88,8 +88,7 @@ def main() -> None:
     print("| headline | S | chains pooled | SD per size (upper 80%) | " + " | ".join(f"{k} chains" for k in args.chains)
           + " |")
     print("|---|---|---|---|" + "---|" * len(args.chains))
-    for text, (family, chains) in headlines(records).items():
-        smallest = SMALLEST[family]
+    for text, (smallest, chains) in headlines(records).items():
         spreads = ", ".join(f"{np.std(chains[c], ddof=1):.1f} ({upper_sd(chains[c].to_numpy()):.1f})" for c in chains)
         cells = [f"{p:.2f} / {e:.2f}" for p, e in (simulate(chains, smallest, k, args.draws, rng) for k in args.chains)]
         print(f"| {text} | {smallest:g} | {len(chains)} | {spreads} | " + " | ".join(cells) + " |", flush=True)
