@@ -7,6 +7,8 @@ Torch-free.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 
@@ -77,7 +79,10 @@ DATA = {
                       classes=3),
     "faces": Label("faces", "scikit-image's LFW faces against non-face patches: 2 classes", classes=2),
     "world_base": Label("world_base", "the vision family's base of chain 0, a ResNet trained on the generated world"),
+    # one submasking backbone per vision chain (issue 72): the default's 1-7, the replication's 8-15, the decisive's 16-27
+    **{f"world_base{k}": Label(f"world_base{k}", f"the vision family's base of chain {k}") for k in range(1, 28)},
 }
+NUMBERED_BACKBONE = "world_base"   # world_base<k>: said once in the glossary
 
 GROUPS = {"transfer": TRANSFER, "vision": VISION, "submasking": SUBMASKING, "data": DATA}
 
@@ -91,5 +96,13 @@ def glossary() -> str:
     """docs/glossary.md's list of the names, generated from this registry."""
     groups = (("Transfer kinds", TRANSFER), ("Vision models", VISION), ("Submasking adaptations", SUBMASKING),
               ("Data sets and backbones", DATA))
-    return "\n".join(f"- *{title}*: " + "; ".join(f"{item.markdown()}: {item.meaning}" for item in group.values())
-                     + "." for title, group in groups)
+    def said(group: dict) -> list[str]:
+        items = [f"{item.markdown()}: {item.meaning}" for name, item in group.items()
+                 if not re.fullmatch(NUMBERED_BACKBONE + r"\d+", name)]
+        numbered = [name for name in group if re.fullmatch(NUMBERED_BACKBONE + r"\d+", name)]
+        if numbered:
+            items.append(f"{group[numbered[0]].markdown()} … {group[numbered[-1]].markdown()}: the vision family's "
+                         "base of chain k, one submasking backbone per vision chain")
+        return items
+
+    return "\n".join(f"- *{title}*: " + "; ".join(said(group)) + "." for title, group in groups)
