@@ -86,7 +86,7 @@ def test_a_vision_overlay_can_run_fewer_variants_than_the_config_defines(tmp_pat
     result = snakemake(REPO, "-n", "--quiet", "rules", "--cores", "1", "--directory", str(tmp_path / "run"),
                        "--configfile", "config/config.yaml", str(overlay))
     assert result.returncode == 0, result.stderr[-2000:]
-    assert counts(result)["vision_transfer"] == 2 * 3  # two variants in each of the default's three chains
+    assert counts(result)["vision_transfer"] == 2 * V  # two variants in each of the default's chains
     overlay.write_text(yaml.safe_dump({"vision": {"transfer": {"run": ["si", "sketch"]}}}))
     wrong = snakemake(REPO, "-n", "--cores", "1", "--directory", str(tmp_path / "run"),
                       "--configfile", "config/config.yaml", str(overlay))
@@ -108,5 +108,8 @@ def test_the_replication_is_the_default_with_disjoint_chain_seeds():
     renamed = [{**e, **({"chains": [again["arithmetic"]["chains"][0]]} if e.get("chains") == first["chains"] else {})}
                for e in default["arithmetic"]["experiments"]]
     assert again["arithmetic"]["experiments"] == renamed
-    backbones = [{**b, "chain": again["vision"]["chains"][0]} for b in default["submasking"]["backbones"]]
+    # one backbone per vision chain, as the default's, each on the replication's chain in the same place
+    offset = {d: r for d, r in zip(default["vision"]["chains"], again["vision"]["chains"])}
+    backbones = [{**b, "name": f"world_base{offset[b['chain']]}", "chain": offset[b["chain"]]}
+                 for b in default["submasking"]["backbones"]]
     assert again["submasking"]["backbones"] == backbones
