@@ -139,7 +139,7 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
                                       f"{smallest_effect('shape_bias'):g} of shape bias; the 90% interval over chains "
                                       "lies inside ±S)",
            "Undecided at these chains": " (neither holds nor reversed, and the 90% interval over chains reaches past "
-                                        "±S: more chains would decide it)"}
+                                        "±S: more chains could decide it)"}
     lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + ("" if items[-1].endswith(".") else ".")
              for name, items in groups.items() if items]
     for claim in authors_code:
