@@ -129,20 +129,20 @@ def readme_key() -> str:
             ("n; kept %; points", "the training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab); "
                                   "the share of the masked weights a subnetwork keeps; percentage points of test "
                                   "accuracy (arithmetic: on 500 held-out pairs a, b)"),
-            ("chain; base", "one independent repeat of the whole experiment: a network trained on the first task "
-                            "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it (the *discovery*: a "
-                            "learned mask over its weights), and every "
-                            "training on the new task from them ([chain](docs/glossary.md#chain))"),
+            ("chain; base; record; 2 / 12 layers",
+             "one independent repeat of the whole experiment: a network trained on the first task "
+             "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it (the *discovery*: a "
+             "learned mask over its weights), and every training on the new task from them "
+             "([chain](docs/glossary.md#chain)); a finished [run](docs/glossary.md#run)'s tables, stored with its commit "
+             "and machine (`default` and `default_replication`: the default run twice, on disjoint chain seeds); the "
+             "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale (`config/paper.yaml`, a GPU) 2 and "
+             "12"),
             ("holds, reversed, no effect larger than S, undecided, too few chains",
              "the [verdict rule](docs/glossary.md#verdict-rule): SI's difference averaged over the chains is above 0 "
              "(holds) or below (reversed) by an exact sign-flip test, p < 0.05 after correcting for the several n of "
              "a claim; otherwise no effect larger than S (the smallest effect that matters: 3 points of accuracy, 5 "
              "of shape bias) when its 90% interval lies inside ±S, else undecided at that many chains; too few "
              "chains: even every chain agreeing could not reach p < 0.05"),
-            ("record; 2 / 12 layers", "a finished [run](docs/glossary.md#run)'s tables, stored with its commit and machine (`default` and "
-                                      "`default_replication`: the default run twice, on disjoint chain seeds); the "
-                                      "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale "
-                                      "(`config/paper.yaml`, a GPU) 2 and 12"),
             ("pooled images, shape bias, data mixture; backbone, digits, textures",
              "images with each region's colours replaced by their mean (texture removed, shape kept) / the share of "
              "shape decisions on images "
