@@ -26,7 +26,7 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
-from subtask_induction.claims import HOLDS, judge, smallest_effect  # noqa: E402
+from subtask_induction.claims import HOLDS, judge, smallest_effect, t_interval  # noqa: E402
 from subtask_induction.pages import claims, run_records  # noqa: E402
 
 RECORDS = ("default", "default_replication")
@@ -70,7 +70,7 @@ def simulate(chains: pd.DataFrame, smallest: float, k: int, draws: int, rng) -> 
         holds += [effect[c].verdict == HOLDS for c in chains]
         for j in range(len(chains.columns)):
             values = picked[:, j]
-            low, high = stats.t.interval(0.90, k - 1, loc=values.mean(), scale=stats.sem(values))
+            low, high = t_interval(values, 0.90)   # the interval the rule's equivalence reads
             equivalent[j] += -smallest < low and high < smallest
     return float(holds.min() / draws), float(equivalent.min() / draws)
 

@@ -65,3 +65,14 @@ def test_a_record_of_the_first_batches_shows_no_verdict_only_incomplete(tmp_path
                   and "12-layer" not in line.split("SI beats random initialisation")[1][:30]]
     assert arithmetic and all(line.startswith("- **Incomplete**") for line in arithmetic), lines
     assert "SI beats the count-matched random mask" in next(l for l in lines.splitlines() if l.startswith("- **Incomplete**"))
+
+
+def test_a_batch_runs_no_chain_of_a_later_batch_even_where_an_experiment_names_one():
+    config = decisive_config(1)
+    late = config["arithmetic"]["chains"][-1]   # a chain of the last batch
+    named = {**config["arithmetic"]["experiments"][0], "chains": [late], "variants": ["si_trainable"]}
+    config["arithmetic"]["experiments"].append(dict(named))
+    config["arithmetic"].setdefault("added_experiments", {})["late"] = [dict(named)]
+    sweep = normalise(take_batches(config))
+    assert {p.chain for p in sweep.arithmetic.points} == set(config["arithmetic"]["chains"])
+    assert "si_trainable" not in {p.variant for p in sweep.arithmetic.points}

@@ -153,6 +153,7 @@ HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW = "holds", "reversed", "no evidence either
 # LEVEL each), and is otherwise "undecided" at its chains (docs/decisions.md, "The decisive record").
 NO_EFFECT, UNDECIDED = "no effect larger than S", "undecided"
 VERDICTS = (HOLDS, REVERSED, NO_EFFECT, UNDECIDED, NO_EVIDENCE, TOO_FEW)
+INCOMPLETE = "incomplete"   # a planned run without one number: wins over every verdict
 # S in percentage points, fixed in docs/decisions.md before the decisive record: every accuracy (and cue-conflict
 # robustness) 3 points, shape bias 5.
 SMALLEST_EFFECT = {"shape_bias": 5.0}
@@ -162,7 +163,6 @@ ACCURACY_S = 3.0
 def smallest_effect(metric: str = "accuracy") -> float:
     """S for a metric (percentage points): 5 for shape bias, 3 for every accuracy."""
     return SMALLEST_EFFECT.get(metric, ACCURACY_S)
-INCOMPLETE = "incomplete"   # a planned run without one number: wins over every verdict
 
 
 def chain_of(run) -> str:

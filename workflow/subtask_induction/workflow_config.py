@@ -86,15 +86,23 @@ def take_batches(config: dict) -> dict:
     keep = BATCH * batches
     arithmetic, vision = config["arithmetic"], config["vision"]
     arithmetic["chains"] = arithmetic["chains"][:keep]
-    for experiment in arithmetic.get("experiments", []):
-        if experiment.get("chains"):
-            experiment["chains"] = [c for c in experiment["chains"] if c in arithmetic["chains"]]
+    arithmetic["experiments"] = _within(arithmetic.get("experiments", []), arithmetic["chains"])
+    for name, experiments in (arithmetic.get("added_experiments") or {}).items():
+        arithmetic["added_experiments"][name] = _within(experiments, arithmetic["chains"])
     vision["chains"] = vision["chains"][:keep]
     if config.get("submasking"):
         config["submasking"]["backbones"] = [
             b for b in config["submasking"]["backbones"]
             if b["source"] != "vision_base" or b["chain"] in vision["chains"]]
     return config
+
+
+def _within(experiments: list[dict], chains: list) -> list[dict]:
+    """The experiments with the chains they name cut to `chains` (one left naming none makes no point)."""
+    for experiment in experiments:
+        if "chains" in experiment:
+            experiment["chains"] = [c for c in experiment["chains"] if c in chains]
+    return experiments
 
 
 def normalise(config: dict) -> Sweep:

@@ -109,7 +109,8 @@ def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "ch
         lean = f"{higher} of {len(j.means)} {word} higher" + (f", {lower} lower" if lower and higher else "")
         if not higher:
             lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
-        within = (f", 90%{j.interval_90()[5:]} {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
+        low, high = j.equivalence
+        within = (f", 90% [{low:+.1f}, {high:+.1f}] {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
                   if j.interval_90() else "")
         out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}")
     return "; ".join(out)
