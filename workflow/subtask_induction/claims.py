@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 
@@ -212,16 +213,23 @@ def sign_flip_p(values) -> float:
 
 def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The t interval of the mean over chains ((nan, nan) under two chains; a point where they all agree)."""
-    from scipy import stats
-
     values = np.asarray(values, dtype=float)
     if len(values) < 2:
         return float("nan"), float("nan")
-    spread = stats.sem(values)
+    spread = np.std(values, ddof=1) / np.sqrt(len(values))   # scipy.stats.sem's own formula, without its wrapper
     if spread == 0:
         return float(values.mean()), float(values.mean())
-    low, high = stats.t.interval(confidence, len(values) - 1, loc=values.mean(), scale=spread)
-    return float(low), float(high)
+    mean = values.mean()
+    # scipy.stats.t.interval's own arithmetic (loc + scale x the quantile), its quantiles cached
+    return (float(mean + spread * t_quantile((1 - confidence) / 2, len(values) - 1)),
+            float(mean + spread * t_quantile((1 + confidence) / 2, len(values) - 1)))
+
+
+@functools.lru_cache(maxsize=None)
+def t_quantile(q: float, df: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(q, df))
 
 
 def holm(pvalues: list[float]) -> list[float]:
@@ -300,18 +308,25 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, sma
     lies inside (-S, +S), else "undecided" (or still "too few chains to decide")."""
     runs = runs or {}
     tallies = {size: tally(difference, runs.get(size)) for size, difference in differences.items()}
-    out, tested = {}, {}
+    means = {}
     for size, difference in differences.items():
         counted = tallies[size]
-        if not counted.complete:
-            out[size] = Judgement(counted)
-            continue
-        named = difference[[run in set(counted.runs) for run in difference.index]]
-        means = chain_means(named)
-        low, high = t_interval(means.to_numpy())
-        out[size] = Judgement(counted, tuple(means.index), tuple(float(v) for v in means), float(means.mean()), low,
-                              high, sign_flip_p(means.to_numpy()))
-        tested[size] = out[size]
+        if counted.complete:
+            means[size] = chain_means(difference[[run in set(counted.runs) for run in difference.index]])
+    judged = judge_means(means, tallies, level, smallest)
+    return {size: judged.get(size, Judgement(tallies[size])) for size in differences}
+
+
+def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: float | None = None) -> dict:
+    """judge's second half, on chain means: {size: one mean per chain (a Series indexed by chain)} with each size's
+    complete tally -> {size: Judgement}: the exact sign-flip p per size, Holm over the sizes, the verdict."""
+    tested = {}
+    for size, chain_mean in means.items():
+        values = chain_mean.to_numpy(dtype=float)
+        low, high = t_interval(values)
+        tested[size] = Judgement(tallies[size], tuple(chain_mean.index), tuple(float(v) for v in values),
+                                 float(values.mean()), low, high, sign_flip_p(values))
+    out = {}
     if tested:
         sizes = list(tested)
         pvalues = [tested[size].p for size in sizes]
@@ -342,6 +357,33 @@ def equivalence(judgement: Judgement, smallest: float, level: float = LEVEL) -> 
     if -smallest < low and high < smallest:
         return replace(judgement, verdict=NO_EFFECT)
     return replace(judgement, verdict=UNDECIDED if judgement.verdict == NO_EVIDENCE else judgement.verdict)
+
+
+POWER_DRAWS = 400   # simulated smaller records per claim: the share's standard error is at most 2.5 points
+
+
+def power_at(judged: dict, chains: int, smallest: float | None = None, draws: int = POWER_DRAWS) -> dict:
+    """{size: the chance that a record of `chains` chains says what `judged` (one claim's judgement in a larger
+    record) says there}: whole chain vectors of the larger record drawn with replacement, `chains` at a time (every
+    size of a chain together, so the sizes stay correlated), and judged by the rule itself (judge_means), so the
+    estimate is the larger record's, not an effect that only held in a small one. A fixed generator: the same
+    records give the same figure. Sizes without a complete judgement are left out."""
+    sizes = [size for size, j in judged.items() if j.complete and j.chains]
+    if not sizes:
+        return {}
+    frame = pd.DataFrame({size: pd.Series(judged[size].means, index=judged[size].chains) for size in sizes}).dropna()
+    rng = np.random.default_rng(0)
+    index = pd.Index([str(i) for i in range(chains)])
+    tallies = dict.fromkeys(sizes, Tally(tuple(index), chains))
+    agree = dict.fromkeys(sizes, 0)
+    values = frame.to_numpy()
+    for _ in range(draws):
+        picked = values[rng.integers(0, len(values), chains)]
+        again = judge_means({size: pd.Series(picked[:, j], index=index) for j, size in enumerate(sizes)}, tallies,
+                            smallest=smallest)
+        for size in sizes:
+            agree[size] += again[size].verdict == judged[size].verdict
+    return {size: agree[size] / draws for size in sizes}
 
 
 @dataclass(frozen=True)
