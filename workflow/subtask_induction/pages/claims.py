@@ -138,6 +138,7 @@ class Claim:
     reasons: str = ""       # the rule's reasons in a few words (reasons()): the mean over chains, how many lean each way
     leans: tuple = ()       # per size (where, chains higher, chains lower, chains): the verdict's reason as data
     second_leans: tuple = ()   # the same in the default's second record, where the claim is judged in both
+    beside: str = ""        # a decisive claim: what the smaller records said and the chance they had to say it
     evidence: Evidence | None = field(default=None, compare=False)   # what the rule judged: per-run differences, full precision
 
 
@@ -305,11 +306,26 @@ def beyond(record: RunRecord) -> list[Claim]:
             + cross_domain(record) + sparsity_dial(record) + label_budget(record))
 
 
+SIGNS_HEADLINES = ("SI beats the signs", "SI beats a data-free")   # the README's two of SIGNS_CLAIMS
+
+
 def signs(record: RunRecord) -> list[Claim]:
     """The record of `make beyond-signs`: the signs alone and the mimetic initialisation, paired run by run."""
     return [replace(claim, scale=claim.scale.replace("default", "beyond (signs, mimetic)", 1),
-                    headline=claim.claim.startswith(("SI beats the signs", "SI beats a data-free")))
+                    headline=claim.claim.startswith(SIGNS_HEADLINES))
             for claim in arithmetic_default(record, questions=SIGNS_CLAIMS)]
+
+
+def decisive(record: RunRecord) -> list[Claim]:
+    """The decisive record (config/decisive.yaml over the default and the rivals' overlays; issue 73): the default's
+    claims and the rivals' of `make beyond`, each judged over the record's own chains, the same questions as the
+    smaller records ask so a page can set their verdicts side by side."""
+    rivals = (arithmetic_default(record, questions=BEYOND_ARITHMETIC)
+              + [replace(claim, headline=claim.claim.startswith(SIGNS_HEADLINES))
+                 for claim in arithmetic_default(record, questions=SIGNS_CLAIMS)]
+              + vision_default(record, BEYOND_VISION))
+    made = arithmetic_default(record) + vision_default(record) + submasking_default(record) + rivals
+    return [replace(claim, scale=claim.scale.replace("default", "decisive", 1)) for claim in made]
 
 
 def groupnorm(record: RunRecord) -> list[Claim]:
@@ -382,6 +398,17 @@ def label_budget(record: RunRecord) -> list[Claim]:
                   verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence)]
 
 
+# The default's submasking questions: (the rival adaptation, how the claim reads); `fs` against each
+SUBMASKING_CLAIMS = [("lp", "A mask over the frozen backbone (`fs`) beats a linear probe (`lp`)"),
+                     ("fft", "A mask over the frozen backbone (`fs`) beats fine-tuning (`fft`)")]
+
+
+def default_questions() -> set[str]:
+    """The texts of the default's claims (arithmetic, vision, submasking), as against the rivals beyond the paper."""
+    return ({text for *_, text in ARITHMETIC_CLAIMS} | {question[2] for question in VISION_CLAIMS}
+            | {text for _, text in SUBMASKING_CLAIMS})
+
+
 def submasking_default(record: RunRecord) -> list[Claim]:
     """A mask over the frozen backbone against the linear probe and fine-tuning, per task, at full labels: each
     run's test accuracy, its training seeds averaged inside its backbone, judged over the backbones (independent
@@ -393,16 +420,19 @@ def submasking_default(record: RunRecord) -> list[Claim]:
     fraction = planned["fraction"].max()
     points = points[points["fraction"] == fraction]
     claims = []
-    for rival, text in (("lp", "A mask over the frozen backbone (`fs`) beats a linear probe (`lp`)"),
-                        ("fft", "A mask over the frozen backbone (`fs`) beats fine-tuning (`fft`)")):
+    for rival, text in SUBMASKING_CLAIMS:
         differences, planned_runs_of, numbers = {}, {}, []
         for task in sorted(planned["task"].unique()):
-            runs = planned_runs(record, "submasking", task=task, adaptation=["fs", rival], fraction=fraction)
-            if not runs or not {"fs", rival} <= set(planned[planned["task"] == task]["adaptation"]):
+            # a pair is judged where both were planned: a backbone's own adaptations may leave the rival out
+            rivals = set(planned_runs(record, "submasking", task=task, adaptation=rival, fraction=fraction))
+            runs = [run for run in planned_runs(record, "submasking", task=task, adaptation="fs", fraction=fraction)
+                    if run in rivals]
+            if not runs:
                 continue
             rows = points[points["task"] == task]
             mine, theirs = (rows[rows["adaptation"] == a].assign(run=lambda r: r["backbone"] + "/" + r["replicate"].astype(str))
                             .set_index("run")["test_accuracy"] for a in ("fs", rival))
+            mine, theirs = (side[side.index.isin(runs)] for side in (mine, theirs))   # the means over the same runs
             differences[task], planned_runs_of[task] = 100 * paired_by_run(mine, theirs), runs
             numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
         if differences:
