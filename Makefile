@@ -65,11 +65,12 @@ decisive: $(STAMP)
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;
 # work-stealing, in the order tests/conftest.py gives (the smoke run built while the other worker runs the rest).
+# The slowest tests are named at the end of every run: where the 10-minute budget goes.
 test: $(STAMP)
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BYTECODE)
-	$(BIN)/pytest -q -n auto --dist worksteal
+	$(BIN)/pytest -q -n auto --dist worksteal --durations=15
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
 # the vision and submasking paper paths (arithmetic's reads no user data: `make dry-run`), bad data caught first;
