@@ -76,3 +76,77 @@ def test_a_batch_runs_no_chain_of_a_later_batch_even_where_an_experiment_names_o
     sweep = normalise(take_batches(config))
     assert {p.chain for p in sweep.arithmetic.points} == set(config["arithmetic"]["chains"])
     assert "si_trainable" not in {p.variant for p in sweep.arithmetic.points}
+
+
+def _with_decisive(tmp_path, chains_stored=None):
+    """docs/data with a record `decisive` made of the default's tables (the default's eight chains stand in for the
+    decisive record's); `chains_stored`: only those chains' rows kept, the others named as known gaps (a batch)."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    shutil.copytree(data / "default", data / "decisive")
+    if chains_stored is not None:
+        record = data / "decisive"
+        for table in ("arithmetic/transfer.csv", "vision/chains.csv"):
+            frame = pd.read_csv(record / table)
+            frame[frame["chain"].isin(chains_stored)].to_csv(record / table, index=False)
+        points = pd.read_csv(record / "submasking" / "points.csv")
+        keep = points["backbone"].map(lambda b: int(b.replace("world_base", "") or 0)).isin(chains_stored)
+        points[keep].to_csv(record / "submasking" / "points.csv", index=False)
+        run = yaml.safe_load((record / "run.yaml").read_text())
+        rest = [c for c in range(8) if c not in chains_stored]
+        run["known_gaps"] = [{"family": family, "chain": rest, "why": "the next batch of the decisive record"}
+                             for family in ("arithmetic", "vision")]
+        run["known_gaps"].append({"family": "submasking", "backbone": [f"world_base{c}" for c in rest],
+                                  "why": "the next batch of the decisive record"})
+        (record / "run.yaml").write_text(yaml.safe_dump(run, sort_keys=False))
+    return run_records.load_all(data)
+
+
+def test_a_whole_decisive_record_decides_and_the_smaller_records_stand_beside_it_with_their_chance(tmp_path):
+    from subtask_induction.pages import results
+
+    records = _with_decisive(tmp_path)
+    found = {claim.claim: claim for claim in results.all_claims(records)}
+    own = {claim.claim: claim for claim in results.all_claims({k: v for k, v in records.items() if k != "decisive"})}
+    random_init = found["SI beats random initialisation"]
+    assert random_init.record == "decisive" and random_init.scale.startswith("decisive, 2 layers, 8 chains")
+    assert random_init.verdicts == (("n = 0", "holds"), ("n = 250", "holds"), ("n = 750", "holds"))
+    assert "`default`: holds" in random_init.beside and "`default_replication`:" in random_init.beside
+    assert "with a chance of n = 0:" in random_init.beside and "n = 250: 100%" in random_init.beside
+    # every default headline of each family is read from the decisive record, none twice
+    texts = [claim.claim for claim in results.all_claims(records) if claim.record == "decisive"]
+    assert len(texts) == len(set(texts))
+    assert {text for text, claim in own.items() if claim.record == "default"} <= set(texts)
+    lines = readme.readme_verdict(records)
+    holds = next(line for line in lines.splitlines() if line.startswith("- **Holds**"))
+    assert "SI beats random initialisation" in holds and "beside it, `default`: holds" in holds
+    assert "The decisive record" not in lines
+
+
+def test_a_partial_decisive_record_shows_no_verdict_and_leaves_the_defaults_answer(tmp_path):
+    """A batch of the decisive record (four of its chains stored, the rest named as known gaps) never decides: the
+    README's verdict lines are the default's, word for word, with one line saying the decisive record is in part."""
+    from subtask_induction.pages import results
+
+    records = _with_decisive(tmp_path, chains_stored=[0, 1, 2, 3])
+    assert not any(claim.record == "decisive" for claim in results.all_claims(records))
+    without = readme.readme_verdict({k: v for k, v in records.items() if k != "decisive"}).splitlines()
+    lines = readme.readme_verdict(records).splitlines()
+    extra = [line for line in lines if line not in without]
+    assert len(extra) == 1 and extra[0].startswith("- **The decisive record**") and "stored in part" in extra[0]
+    assert "chains 4-7 still to run" in extra[0]
+
+
+def test_the_chance_a_smaller_record_agrees_is_the_rules_own_verdict_over_resampled_chains():
+    from subtask_induction.claims import judge, power_at
+
+    index = [str(c) for c in range(12)]
+    steady = {"n = 0": pd.Series([40.0 + c % 3 for c in range(12)], index=index)}   # every chain far above 0
+    assert power_at(judge(steady, smallest=3.0), 8, 3.0) == {"n = 0": 1.0}
+    # a small record of 5 chains can never decide (too few chains): its chance to say "holds" is 0
+    assert power_at(judge(steady, smallest=3.0), 5, 3.0) == {"n = 0": 0.0}
+    centred = {"n = 0": pd.Series([(-1.0) ** c * 0.5 for c in range(12)], index=index)}   # no effect larger than 3
+    judged = judge(centred, smallest=3.0)
+    assert judged["n = 0"].verdict == "no effect larger than S"
+    chance = power_at(judged, 8, 3.0)["n = 0"]
+    assert 0.9 < chance <= 1.0   # 8 chains within ±0.5 nearly always put the 90% interval inside ±3

@@ -281,8 +281,10 @@ def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_pa
 
 def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     """With the default's replication stored (record default_replication), each default claim says "in both records"
-    where the rule's verdicts agree, and "differs between records" with each record's verdict where not; the README's
-    verdict lines group it so. Never one record's verdict silently."""
+    where the rule's verdicts agree; "not the same in both records" with each record's verdict where they differ
+    without contradicting each other (holds in one, undecided in the other); "differs between records" only where one
+    says holds and the other reversed at the same size. The README's verdict lines group it so. Never one record's
+    verdict silently."""
     from subtask_induction.pages import results
 
     data = tmp_path / "data"
@@ -293,15 +295,28 @@ def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     random_init = found["SI beats random initialisation"]
     assert random_init.holds.endswith(", in both records") and "`default_replication`" in random_init.scale
     gains = [40.0, 31.0, 45.0, 38.0, 44.0, 29.0, 47.0, 36.0]
-    shutil.move(data / "default", data / "kept")
-    shutil.move(data / "default_replication", data / "default")
-    mixed = [4.0, -3.0, 5.0, -6.0, 2.0, -1.0, 3.0, -4.0]
-    widened(data, "si vs random", {0: mixed, 250: gains, 750: gains})   # the replication: no evidence at n = 0
-    shutil.move(data / "default", data / "default_replication")
-    shutil.move(data / "kept", data / "default")
-    found = {c.claim: c for c in results.all_claims(run_records.load_all(data))}
-    random_init = found["SI beats random initialisation"]
-    assert random_init.holds.startswith("differs between records: `default`: **holds** (n = 0, n = 250, n = 750)")
+
+    def replication_at_n0(values):
+        shutil.rmtree(data / "default_replication")
+        shutil.copytree(data / "default", data / "default_replication")
+        shutil.move(data / "default", data / "kept")
+        shutil.move(data / "default_replication", data / "default")
+        widened(data, "si vs random", {0: values, 250: gains, 750: gains})
+        shutil.move(data / "default", data / "default_replication")
+        shutil.move(data / "kept", data / "default")
+        records = run_records.load_all(data)
+        found = {c.claim: c for c in results.all_claims(records)}
+        return found["SI beats random initialisation"], readme.readme_verdict(records).splitlines()
+
+    mixed = [4.0, -3.0, 5.0, -6.0, 2.0, -1.0, 3.0, -4.0]   # the replication cannot decide n = 0: no contradiction
+    random_init, lines = replication_at_n0(mixed)
+    assert random_init.holds.startswith("not the same in both records: `default`: **holds** (n = 0, n = 250, n = 750)")
     assert "`default_replication`: **holds** at n = 250, n = 750" in random_init.holds
-    lines = readme.readme_verdict(run_records.load_all(data)).splitlines()
+    assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Not the same in both"))
+    # (SI's numbers set here also make SI against `full` hold at n = 0 in the replication, reversed in the default)
+    assert not any("SI beats random" in l for l in lines if l.startswith("- **Differs between the two"))
+    against = [-9.0, -12.0, -7.0, -10.0, -8.0, -11.0, -9.5, -10.5]   # reversed at n = 0 where the default holds
+    random_init, lines = replication_at_n0(against)
+    assert random_init.holds.startswith("differs between records: `default`: **holds** (n = 0, n = 250, n = 750)")
+    assert "reversed at n = 0" in random_init.holds
     assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Differs between the two"))

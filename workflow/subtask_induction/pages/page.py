@@ -14,6 +14,9 @@ GROUPNORM = "groupnorm"   # the BatchNorm question: config/groupnorm.yaml in a f
 SIGNS = "beyond_signs"    # `make beyond-signs`: config/beyond/signs.yaml on the default
 # The default and its replication (the same config and commit, chains of disjoint seeds: config/replication.yaml)
 DEFAULTS = ("default", "default_replication")
+# `make decisive` (config/decisive.yaml): the chains fixed in docs/decisions.md before its first job; once whole, it
+# decides the headlines and the two records of the default stand beside it
+DECISIVE = "decisive"
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/

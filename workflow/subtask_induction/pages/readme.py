@@ -10,9 +10,9 @@ from pathlib import Path
 
 from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
-from .page import BEYOND, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
+from .page import BEYOND, DECISIVE, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
-from .claims import Claim
+from .claims import Claim, default_questions
 from .run_records import RunRecord, markdown_tables
 from .subnetworks import chain_table, kept_dial
 
@@ -23,7 +23,8 @@ OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on
 # training-set size), and a group other than a uniform one names the verdict at each size.
 GROUPS = ("Holds", "Holds in part", "Holds in part, reversed in part", "Reversed", "Reversed in part",
           "No effect larger than S", "Undecided at these chains", "No evidence either way", "Too few chains to decide",
-          "Differs between the two records", "Does not hold", "Incomplete")
+          "Not the same in both records", "Differs between the two records", "Does not hold", "Incomplete")
+BETWEEN = {wording.DIFFERS: "Differs between the two records", wording.NOT_REPLICATED: "Not the same in both records"}
 
 
 def per_size(verdicts) -> str:
@@ -87,8 +88,9 @@ def verdict_group(claim) -> tuple[str, str]:
         return ("Holds", "") if claim.holds.startswith("**yes**") else ("Does not hold", "")
     if INCOMPLETE in words:
         return "Incomplete", ""
-    if wording.DIFFERS in words:
-        return "Differs between the two records", ""
+    for word, group in BETWEEN.items():
+        if word in words:
+            return group, ""
     uniform = {HOLDS: "Holds", REVERSED: "Reversed", NO_EFFECT: "No effect larger than S",
                UNDECIDED: "Undecided at these chains", NO_EVIDENCE: "No evidence either way",
                TOO_FEW: "Too few chains to decide"}
@@ -112,7 +114,9 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     found = all_claims(records)
     headline = [c for c in found if c.headline]
     dialled = next((c for c in found if c.record == BEYOND and c.claim.startswith(DIAL) and c.verdicts), None)
-    paper = [c for c in headline if c.record in (*DEFAULTS, *PAPER_DEPTHS) and not c.claim.startswith(AUTHORS_CODE)]
+    defaults = default_questions()
+    paper = [c for c in headline if (c.record in (*DEFAULTS, *PAPER_DEPTHS) or c.record == DECISIVE and c.claim in defaults)
+             and not c.claim.startswith(AUTHORS_CODE)]
     authors_code = [c for c in headline if c.claim.startswith(AUTHORS_CODE)]
     beyond = [c for c in headline if c not in paper and c not in authors_code]
     kept = [chain_table(records[name])["kept %"] for name in DEFAULTS if name in records]
@@ -120,7 +124,7 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     groups = {name: [] for name in GROUPS}
     for claim in paper:
         group, where = verdict_group(claim)
-        if group == "Differs between the two records":
+        if group in BETWEEN.values():
             reason = claim.holds.split(": ", 1)[1]
         elif not claim.verdicts:   # the paper's text: a threshold on the mean over runs, its numbers beside it
             reason = f"the mean over runs against the paper's threshold: {claim.numbers}"
@@ -130,6 +134,8 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
         if both and reason:
             second = wording.short_reason(replace(claim, leans=claim.second_leans))
             reason = f"`{DEFAULTS[0]}`: {reason}; `{DEFAULTS[1]}`: {second}"
+        if claim.beside:   # the decisive record's verdict, the default's smaller records beside it
+            reason = f"{reason}; {claim.beside}" if reason else claim.beside
         dial = (dial_sentence(records, dialled, kept) if kept and dialled and "(`sampled`)" in claim.claim
                 and claim.evidence else "")
         item = _short(claim) + (f" ({where})" if where else "") + both + (f" [{reason}]" if reason else "")
@@ -139,9 +145,23 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
                                       f"{smallest_effect('shape_bias'):g} of shape bias; the 90% interval over chains "
                                       "lies inside ±S)",
            "Undecided at these chains": " (neither holds nor reversed, and the 90% interval over chains reaches past "
-                                        "±S: more chains could decide it)"}
+                                        "±S: more chains could decide it)",
+           "Not the same in both records": " (their verdicts differ at some size, as 8 chains of a small effect often "
+                                           "do, but neither says holds where the other says reversed: each record's "
+                                           "verdict named)",
+           "Differs between the two records": " (holds in one record where the other says reversed: one of them is "
+                                              "a false verdict)"}
     lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + ("" if items[-1].endswith(".") else ".")
              for name, items in groups.items() if items]
+    if DECISIVE in records and not any(claim.record == DECISIVE for claim in found):
+        gaps = records[DECISIVE].provenance.get("known_gaps") or []
+        chains = sorted({c for gap in gaps for c in (gap.get("chain") if isinstance(gap.get("chain"), list)
+                                                      else [gap.get("chain")]) if c is not None})
+        lines.append(f"- **The decisive record** ([`{DECISIVE}`](docs/running.md#a-second-record-of-the-default), "
+                     "the chains fixed in docs/decisions.md before its first job) is stored in part"
+                     + (f" (chains {chains[0]}-{chains[-1]} still to run)" if chains else "")
+                     + ": its verdicts come only from the whole plan, so none is shown yet; the answer above is the "
+                     "default's.")
     for claim in authors_code:
         scale = re.search(r"paper scale, (\d+) layers", claim.scale)
         lines.append("- **The authors' code differs from their text**: their count-matched random mask froze the N−k "

@@ -10,7 +10,7 @@ import pandas as pd
 
 from . import claims as claims_module
 from . import subnetworks, wording
-from .page import BEYOND, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS
+from .page import BEYOND, DECISIVE, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS
 from .sections.arithmetic_default import arithmetic_default
 from .sections.beyond import beyond_section, signs_section
 from .sections.gpu import gpu_section
@@ -19,6 +19,7 @@ from .sections.paper_scale import paper_scale, same_labels
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
+from ..claims import INCOMPLETE
 from ..labels import SUBMASKING, label
 from .curves import AUTHORS_PIPELINE, our_curves, pipeline_curves
 from .run_records import RunRecord
@@ -34,32 +35,62 @@ VISION_METRICS = {
 }
 
 
-def default_claims(records: dict[str, RunRecord], family: str) -> list:
-    """The default's claims of `family`, each judged in both records of the default where the replication is stored
-    (claims.replicated: agreement, or each record's verdict)."""
+FAMILIES = {"arithmetic": ("arithmetic",), "vision": ("vision", "submasking")}   # default_claims' families
+
+
+def default_claims(records: dict[str, RunRecord], family: str, decided: list | None = None) -> list:
+    """The default's claims of `family`: from the whole decisive record where one is stored (`decided`:
+    decisive_claims), the default's two records beside each as smaller replications (wording.beside_smaller);
+    otherwise each judged in both records of the default where the replication is stored (wording.replicated:
+    agreement, or each record's verdict)."""
     made = {"arithmetic": lambda r: claims_module.arithmetic_default(r),
             "vision": lambda r: claims_module.vision_default(r) + claims_module.submasking_default(r)}[family]
+    own = {name: made(records[name]) for name in DEFAULTS if name in records}
+    if decided is not None:
+        texts = {claim.claim for claim in decided if claim.family in FAMILIES[family]} & claims_module.default_questions()
+        smaller = {name: {claim.claim: claim for claim in claims} for name, claims in own.items()}
+        return [wording.beside_smaller(claim, {name: table.get(claim.claim) for name, table in smaller.items()})
+                for claim in decided if claim.claim in texts]
     first, second = DEFAULTS
-    mine = made(records[first]) if first in records else []
+    mine = own.get(first, [])
     if second not in records:
         return mine
-    theirs = {claim.claim: claim for claim in made(records[second])}
+    theirs = {claim.claim: claim for claim in own[second]}
     return [wording.replicated(claim, theirs.get(claim.claim), DEFAULTS) for claim in mine]
 
 
+def decisive_claims(records: dict[str, RunRecord]) -> list | None:
+    """The decisive record's claims once every one of them is complete; None while batches remain (its configs plan
+    the whole record, so a part of it reads "incomplete") or where none is stored: its verdicts come only from the
+    pre-registered total, and until then the pages keep the smaller records' answer."""
+    if DECISIVE not in records:
+        return None
+    found = claims_module.decisive(records[DECISIVE])
+    if not found or any(claim.holds.startswith("**incomplete**") or INCOMPLETE in dict(claim.verdicts).values()
+                        for claim in found):
+        return None
+    return found
+
+
 def all_claims(records: dict[str, RunRecord]) -> list:
-    found = default_claims(records, "arithmetic")
+    decided = decisive_claims(records)
+    found = default_claims(records, "arithmetic", decided)
     for name, layers in PAPER_DEPTHS.items():
         if name in records:
             found += claims_module.paper_scale(records[name], layers) + claims_module.magnitude_rival(records, name, layers)
-    found += default_claims(records, "vision")
+    found += default_claims(records, "vision", decided)
+    rivals = []
     if BEYOND in records:
-        found += claims_module.beyond(records[BEYOND])
+        rivals += claims_module.beyond(records[BEYOND])
     if GROUPNORM in records:
-        found += claims_module.groupnorm(records[GROUPNORM])
+        rivals += claims_module.groupnorm(records[GROUPNORM])
     if SIGNS in records:
-        found += claims_module.signs(records[SIGNS])
-    return found
+        rivals += claims_module.signs(records[SIGNS])
+    if decided is not None:   # a rival the decisive record judged is read from it, its smaller record beside it
+        mine = {claim.claim: claim for claim in decided if claim.record == DECISIVE}
+        rivals = [wording.beside_smaller(mine[claim.claim], {claim.record: claim}) if claim.claim in mine else claim
+                  for claim in rivals]
+    return found + rivals
 
 
 def render(records: dict[str, RunRecord]) -> str:

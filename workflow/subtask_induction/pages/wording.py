@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, TOO_FEW, UNDECIDED, VERDICTS, Judgement
+from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED, VERDICTS, Judgement, power_at
 from ..labels import TRANSFER, VISION
 from .curves import CURVE_BAND
 
@@ -78,13 +78,16 @@ def verdict_pairs(judged: dict[str, Judgement]) -> tuple:
     return tuple((where, j.verdict if j.complete else INCOMPLETE) for where, j in judged.items())
 
 
-DIFFERS = "differs between records"
+DIFFERS = "differs between records"   # holds in one record where the other says reversed, at some size
+NOT_REPLICATED = "not the same in both records"   # verdicts that differ without contradicting each other
 
 
 def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Claim:
     """One claim of the default judged in two records of independent noise (`names`): "…, in both records" where the
-    rule's verdicts agree at every size, otherwise "differs between records" with each record's verdict. Never one
-    record's verdict silently."""
+    rule's verdicts agree at every size; "differs between records" only where one record says holds and the other
+    reversed at the same size (a contradiction: one of them is a false verdict); otherwise "not the same in both
+    records" (one decides where the other cannot, as 8 chains of a small effect often do), each record's verdict
+    named. Never one record's verdict silently. A size incomplete in either record makes the claim incomplete."""
     if second is None:
         holds = f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: not in the record"
         return replace(first, holds=holds, verdicts=(("", DIFFERS),))
@@ -93,8 +96,35 @@ def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Cl
     if first.verdicts and first.verdicts == second.verdicts:
         return replace(first, holds=f"{first.holds}, in both records", scale=scale, numbers=numbers,
                        second_leans=second.leans)
-    return replace(first, holds=f"{DIFFERS}: `{names[0]}`: {first.holds}; `{names[1]}`: {second.holds}", scale=scale,
-                   numbers=numbers, verdicts=(("", DIFFERS),))
+    both = f"`{names[0]}`: {first.holds}; `{names[1]}`: {second.holds}"
+    if not first.verdicts and not second.verdicts:   # a yes / no against a threshold: two answers, one contradicts
+        return replace(first, holds=f"{DIFFERS}: {both}", scale=scale, numbers=numbers, verdicts=(("", DIFFERS),))
+    mine, theirs = dict(first.verdicts), dict(second.verdicts)
+    if INCOMPLETE in {*mine.values(), *theirs.values()}:
+        return replace(first, holds=f"**{INCOMPLETE}**: {both}", scale=scale, numbers=numbers,
+                       verdicts=(("", INCOMPLETE),))
+    contradicted = any({mine[where], theirs.get(where)} == {HOLDS, REVERSED} for where in mine)
+    word = DIFFERS if contradicted else NOT_REPLICATED
+    return replace(first, holds=f"{word}: {both}", scale=scale, numbers=numbers, verdicts=(("", word),))
+
+
+def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
+    """A claim of the decisive record (whole: the pages never read a part of it) with the smaller records of the
+    default beside it as smaller replications: each one's verdict, and the chance a record of its chains had to say
+    what the decisive record says, at the decisive estimate (claims.power_at). Its verdict stays the decisive one's."""
+    judged = decided.evidence.judge() if decided.evidence else {}
+    parts = []
+    for name, claim in smaller.items():
+        if claim is None:
+            parts.append(f"`{name}`: not in the record")
+            continue
+        chains = max((len(j.chains) for j in claim.evidence.judge().values() if j.complete), default=0)
+        chance = power_at(judged, chains, decided.evidence.smallest) if chains and judged else {}
+        said = "; ".join(f"{where + ': ' if where else ''}{share:.0%}" for where, share in chance.items())
+        parts.append(f"`{name}`: {claim.holds.replace('**', '')}"
+                     + (f" (a record of {chains} chains says what this one says with a chance of {said})" if said else ""))
+    beside = "beside it, " + "; ".join(parts) if parts else ""
+    return replace(decided, beside=beside, numbers=f"{decided.numbers}; {beside}" if beside else decided.numbers)
 
 
 def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "chains") -> str:
