@@ -320,3 +320,25 @@ def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     assert random_init.holds.startswith("differs between records: `default`: **holds** (n = 0, n = 250, n = 750)")
     assert "reversed at n = 0" in random_init.holds
     assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Differs between the two"))
+
+
+def test_make_reproduces_time_is_the_timing_records_only_where_it_timed_todays_default(tmp_path):
+    """The README's `make reproduce` time comes from the time_to_figure record (quiet fresh clones) where it timed the
+    default record's commit, or a later commit whose run made the default record's tables exactly; a timing of any
+    other commit (an older, smaller default) never stands for today's: the default record's own time then."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    run_yaml = data / "time_to_figure" / "run.yaml"
+    timing = yaml.safe_load(run_yaml.read_text())
+    default_commit = yaml.safe_load((data / "default" / "run.yaml").read_text())["commit"]
+
+    def source(**changes):
+        run_yaml.write_text(yaml.safe_dump({**{k: v for k, v in timing.items() if k != "same_tables_as"}, **changes},
+                                           sort_keys=False))
+        line = readme.timings(run_records.load_all(data)).splitlines()[0]
+        return re.search(r"`make reproduce` .*?\[record\]\(docs/results.md#run-(\w+)\)", line).group(1)
+
+    assert source(commit="0000000") == "default"
+    assert source(commit=default_commit) == "time_to_figure"
+    assert source(commit="0000000", same_tables_as={"default": default_commit}) == "time_to_figure"
+    assert source(commit="0000000", same_tables_as={"default": "1111111"}) == "default"

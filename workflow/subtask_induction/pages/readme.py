@@ -190,9 +190,12 @@ def timings(records: dict) -> str:
     time's leading figure, its record linked; the machine and plain step once where they share one), then the
     paper's scale on one GPU."""
     # make reproduce's time: time_to_figure's record (quiet fresh clones) where it timed the default record's commit,
-    # else the default record's own; a time of an older default (fewer chains) never stands for today's
-    same = (TIMING in records and "default" in records
-            and records[TIMING].provenance.get("commit") == records["default"].provenance.get("commit"))
+    # or a later one whose run made the default record's tables exactly (its `same_tables_as`, checked when it was
+    # stored), else the default record's own; a time of an older default (fewer chains) never stands for today's
+    default_commit = records["default"].provenance.get("commit") if "default" in records else None
+    timed = records[TIMING].provenance if TIMING in records else {}
+    same = default_commit is not None and default_commit in (timed.get("commit"),
+                                                             (timed.get("same_tables_as") or {}).get("default"))
     reproduce = TIMING if same or "default" not in records else "default"
     items = [(name, what) for name, what in ((reproduce, "`make reproduce`"), ("make_test", "`make test`"),
                                                (OWN_TRIAL, "the own-data trial")) if name in records]
