@@ -118,7 +118,8 @@ def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
         if claim is None:
             parts.append(f"`{name}`: not in the record")
             continue
-        chains = max((len(j.chains) for j in claim.evidence.judge().values() if j.complete), default=0)
+        own = claim.evidence.judge() if claim.evidence else {}   # a mean's or a band's claim has no chains to count
+        chains = max((len(j.chains) for j in own.values() if j.complete), default=0)
         chance = power_at(judged, chains, decided.evidence.smallest) if chains and judged else {}
         said = "; ".join(f"{where + ': ' if where else ''}{share:.0%}" for where, share in chance.items())
         parts.append(f"`{name}`: {claim.holds.replace('**', '')}"
