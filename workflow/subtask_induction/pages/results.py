@@ -87,7 +87,7 @@ def all_claims(records: dict[str, RunRecord]) -> list:
     if SIGNS in records:
         rivals += claims_module.signs(records[SIGNS])
     if decided is not None:   # a rival the decisive record judged is read from it, its smaller record beside it
-        mine = {claim.claim: claim for claim in decided if claim.record == DECISIVE}
+        mine = {claim.claim: claim for claim in decided}
         rivals = [wording.beside_smaller(mine[claim.claim], {claim.record: claim}) if claim.claim in mine else claim
                   for claim in rivals]
     return found + rivals

@@ -118,8 +118,7 @@ def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
         if claim is None:
             parts.append(f"`{name}`: not in the record")
             continue
-        own = claim.evidence.judge() if claim.evidence else {}   # a mean's or a band's claim has no chains to count
-        chains = max((len(j.chains) for j in own.values() if j.complete), default=0)
+        chains = max((k for *_, k in claim.leans), default=0)   # its chains, as its verdict counted them
         chance = power_at(judged, chains, decided.evidence.smallest) if chains and judged else {}
         said = "; ".join(f"{where + ': ' if where else ''}{share:.0%}" for where, share in chance.items())
         parts.append(f"`{name}`: {claim.holds.replace('**', '')}"
