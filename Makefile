@@ -25,9 +25,13 @@ $(STAMP): envs/requirements.txt envs/requirements-test.txt
 # The package's byte code, written once before a run: where PYTHONDONTWRITEBYTECODE is set (as in many CI and
 # container images) Python never writes it, and every step process would compile the package again.
 BYTECODE = $(BIN)/python -m compileall -q workflow
+# Before a run: the lock a killed Snakemake left in its folder (SIGKILL, a closed terminal) is removed when no Snakemake
+# on this host works there, so the same command resumes (subtask_induction/stale_lock.py); a live run's lock stays.
+UNLOCK = PYTHONPATH=workflow $(BIN)/python -m subtask_induction.stale_lock
 
 reproduce: $(STAMP)
 	$(BYTECODE)
+	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES)
 
 # The default again with chains of disjoint seeds (config/replication.yaml): a second record whose noise is independent
@@ -35,6 +39,7 @@ reproduce: $(STAMP)
 # other chains, and the default's tables would mix both.
 replication: $(STAMP)
 	$(BYTECODE)
+	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/replication.yaml
 
 # The default plus the experiments beyond the paper (config/beyond.yaml and the three questions of
@@ -46,11 +51,14 @@ replication: $(STAMP)
 BEYOND_QUESTIONS := magnitude blurpool cross_domain
 beyond: $(STAMP)
 	$(BYTECODE)
+	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond.yaml $(BEYOND_QUESTIONS:%=config/beyond/%.yaml)
+	$(UNLOCK) runs/groupnorm
 	$(BIN)/snakemake --cores $(CORES) --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
 
 beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs: $(STAMP)
 	$(BYTECODE)
+	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
 
 # The decisive record (config/decisive.yaml; docs/decisions.md, "The decisive record"): the default's headlines and the
@@ -60,6 +68,7 @@ DECISIVE := config/config.yaml config/beyond/magnitude.yaml config/beyond/blurpo
 BATCHES ?=
 decisive: $(STAMP)
 	$(BYTECODE)
+	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(DECISIVE) $(if $(BATCHES),--config decisive_batches=$(BATCHES))
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
