@@ -10,7 +10,8 @@ import yaml
 
 from harness import REPO
 from subtask_induction.pages import readme, run_records
-from subtask_induction.workflow_config import BATCH, normalise, take_batches
+from subtask_induction.pages import planned as planning
+from subtask_induction.workflow_config import BATCH, later_batches, normalise, take_batches
 
 DECISIVE = ["config/beyond/magnitude.yaml", "config/beyond/blurpool.yaml", "config/beyond/signs.yaml",
             "config/decisive.yaml"]
@@ -65,6 +66,24 @@ def test_a_record_of_the_first_batches_shows_no_verdict_only_incomplete(tmp_path
                   and "12-layer" not in line.split("SI beats random initialisation")[1][:30]]
     assert arithmetic and all(line.startswith("- **Incomplete**") for line in arithmetic), lines
     assert "SI beats the count-matched random mask" in next(l for l in lines.splitlines() if l.startswith("- **Incomplete**"))
+
+
+def test_a_stored_batch_names_as_gaps_exactly_the_points_of_the_later_batches():
+    """`run_records --decisive-batches k` stores a part of the plan: the whole plan's points less the gaps it names
+    are the points the first k batches plan, in every family, no more and no fewer."""
+    whole = decisive_config()
+    planned = planning.planned_points(whole)
+    for batches in (1, 2, 3):
+        gaps = later_batches(whole, batches)
+        made = planning.planned_points(take_batches(decisive_config(batches)))
+        expected = planning.expected_points(planned, gaps)
+        for family, frame in planned.items():
+            key = list(frame.columns)
+            got = expected[family].sort_values(key).reset_index(drop=True)
+            want = made[family][key].sort_values(key).reset_index(drop=True)
+            pd.testing.assert_frame_equal(got, want, check_dtype=False)
+        assert bool(gaps) == (batches < 3)
+    assert decisive_config() == whole   # the whole plan is not cut in place
 
 
 def test_a_batch_runs_no_chain_of_a_later_batch_even_where_an_experiment_names_one():

@@ -9,6 +9,7 @@ Nothing here changes the config: a value the rules derive lives on the returned 
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 from .arithmetic.jobs import ArithmeticJobs
@@ -95,6 +96,25 @@ def take_batches(config: dict) -> dict:
             b for b in config["submasking"]["backbones"]
             if b["source"] != "vision_base" or b["chain"] in vision["chains"]]
     return config
+
+
+def later_batches(config: dict, batches: int) -> list[dict]:
+    """The points of `config` (a whole plan) that its first `batches` batches leave out, as a record's `known_gaps`
+    (pages/planned.py: each family's chains, the submasking backbones, as column filters): what a record of a part
+    of the decisive plan names as still to run, so its pages read those claims "incomplete"."""
+    cut = take_batches(copy.deepcopy({**config, "decisive_batches": batches}))
+    why = (f"the decisive record's later batches: {batches} of its batches of {BATCH} chains are run "
+           "(make decisive BATCHES=k resumes the plan)")
+    gaps = []
+    for family in ("arithmetic", "vision"):
+        left = [c for c in config[family]["chains"] if c not in cut[family]["chains"]]
+        if left:
+            gaps.append({"family": family, "chain": left, "why": why})
+    kept = {b["name"] for b in (cut.get("submasking") or {}).get("backbones", [])}
+    left = [b["name"] for b in (config.get("submasking") or {}).get("backbones", []) if b["name"] not in kept]
+    if left:
+        gaps.append({"family": "submasking", "backbone": left, "why": why})
+    return gaps
 
 
 def _within(experiments: list[dict], chains: list) -> list[dict]:

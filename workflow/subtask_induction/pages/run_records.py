@@ -42,6 +42,7 @@ import yaml
 from ..files import (FolderLock, copy_file, current_umask, fsync_folder, make_folder, remove_temporaries, remove_tree,
                      write_json, write_text)
 from ..legacy import run_versions, upgrade_record
+from ..workflow_config import later_batches
 from . import planned as planning
 from .record_schemas import TABLES, RecordError, check_table
 
@@ -235,17 +236,19 @@ RUN_CODE = ("Snakefile", "workflow", "config")
 
 
 def store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float,
-          wall: str, data: Path = DATA, note: str = "", run_folder: str = ".") -> Path:
+          wall: str, data: Path = DATA, note: str = "", run_folder: str = ".", decisive_batches: int | None = None) -> Path:
     """Copy a finished run's summary tables of the families its configs run into docs/data/<name>/, with the points
     its configs planned and its run.yaml; the record is checked before it replaces the old one (which a failure
     leaves as it was). `run_dir` is the clone the run ran in; `run_folder` the run's folder within it (Snakemake's
-    --directory)."""
+    --directory). `decisive_batches` k: the run made the first k batches of its configs' decisive plan
+    (`make decisive BATCHES=k`), and the record names the later batches' chains as its known gaps."""
     with store_lock(data):
-        return _store(Path(run_dir), name, title, command, configs, plain_step_ms, wall, Path(data), note, run_folder)
+        return _store(Path(run_dir), name, title, command, configs, plain_step_ms, wall, Path(data), note, run_folder,
+                      decisive_batches)
 
 
 def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float, wall: str,
-           data: Path, note: str, run_folder: str) -> Path:
+           data: Path, note: str, run_folder: str, decisive_batches: int | None) -> Path:
     results = run_dir / run_folder
     dirty = _git(run_dir, "status", "--porcelain", "--", *RUN_CODE).strip()
     if dirty:
@@ -274,6 +277,10 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
                               f"{commit} ({version}). " + note).strip()
     elif note:
         provenance["note"] = note
+    if decisive_batches:
+        gaps = later_batches(config, decisive_batches)
+        if gaps:
+            provenance["known_gaps"] = gaps
     folder = data / name
     recover(data)
     staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
@@ -372,6 +379,9 @@ def main(argv=None) -> None:
     parser.add_argument("--wall", help="the run's wall time, and under what load")
     parser.add_argument("--run-folder", default=".", help="the run's folder in the clone (Snakemake's --directory)")
     parser.add_argument("--note", default="")
+    parser.add_argument("--decisive-batches", type=int, metavar="K",
+                        help="the run made the first K batches of the decisive plan (make decisive BATCHES=K): the "
+                             "later batches' chains are the record's known gaps")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
     if args.recover:
@@ -387,7 +397,7 @@ def main(argv=None) -> None:
     if missing:
         parser.error(f"storing a run needs {', '.join(missing)}")
     print(store(args.run_dir, args.name, args.title, args.command, args.configs, args.plain_step_ms, args.wall,
-                args.data, args.note, args.run_folder))
+                args.data, args.note, args.run_folder, args.decisive_batches))
 
 
 if __name__ == "__main__":
