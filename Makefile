@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce replication decisive beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce replication decisive decisive-cross-domain beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -70,6 +70,13 @@ decisive: $(STAMP)
 	$(BYTECODE)
 	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(DECISIVE) $(if $(BATCHES),--config decisive_batches=$(BATCHES))
+
+# Its cross-domain ViT (config/decisive_cross_domain.yaml: chains 16-21, the cap on a CPU host), a record of its own in
+# a folder of its own (runs/decisive_cross_domain: the first six chains' bases and subnetworks again, and the ViTs).
+decisive-cross-domain: $(STAMP)
+	$(BYTECODE)
+	$(UNLOCK) runs/decisive_cross_domain
+	$(BIN)/snakemake --cores $(CORES) --directory runs/decisive_cross_domain --configfile config/config.yaml config/beyond/cross_domain.yaml config/decisive_cross_domain.yaml
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;

@@ -169,3 +169,61 @@ def test_the_chance_a_smaller_record_agrees_is_the_rules_own_verdict_over_resamp
     assert judged["n = 0"].verdict == "no effect larger than S"
     chance = power_at(judged, 8, 3.0)["n = 0"]
     assert 0.9 < chance <= 1.0   # 8 chains within ±0.5 nearly always put the 90% interval inside ±3
+
+
+def _with_cross_domain(tmp_path, chains_stored=None):
+    """docs/data with a record `decisive_cross_domain` made of `beyond`'s tables (its three chains' ViTs stand in for
+    the decisive six); `chains_stored`: only those chains' rows kept, the others named as known gaps."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    record = data / "decisive_cross_domain"
+    shutil.copytree(data / "beyond", record)
+    if chains_stored is not None:
+        frame = pd.read_csv(record / "vision" / "chains.csv")
+        frame[frame["chain"].isin(chains_stored)].to_csv(record / "vision" / "chains.csv", index=False)
+        run = yaml.safe_load((record / "run.yaml").read_text())
+        run["known_gaps"] = [{"family": "vision", "chain": [c for c in range(3) if c not in chains_stored],
+                              "why": "not run yet"}]
+        (record / "run.yaml").write_text(yaml.safe_dump(run, sort_keys=False))
+    return run_records.load_all(data)
+
+
+def test_a_whole_cross_domain_record_decides_the_cross_domain_claims_with_beyond_beside_it(tmp_path):
+    from subtask_induction.pages import results
+    from subtask_induction.pages.claims import CROSS_DOMAIN
+
+    texts = {text for _, text, _ in CROSS_DOMAIN}
+    records = _with_cross_domain(tmp_path)
+    found = [claim for claim in results.all_claims(records) if claim.claim in texts]
+    assert sorted(claim.claim for claim in found) == sorted(texts)   # each once, none left from `beyond`
+    assert all(claim.record == "decisive_cross_domain" and claim.scale.startswith("decisive:") for claim in found)
+    assert all("`beyond`:" in claim.beside for claim in found)
+    page = results.render(records)
+    assert "## Arithmetic -> vision on the decisive chains" in page and "vit_gpt2_si_10" in page
+
+
+def test_a_partial_cross_domain_record_leaves_beyonds_answer(tmp_path):
+    from subtask_induction.pages import results
+    from subtask_induction.pages.claims import CROSS_DOMAIN
+
+    texts = {text for _, text, _ in CROSS_DOMAIN}
+    records = _with_cross_domain(tmp_path, chains_stored=[0, 1])
+    found = [claim for claim in results.all_claims(records) if claim.claim in texts]
+    assert sorted(claim.claim for claim in found) == sorted(texts)
+    assert all(claim.record == "beyond" and not claim.beside for claim in found)
+
+
+def test_the_cross_domain_record_runs_the_vits_on_the_first_six_decisive_chains_and_nothing_else_in_vision():
+    from subtask_induction.pages.planned import effective_config
+
+    whole = decisive_config()
+    config = effective_config(["config/config.yaml", "config/beyond/cross_domain.yaml",
+                               "config/decisive_cross_domain.yaml"])
+    planned = planning.planned_points(config)
+    first_six = whole["vision"]["chains"][:6]
+    assert sorted(planned["vision"]["chain"].unique()) == first_six == config["arithmetic"]["chains"]
+    per_chain = planned["vision"].groupby("chain")["variant"].apply(set)
+    sizes = (10, 50, 200)
+    stems = ("vit_gpt2_si", "vit_gpt2_sampled", "vit_fresh_frozen", "vit_scratch")
+    assert all(variants == {f"{stem}_{size}" for stem in stems for size in sizes} for variants in per_chain)
+    assert set(planned) == {"arithmetic", "vision"}

@@ -328,6 +328,12 @@ def decisive(record: RunRecord) -> list[Claim]:
     return [replace(claim, scale=claim.scale.replace("default", "decisive", 1)) for claim in made]
 
 
+def decisive_cross_domain(record: RunRecord) -> list[Claim]:
+    """The decisive record's cross-domain ViT (config/decisive_cross_domain.yaml, a record of its own): the questions
+    `make beyond` asks of it, over the record's own chains."""
+    return [replace(claim, scale=claim.scale.replace("beyond:", "decisive:", 1)) for claim in cross_domain(record)]
+
+
 def groupnorm(record: RunRecord) -> list[Claim]:
     return [replace(claim, scale=claim.scale.replace("default (generated world)", "GroupNorm ResNet, generated world"))
             for claim in vision_default(record, GROUPNORM_VISION)]

@@ -17,6 +17,10 @@ DEFAULTS = ("default", "default_replication")
 # `make decisive` (config/decisive.yaml): the chains fixed in docs/decisions.md before its first job; once whole, it
 # decides the headlines and the two records of the default stand beside it
 DECISIVE = "decisive"
+# `make decisive-cross-domain` (config/decisive_cross_domain.yaml): the cross-domain ViT on the decisive record's first
+# six chains, a record of its own (it runs apart); once whole, it decides the cross-domain claims and `beyond` stands
+# beside it
+DECISIVE_CROSS_DOMAIN = "decisive_cross_domain"
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/

@@ -10,9 +10,9 @@ import pandas as pd
 
 from . import claims as claims_module
 from . import subnetworks, wording
-from .page import BEYOND, DECISIVE, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS
+from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS
 from .sections.arithmetic_default import arithmetic_default
-from .sections.beyond import beyond_section, signs_section
+from .sections.beyond import beyond_section, decisive_cross_domain_section, signs_section
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
@@ -59,13 +59,15 @@ def default_claims(records: dict[str, RunRecord], family: str, decided: list | N
     return [wording.replicated(claim, theirs.get(claim.claim), DEFAULTS) for claim in mine]
 
 
-def decisive_claims(records: dict[str, RunRecord]) -> list | None:
-    """The decisive record's claims once every one of them is complete; None while batches remain (its configs plan
-    the whole record, so a part of it reads "incomplete") or where none is stored: its verdicts come only from the
-    pre-registered total, and until then the pages keep the smaller records' answer."""
-    if DECISIVE not in records:
+def decisive_claims(records: dict[str, RunRecord], name: str = DECISIVE) -> list | None:
+    """A decisive record's claims once every one of them is complete (`name`: the decisive record, or its
+    cross-domain ViT, which runs apart); None while batches remain (its configs plan the whole record, so a part of it
+    reads "incomplete") or where none is stored: its verdicts come only from the pre-registered total, and until then
+    the pages keep the smaller records' answer."""
+    if name not in records:
         return None
-    found = claims_module.decisive(records[DECISIVE])
+    found = {DECISIVE: claims_module.decisive,
+             DECISIVE_CROSS_DOMAIN: claims_module.decisive_cross_domain}[name](records[name])
     if not found or any(claim.holds.startswith("**incomplete**") or INCOMPLETE in dict(claim.verdicts).values()
                         for claim in found):
         return None
@@ -86,8 +88,8 @@ def all_claims(records: dict[str, RunRecord]) -> list:
         rivals += claims_module.groupnorm(records[GROUPNORM])
     if SIGNS in records:
         rivals += claims_module.signs(records[SIGNS])
-    if decided is not None:   # a rival the decisive record judged is read from it, its smaller record beside it
-        mine = {claim.claim: claim for claim in decided}
+    mine = {claim.claim: claim for claim in [*(decided or []), *(decisive_claims(records, DECISIVE_CROSS_DOMAIN) or [])]}
+    if mine:   # a rival a decisive record judged is read from it, its smaller record beside it
         rivals = [wording.beside_smaller(mine[claim.claim], {claim.record: claim}) if claim.claim in mine else claim
                   for claim in rivals]
     return found + rivals
@@ -126,6 +128,8 @@ def render(records: dict[str, RunRecord]) -> str:
         lines += groupnorm_section(records[GROUPNORM])
     if SIGNS in records:
         lines += signs_section(records[SIGNS])
+    if DECISIVE_CROSS_DOMAIN in records:
+        lines += decisive_cross_domain_section(records[DECISIVE_CROSS_DOMAIN])
     if GPU_CHECK in records:
         lines += gpu_section(records[GPU_CHECK])
     lines += provenance(records)

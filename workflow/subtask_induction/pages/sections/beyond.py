@@ -45,9 +45,26 @@ def beyond_section(record: RunRecord) -> list[str]:
               "subnetwork's weights in its qkv / proj / fc1 / fc2, frozen; `vit_gpt2_sampled_N`: a count-matched "
               "random draw of the GPT-2's weights frozen; `vit_fresh_frozen_N`: as many fresh weights frozen; "
               "`vit_scratch_N`: nothing frozen; N training images per class. Table 1's rows and the comparisons:", ""]
-    lines += table_rows(record.text("vision/table1.md"), names("vit_"))
-    lines += table_rows(record.text("vision/comparisons.md"), names("vit_"))
+    lines += cross_domain_rows(record)
     return lines + older_questions(record)
+
+
+def cross_domain_rows(record: RunRecord) -> list[str]:
+    """The cross-domain ViTs' rows of a record's Table 1 and paired comparisons."""
+    def names(row):
+        return "vit_" in str(row.iloc[0])
+
+    return (table_rows(record.text("vision/table1.md"), names)
+            + table_rows(record.text("vision/comparisons.md"), names))
+
+
+def decisive_cross_domain_section(record: RunRecord) -> list[str]:
+    """The decisive record's cross-domain ViT (config/decisive_cross_domain.yaml): the same question as `make
+    beyond`'s on the chains fixed before its first job."""
+    return ["## Arithmetic -> vision on the decisive chains (`make decisive-cross-domain`)", "",
+            provenance_line(record), "", record.provenance["title"] + ".", "",
+            "The models of `make beyond`'s question (above), on chains of their own. Table 1's rows and the "
+            "comparisons:", ""] + cross_domain_rows(record)
 
 
 def older_questions(record: RunRecord) -> list[str]:
