@@ -174,8 +174,8 @@ def test_the_chance_a_smaller_record_agrees_is_the_rules_own_verdict_over_resamp
 def _with_cross_domain(tmp_path, chains_stored=None):
     """docs/data with a record `decisive_cross_domain` made of `beyond`'s tables (its three chains' ViTs stand in for
     the decisive six); `chains_stored`: only those chains' rows kept, the others named as known gaps."""
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "docs" / "data", data)
+    data = tmp_path / "data"   # `beyond` and its decisive stand-in alone: the cross-domain claims need no other record
+    shutil.copytree(REPO / "docs" / "data" / "beyond", data / "beyond")
     record = data / "decisive_cross_domain"
     shutil.copytree(data / "beyond", record)
     if chains_stored is not None:
