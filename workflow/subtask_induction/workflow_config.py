@@ -103,8 +103,8 @@ def later_batches(config: dict, batches: int) -> list[dict]:
     (pages/planned.py: each family's chains, the submasking backbones, as column filters): what a record of a part
     of the decisive plan names as still to run, so its pages read those claims "incomplete"."""
     cut = take_batches(copy.deepcopy({**config, "decisive_batches": batches}))
-    why = (f"the decisive record's later batches: {batches} of its batches of {BATCH} chains are run "
-           "(make decisive BATCHES=k resumes the plan)")
+    why = (f"the decisive plan's later batches, not run yet: this part holds its first {batches} batch"
+           f"{'es' if batches > 1 else ''} of {BATCH} chains a family (make decisive BATCHES=k resumes the plan)")
     gaps = []
     for family in ("arithmetic", "vision"):
         left = [c for c in config[family]["chains"] if c not in cut[family]["chains"]]
