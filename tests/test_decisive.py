@@ -102,6 +102,7 @@ def _with_decisive(tmp_path, chains_stored=None):
     decisive record's); `chains_stored`: only those chains' rows kept, the others named as known gaps (a batch)."""
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
+    shutil.rmtree(data / "decisive", ignore_errors=True)   # the stored one, in part: replaced by the stand-in
     shutil.copytree(data / "default", data / "decisive")
     if chains_stored is not None:
         record = data / "decisive"
