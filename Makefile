@@ -71,8 +71,8 @@ decisive: $(STAMP)
 	$(UNLOCK)
 	$(BIN)/snakemake --cores $(CORES) --configfile $(DECISIVE) $(if $(BATCHES),--config decisive_batches=$(BATCHES))
 
-# Its cross-domain ViT (config/decisive_cross_domain.yaml: chains 16-21, the cap on a CPU host), a record of its own in
-# a folder of its own (runs/decisive_cross_domain: the first six chains' bases and subnetworks again, and the ViTs).
+# Its cross-domain ViT (config/decisive_cross_domain.yaml: the decisive vision chains, 16-27), a record of its own in a
+# folder of its own (runs/decisive_cross_domain: those chains' arithmetic bases and subnetworks again, and the ViTs).
 decisive-cross-domain: $(STAMP)
 	$(BYTECODE)
 	$(UNLOCK) runs/decisive_cross_domain

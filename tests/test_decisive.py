@@ -214,17 +214,31 @@ def test_a_partial_cross_domain_record_leaves_beyonds_answer(tmp_path):
     assert all(claim.record == "beyond" and not claim.beside for claim in found)
 
 
-def test_the_cross_domain_record_runs_the_vits_on_the_first_six_decisive_chains_and_nothing_else_in_vision():
+def test_the_cross_domain_record_runs_the_vits_on_the_decisive_vision_chains_and_nothing_else_in_vision():
     from subtask_induction.pages.planned import effective_config
 
     whole = decisive_config()
     config = effective_config(["config/config.yaml", "config/beyond/cross_domain.yaml",
                                "config/decisive_cross_domain.yaml"])
     planned = planning.planned_points(config)
-    first_six = whole["vision"]["chains"][:6]
-    assert sorted(planned["vision"]["chain"].unique()) == first_six == config["arithmetic"]["chains"]
+    chains = whole["vision"]["chains"]
+    assert sorted(planned["vision"]["chain"].unique()) == chains == config["arithmetic"]["chains"]
     per_chain = planned["vision"].groupby("chain")["variant"].apply(set)
     sizes = (10, 50, 200)
     stems = ("vit_gpt2_si", "vit_gpt2_sampled", "vit_fresh_frozen", "vit_scratch")
     assert all(variants == {f"{stem}_{size}" for stem in stems for size in sizes} for variants in per_chain)
     assert set(planned) == {"arithmetic", "vision"}
+
+
+def test_the_cross_domain_cap_can_decide_a_claim_of_its_three_sizes():
+    """The cap's reason (docs/decisions.md): at 6 chains no claim of three sizes can be decided whatever its chains
+    show; at the cap, unanimous chains at one size decide it."""
+    from subtask_induction.claims import could_not_decide
+    from subtask_induction.pages.planned import effective_config
+
+    config = effective_config(["config/config.yaml", "config/beyond/cross_domain.yaml",
+                               "config/decisive_cross_domain.yaml"])
+    sizes = {v["train_per_class"] for v in config["vision"]["transfer"]["variants"].values() if "cross_domain" in v}
+    assert len(sizes) == 3
+    assert could_not_decide([0.5, 0.5, 0.5], 0, 6)
+    assert not could_not_decide([0.5, 0.5, 0.5], 0, len(config["vision"]["chains"]))
