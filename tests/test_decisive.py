@@ -153,7 +153,7 @@ def test_a_partial_decisive_record_shows_no_verdict_and_leaves_the_defaults_answ
     without = readme.readme_verdict({k: v for k, v in records.items() if k != "decisive"}).splitlines()
     lines = readme.readme_verdict(records).splitlines()
     extra = [line for line in lines if line not in without]
-    assert len(extra) == 1 and extra[0].startswith("- **The decisive record**") and "stored in part" in extra[0]
+    assert len(extra) == 1 and extra[0].startswith("- **Stored in part**: the decisive record")
     assert "chains 4-7 still to run" in extra[0]
 
 
@@ -212,6 +212,9 @@ def test_a_partial_cross_domain_record_leaves_beyonds_answer(tmp_path):
     found = [claim for claim in results.all_claims(records) if claim.claim in texts]
     assert sorted(claim.claim for claim in found) == sorted(texts)
     assert all(claim.record == "beyond" and not claim.beside for claim in found)
+    line = next(line for line in readme.readme_verdict(records).splitlines() if line.startswith("- **Stored in part**"))
+    assert "its cross-domain ViT" in line and "chain 2 still to run" in line and "`beyond`'s" in line
+    assert "## Arithmetic -> vision on the decisive chains" not in results.render(records)   # a part's verdicts
 
 
 def test_the_cross_domain_record_runs_the_vits_on_the_decisive_vision_chains_and_nothing_else_in_vision():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
-from .page import BEYOND, DECISIVE, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
+from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
 from .claims import Claim, default_questions
 from .run_records import RunRecord, markdown_tables
@@ -153,15 +153,26 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
                                               "a false verdict)"}
     lines = [f"- **{name}**{why.get(name, '')}: " + "; ".join(items) + ("" if items[-1].endswith(".") else ".")
              for name, items in groups.items() if items]
-    if DECISIVE in records and not any(claim.record == DECISIVE for claim in found):
-        gaps = records[DECISIVE].provenance.get("known_gaps") or []
+    def still_to_run(name: str) -> str:
+        gaps = records[name].provenance.get("known_gaps") or []
         chains = sorted({c for gap in gaps for c in (gap.get("chain") if isinstance(gap.get("chain"), list)
                                                       else [gap.get("chain")]) if c is not None})
-        lines.append(f"- **The decisive record** ([`{DECISIVE}`](docs/running.md#a-second-record-of-the-default), "
-                     "the chains fixed in docs/decisions.md before its first job) is stored in part"
-                     + (f" (chains {chains[0]}-{chains[-1]} still to run)" if chains else "")
-                     + ": its verdicts come only from the whole plan, so none is shown yet; the answer above is the "
-                     "default's.")
+        if not chains:
+            return ""
+        return (f"chain {chains[0]}" if len(chains) == 1 else f"chains {chains[0]}-{chains[-1]}") + " still to run"
+
+    def in_part(name: str) -> bool:
+        return name in records and not any(claim.record == name for claim in found)
+
+    if in_part(DECISIVE) or in_part(DECISIVE_CROSS_DOMAIN):
+        parts = ([f"the decisive record ([`{DECISIVE}`](docs/running.md#a-second-record-of-the-default), the chains "
+                  f"fixed in docs/decisions.md before its first job; {still_to_run(DECISIVE)})"] if in_part(DECISIVE)
+                 else [])
+        parts += ([f"its cross-domain ViT ([`{DECISIVE_CROSS_DOMAIN}`](docs/results.md#run-decisive_cross_domain); "
+                   f"{still_to_run(DECISIVE_CROSS_DOMAIN)})"] if in_part(DECISIVE_CROSS_DOMAIN) else [])
+        whose = " and ".join(["the default's"] * in_part(DECISIVE) + ["`beyond`'s"] * in_part(DECISIVE_CROSS_DOMAIN))
+        lines.append(f"- **Stored in part**: {' and '.join(parts).replace('; )', ')')}: verdicts come only from the "
+                     f"whole plan, so none is shown yet; the answers above are {whose}.")
     for claim in authors_code:
         scale = re.search(r"paper scale, (\d+) layers", claim.scale)
         lines.append("- **The authors' code differs from their text**: their count-matched random mask froze the N−k "
