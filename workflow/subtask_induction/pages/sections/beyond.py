@@ -60,7 +60,7 @@ def cross_domain_rows(record: RunRecord) -> list[str]:
 
 def decisive_cross_domain_section(record: RunRecord) -> list[str]:
     """The decisive record's cross-domain ViT (config/decisive_cross_domain.yaml): the same question as `make
-    beyond`'s on the chains fixed before its first job."""
+    beyond`'s on the decisive vision chains (its cap in docs/decisions.md, "The decisive record")."""
     return ["## Arithmetic -> vision on the decisive chains (`make decisive-cross-domain`)", "",
             provenance_line(record), "", record.provenance["title"] + ".", "",
             "The models of `make beyond`'s question (above), on chains of their own. Table 1's rows and the "
