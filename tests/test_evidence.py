@@ -51,6 +51,38 @@ def test_a_rival_whose_runs_are_all_missing_is_incomplete_not_tied(tmp_path):
         run_records.load("paper_depth2_magnitude", data)
 
 
+def test_a_record_checked_once_is_checked_again_when_its_bytes_change(tmp_path, monkeypatch):
+    """load's checks are remembered by the record's bytes (the page tests load the same records many times): the
+    same bytes elsewhere pass unread, one changed cell is read and refused, and a folder that changed while it was
+    checked is not remembered."""
+    data = copied(tmp_path, "paper_depth2")
+    run_records.load("paper_depth2", data)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(data, elsewhere)
+    checked = []
+    read = run_records._check_tables
+    monkeypatch.setattr(run_records, "_check_tables", lambda record: checked.append(record.folder) or read(record))
+    run_records.load("paper_depth2", elsewhere)
+    assert checked == []
+    edit_csv(elsewhere / "paper_depth2" / "arithmetic" / "transfer.csv",
+             lambda f: f.assign(test_accuracy=f["test_accuracy"].where(f.index != 3)))
+    with pytest.raises(run_records.RecordError, match="test_accuracy is empty"):
+        run_records.load("paper_depth2", elsewhere)
+    assert checked == [elsewhere / "paper_depth2"]
+
+    moving = copied(tmp_path / "moving", "paper_depth2")
+    table = moving / "paper_depth2" / "arithmetic" / "transfer.csv"
+
+    def changed_while_read(record):
+        read(record)
+        table.write_text(table.read_text() + "\n")   # a writer beside the load: its bytes are not the ones passed
+    monkeypatch.setattr(run_records, "_check_tables", changed_while_read)
+    edit_csv(table, lambda f: f.assign(seconds=f["seconds"] + 1))
+    as_read = run_records.record_digest(moving / "paper_depth2")
+    run_records.load("paper_depth2", moving)
+    assert {as_read, run_records.record_digest(moving / "paper_depth2")}.isdisjoint(run_records._PASSED)
+
+
 # Defect 2: a third replicate whose accuracies are missing still read "yes" (pivot_table dropped it); with only its
 # fs missing it read "no (2 of 3)": a missing number counted as a loss.
 @pytest.mark.parametrize("hole", ["every adaptation", "fs only"])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import functools
+import hashlib
 import json
 import os
 import platform
@@ -96,12 +97,36 @@ def load(name: str, data: Path = DATA, check: bool = True) -> RunRecord:
     return record
 
 
+# The contents (record_digest) of the record folders check_record passed in this process. Its verdict depends only
+# on those bytes and the code, so the same bytes are not checked twice: a process that loads the same records many
+# times (the page tests, each on its own copy of them) pays the schema checks once per distinct record.
+_PASSED: set[str] = set()
+
+
+def record_digest(folder: Path) -> str:
+    """sha256 over every file of a record folder: its relative path and its bytes, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def check_record(record: RunRecord) -> None:
     """Refuse a record a page must not read: a table that breaks its schema, a planned point missing from its
     family's table (unless run.yaml's known_gaps names it), a point no config planned (unless `unplanned` names
-    it). Records that are not runs (no configs) have no tables to check."""
+    it). Records that are not runs (no configs) have no tables to check. Bytes that passed once pass again
+    unread; a folder that changed while it was checked is not remembered."""
     if not record.provenance["configs"]:
         return
+    before = record_digest(record.folder)
+    if before in _PASSED:
+        return
+    _check_tables(record)
+    if record_digest(record.folder) == before:
+        _PASSED.add(before)
+
+
+def _check_tables(record: RunRecord) -> None:
     for path in sorted(record.folder.glob("*/*.csv")):
         table = str(path.relative_to(record.folder))
         if not table.startswith("planned/"):
