@@ -49,9 +49,10 @@ def fill(text: str, blocks: dict[str, str], where: str) -> str:
 def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     """{path: its rendered text} of every generated page."""
     records = run_records.load_all(data or repo / "docs" / "data")
+    found = results.all_claims(records)   # the claims once, for every page that shows them
     front, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
-    return {repo / "docs" / "results.md": results.render(records),
-            front: fill(front.read_text(), readme.blocks(records), "README.md"),
+    return {repo / "docs" / "results.md": results.render(records, found),
+            front: fill(front.read_text(), readme.blocks(records, found), "README.md"),
             running: fill(running.read_text(), running_blocks(), "docs/running.md"),
             glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md")}
 

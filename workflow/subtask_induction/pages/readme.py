@@ -107,11 +107,12 @@ def verdict_group(claim) -> tuple[str, str]:
     return ("Undecided at these chains" if decided_in_part else "No evidence either way"), per_size(claim.verdicts)
 
 
-def readme_verdict(records: dict[str, RunRecord]) -> str:
+def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> str:
     """The README's answer, from the headline claims: one group per claim from its verdict at every n (or task),
     each naming where it holds and where it is reversed; the paper's text claims by their thresholds; where the
-    authors' code differs from their text; and what a record cannot answer yet."""
-    found = all_claims(records)
+    authors' code differs from their text; and what a record cannot answer yet. `found`: the records' all_claims,
+    where the caller has them already."""
+    found = all_claims(records) if found is None else found
     headline = [c for c in found if c.headline]
     dialled = next((c for c in found if c.record == BEYOND and c.claim.startswith(DIAL) and c.verdicts), None)
     defaults = default_questions()
@@ -190,9 +191,10 @@ def readme_verdict(records: dict[str, RunRecord]) -> str:
     return "\n".join(lines + ["", wording.readme_key()])
 
 
-def readme_claims(records: dict[str, RunRecord]) -> str:
+def readme_claims(records: dict[str, RunRecord], found: list | None = None) -> str:
     """The README's headline table: the claims marked headline, linked to the results page's provenance."""
-    return wording.markdown([c for c in all_claims(records) if c.headline], records, link="docs/results.md",
+    found = all_claims(records) if found is None else found
+    return wording.markdown([c for c in found if c.headline], records, link="docs/results.md",
                                   commits=False, key=False)
 
 
@@ -271,6 +273,7 @@ def paper_scale_time(records: dict) -> str:
             "the paper's scale are unmeasured.")
 
 
-def blocks(records: dict) -> dict[str, str]:
-    return {"verdict": readme_verdict(records), "claims": readme_claims(records),
+def blocks(records: dict, found: list | None = None) -> dict[str, str]:
+    found = all_claims(records) if found is None else found
+    return {"verdict": readme_verdict(records, found), "claims": readme_claims(records, found),
             "timings": timings(records), "beyond": make_beyond(REPO / "Makefile")}

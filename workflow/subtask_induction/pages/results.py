@@ -95,8 +95,9 @@ def all_claims(records: dict[str, RunRecord]) -> list:
     return found + rivals
 
 
-def render(records: dict[str, RunRecord]) -> str:
-    found = all_claims(records)
+def render(records: dict[str, RunRecord], found: list | None = None) -> str:
+    """docs/results.md from the records; `found`: their all_claims, where the caller has them already."""
+    found = all_claims(records) if found is None else found
     lines = ["# Results", "",
              "<!-- Rendered by `make docs` from the run records in docs/data/; edit the records or "
              "workflow/subtask_induction/pages/, not this page (a test renders it again and compares). -->", "",
