@@ -133,8 +133,12 @@ def test_a_whole_decisive_record_decides_and_the_smaller_records_stand_beside_it
     assert random_init.verdicts == (("n = 0", "holds"), ("n = 250", "holds"), ("n = 750", "holds"))
     assert "`default`: holds" in random_init.beside and "`default_replication`:" in random_init.beside
     assert "with a chance of n = 0:" in random_init.beside and "n = 250: 100%" in random_init.beside
+    # the chance is the decisive record's at the smaller records' chains (both 8): said once, after both verdicts
+    assert random_init.beside.count("with a chance of") == 1
+    assert random_init.beside.index("`default_replication`:") < random_init.beside.index("a record of 8 chains")
     # every default headline of each family is read from the decisive record, none twice
-    texts = [claim.claim for claim in results.all_claims(records) if claim.record == "decisive"]
+    listed = results.all_claims(records)
+    texts = [claim.claim for claim in listed if claim.record == "decisive"]
     assert len(texts) == len(set(texts))
     assert {text for text, claim in own.items() if claim.record == "default"} <= set(texts)
     lines = readme.readme_verdict(records)

@@ -110,19 +110,24 @@ def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Cl
 
 def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
     """A claim of the decisive record (whole: the pages never read a part of it) with the smaller records of the
-    default beside it as smaller replications: each one's verdict, and the chance a record of its chains had to say
-    what the decisive record says, at the decisive estimate (claims.power_at). Its verdict stays the decisive one's."""
+    default beside it as smaller replications: each one's verdict, then the chance a record of that many chains had
+    to say what the decisive record says, at the decisive estimate (claims.power_at): once per chain count, since it
+    is the decisive record's, not the smaller one's. Its verdict stays the decisive one's."""
     judged = decided.evidence.judge() if decided.evidence else {}
-    parts = []
+    parts, counts = [], []
     for name, claim in smaller.items():
         if claim is None:
             parts.append(f"`{name}`: not in the record")
             continue
+        parts.append(f"`{name}`: {claim.holds.replace('**', '')}")
         chains = max((k for *_, k in claim.leans), default=0)   # its chains, as its verdict counted them
-        chance = power_at(judged, chains, decided.evidence.smallest) if chains and judged else {}
+        if chains and chains not in counts:
+            counts.append(chains)
+    for chains in counts:
+        chance = power_at(judged, chains, decided.evidence.smallest) if judged else {}
         said = "; ".join(f"{where + ': ' if where else ''}{share:.0%}" for where, share in chance.items())
-        parts.append(f"`{name}`: {claim.holds.replace('**', '')}"
-                     + (f" (a record of {chains} chains says what this one says with a chance of {said})" if said else ""))
+        if said:
+            parts.append(f"a record of {chains} chains says what this one says with a chance of {said}")
     beside = "beside it, " + "; ".join(parts) if parts else ""
     return replace(decided, beside=beside, numbers=f"{decided.numbers}; {beside}" if beside else decided.numbers)
 
