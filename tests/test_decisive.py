@@ -249,3 +249,24 @@ def test_the_cross_domain_cap_can_decide_a_claim_of_its_three_sizes():
     assert len(sizes) == 3
     assert could_not_decide([0.5, 0.5, 0.5], 0, 6)
     assert not could_not_decide([0.5, 0.5, 0.5], 0, len(config["vision"]["chains"]))
+
+
+def test_an_undecided_or_no_effect_size_reads_with_its_interval_on_the_readme_line():
+    """Done when: every headline reads holds, reversed, no effect larger than S, or undecided with its interval. The
+    README's reason for a size the equivalence test read carries that interval; a decided size's does not."""
+    from subtask_induction.claims import HOLDS, NO_EFFECT, UNDECIDED, judge
+    from subtask_induction.pages import wording
+    from subtask_induction.pages.claims import Claim
+
+    runs = [f"{chain}/0" for chain in range(12)]
+    differences = {"n = 0": pd.Series([0.5, -0.4, 0.3, -0.2, 0.1, -0.3, 0.2, -0.1, 0.4, -0.5, 0.0, 0.2], index=runs),
+                   "n = 250": pd.Series([9.0, -7.0, 8.0, -6.0, 7.0, -8.0, 6.0, 5.0, -9.0, 4.0, -5.0, 6.5], index=runs),
+                   "n = 750": pd.Series([10.0 + i for i in range(12)], index=runs)}
+    judged = judge(differences, smallest=3.0)
+    assert [j.verdict for j in judged.values()] == [NO_EFFECT, UNDECIDED, HOLDS]
+    claim = Claim("arithmetic", "decisive", "a claim", "", "", "decisive", leans=wording.lean_counts(judged))
+    reason = wording.short_reason(claim)
+    for where in ("n = 0", "n = 250"):
+        low, high = judged[where].equivalence
+        assert f"{where}: " in reason and f"90% [{low:+.1f}, {high:+.1f}]" in reason.split(f"{where}: ")[1].split(";")[0]
+    assert "90%" not in reason.split("n = 750: ")[1]

@@ -136,7 +136,7 @@ class Claim:
     judged_on: str = PER_RUN
     verdicts: tuple = ()    # the rule's (where, verdict) pairs ("incomplete" where a run is missing); () for a mean or band
     reasons: str = ""       # the rule's reasons in a few words (reasons()): the mean over chains, how many lean each way
-    leans: tuple = ()       # per size (where, chains higher, chains lower, chains): the verdict's reason as data
+    leans: tuple = ()       # per size (where, chains higher, chains lower, chains, 90% interval or None): the reason as data
     second_leans: tuple = ()   # the same in the default's second record, where the claim is judged in both
     beside: str = ""        # a decisive claim: what the smaller records said and the chance they had to say it
     evidence: Evidence | None = field(default=None, compare=False)   # what the rule judged: per-run differences, full precision

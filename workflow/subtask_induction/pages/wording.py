@@ -49,25 +49,31 @@ def verdict_word(judgement: Judgement, chains: set[int]) -> str:
 
 
 def lean_counts(judged: dict[str, Judgement]) -> tuple:
-    """(where, chains higher, chains lower, chains) per complete size: how many chains lean each way."""
-    return tuple((where, sum(m > 0 for m in j.means), sum(m < 0 for m in j.means), len(j.means))
+    """(where, chains higher, chains lower, chains, the 90% interval) per complete size: how many chains lean each
+    way, and where the rule read the equivalence test (no effect larger than S, undecided) its interval as
+    (low, high), else None."""
+    return tuple((where, sum(m > 0 for m in j.means), sum(m < 0 for m in j.means), len(j.means),
+                  j.equivalence if j.interval_90() else None)
                  for where, j in judged.items() if j.complete)
 
 
 def short_reason(claim: Claim) -> str:
     """A verdict's reason in a few words, for the README's lines: how the chains lean at each size (`n = 250: 8 of 8
-    higher`), and, where the rule cannot decide, that there are only k of them."""
+    higher`), the 90% interval where it decided the verdict (no effect larger than S) or left it undecided, and,
+    where the rule cannot decide, that there are only k of them."""
     if not claim.leans:
         return ""
     word = "backbones" if claim.family == "submasking" else "chains"   # submasking's unit: a chain's base
     parts = []
-    for where, higher, lower, k in claim.leans:
+    for where, higher, lower, k, interval in claim.leans:
         lean = f"{higher} of {k} higher" + (f", {lower} lower" if lower and higher else "")
         if not higher:
             lean = f"{lower} of {k} lower" if lower else f"all {k} tied"
+        if interval is not None:
+            lean += f", 90% [{interval[0]:+.1f}, {interval[1]:+.1f}]"
         parts.append(f"{where}: {lean}" if where else lean)
     if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
-        sizes = sorted({k for _, _, _, k in claim.leans})
+        sizes = sorted({lean[3] for lean in claim.leans})
         return f"only {'/'.join(map(str, sizes))} {word[:-1] if sizes == [1] else word}; " + "; ".join(parts)
     return f"{word}: " + "; ".join(parts)
 
@@ -120,7 +126,7 @@ def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
             parts.append(f"`{name}`: not in the record")
             continue
         parts.append(f"`{name}`: {claim.holds.replace('**', '')}")
-        chains = max((k for *_, k in claim.leans), default=0)   # its chains, as its verdict counted them
+        chains = max((lean[3] for lean in claim.leans), default=0)   # its chains, as its verdict counted them
         if chains and chains not in counts:
             counts.append(chains)
     for chains in counts:
