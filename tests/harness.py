@@ -26,6 +26,18 @@ def effective_config(*files: str) -> dict:
     return config
 
 
+# The records that decide the default's headlines and the rivals once whole (pages/results.py, decisive_claims).
+DECISIVE_RECORDS = ("decisive", "decisive_cross_domain")
+
+
+def copied_records(tmp_path: Path, without: tuple = DECISIVE_RECORDS) -> Path:
+    """docs/data copied to tmp_path/data, less the records named in `without`: a test of what the default's or
+    `beyond`'s own records answer leaves out the decisive records, which answer those claims on the pages instead."""
+    data, stored = tmp_path / "data", REPO / "docs" / "data"
+    shutil.copytree(stored, data, ignore=lambda folder, names: [n for n in names if Path(folder) == stored and n in without])
+    return data
+
+
 def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict | None = None) -> subprocess.CompletedProcess:
     """`snakemake ARGS` in `workdir` with this Python's environment first on PATH (as `make` runs it)."""
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

@@ -8,7 +8,7 @@ import shutil
 import pandas as pd
 import yaml
 
-from harness import REPO
+from harness import REPO, copied_records
 from subtask_induction.pages import readme, run_records
 from subtask_induction.pages import planned as planning
 from subtask_induction.workflow_config import BATCH, later_batches, normalise, take_batches
@@ -46,8 +46,7 @@ def test_each_batch_runs_the_first_k_times_8_chains_of_every_family_and_the_base
 def test_a_record_of_the_first_batches_shows_no_verdict_only_incomplete(tmp_path):
     """A stored batch names the chains still to run as known gaps (so it can be stored and its tables checked), and
     its planned points stay the whole plan: every claim judged on it reads incomplete, never holds or reversed."""
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "docs" / "data", data)
+    data = copied_records(tmp_path)
     shutil.rmtree(data / "default_replication")
     record = data / "default"
     first = [0, 1, 2, 3]   # "the first batch" of this 8-chain record

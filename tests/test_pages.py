@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from harness import REPO
+from harness import REPO, copied_records
 from subtask_induction import __version__
 from subtask_induction.pages import __main__ as pages_main
 from subtask_induction.pages import claims, readme, run_records, settings, wording
@@ -193,8 +193,7 @@ def test_the_verdict_lines_follow_the_records(tmp_path):
     holding at every n reads "Holds"; one n's chains split evenly (and tightly) moves it to "Holds in part", naming
     every n's verdict."""
 
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "docs" / "data", data)
+    data = copied_records(tmp_path)
     shutil.rmtree(data / "default_replication")   # one record: its verdicts alone
     gains = [40.0, 31.0, 45.0, 38.0, 44.0, 29.0, 47.0, 36.0]
     widened(data, "si vs random", {0: gains, 250: gains, 750: gains})
@@ -237,8 +236,7 @@ def test_the_beyond_record_answers_each_question_from_its_paired_verdicts(tmp_pa
     a verdict changed in the record changes the claim, and the section shows the rows that answer it."""
     from subtask_induction.pages import results
 
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "docs" / "data", data)
+    data = copied_records(tmp_path)
     path = data / "beyond" / "vision" / "chains.csv"
     per_chain = claims.pd.read_csv(path)
     sizes = sorted({int(model.rsplit("_", 1)[1]) for model in per_chain["model"] if model.startswith("vit_gpt2_si_")})
@@ -287,8 +285,7 @@ def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     verdict silently."""
     from subtask_induction.pages import results
 
-    data = tmp_path / "data"
-    shutil.copytree(REPO / "docs" / "data", data)
+    data = copied_records(tmp_path)
     shutil.rmtree(data / "default_replication", ignore_errors=True)
     shutil.copytree(data / "default", data / "default_replication")
     found = {c.claim: c for c in results.all_claims(run_records.load_all(data))}

@@ -360,6 +360,9 @@ def equivalence(judgement: Judgement, smallest: float, level: float = LEVEL) -> 
 
 
 POWER_DRAWS = 400   # simulated smaller records per claim: the share's standard error is at most 2.5 points
+# power_at's answers in this process, by everything they depend on (the chain means, the verdicts to agree with,
+# chains, S, draws): a page and the tests that render it again ask the same question many times, at 0.2 s each.
+_POWER: dict = {}
 
 
 def power_at(judged: dict, chains: int, smallest: float | None = None, draws: int = POWER_DRAWS) -> dict:
@@ -372,6 +375,16 @@ def power_at(judged: dict, chains: int, smallest: float | None = None, draws: in
     if not sizes:
         return {}
     frame = pd.DataFrame({size: pd.Series(judged[size].means, index=judged[size].chains) for size in sizes}).dropna()
+    key = (tuple(sizes), frame.to_numpy().tobytes(), frame.shape, tuple(judged[size].verdict for size in sizes),
+           chains, smallest, draws)
+    if key not in _POWER:
+        _POWER[key] = _power(frame, {size: judged[size].verdict for size in sizes}, chains, smallest, draws)
+    return dict(_POWER[key])
+
+
+def _power(frame: pd.DataFrame, verdicts: dict, chains: int, smallest: float | None, draws: int) -> dict:
+    """power_at's simulation: `frame` one row per chain of the larger record, one column per size."""
+    sizes = list(frame.columns)
     rng = np.random.default_rng(0)
     index = pd.Index([str(i) for i in range(chains)])
     tallies = dict.fromkeys(sizes, Tally(tuple(index), chains))
@@ -382,7 +395,7 @@ def power_at(judged: dict, chains: int, smallest: float | None = None, draws: in
         again = judge_means({size: pd.Series(picked[:, j], index=index) for j, size in enumerate(sizes)}, tallies,
                             smallest=smallest)
         for size in sizes:
-            agree[size] += again[size].verdict == judged[size].verdict
+            agree[size] += again[size].verdict == verdicts[size]
     return {size: agree[size] / draws for size in sizes}
 
 
