@@ -287,7 +287,7 @@ class Judgement:
         low, high = self.equivalence
         if self.verdict not in (NO_EFFECT, UNDECIDED) or np.isnan(low):
             return ""
-        return f"; 90% [{low:+.1f}, {high:+.1f}]"
+        return f"; {interval_text(low, high)}"
 
     def summary(self, unit: str = "") -> str:
         """`+14.3 [+6.1, +22.5]` (the mean over chains with its interval, in the differences' unit)."""
@@ -357,6 +357,11 @@ def equivalence(judgement: Judgement, smallest: float, level: float = LEVEL) -> 
     if -smallest < low and high < smallest:
         return replace(judgement, verdict=NO_EFFECT)
     return replace(judgement, verdict=UNDECIDED if judgement.verdict == NO_EVIDENCE else judgement.verdict)
+
+
+def interval_text(low: float, high: float) -> str:
+    """The equivalence test's interval as every page writes it: `90% [-0.6, +5.1]`."""
+    return f"90% [{low:+.1f}, {high:+.1f}]"
 
 
 POWER_DRAWS = 400   # simulated smaller records per claim: the share's standard error is at most 2.5 points

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED, VERDICTS, Judgement, power_at
+from ..claims import (HOLDS, INCOMPLETE, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED, VERDICTS, Judgement, interval_text,
+                      power_at)
 from ..labels import TRANSFER, VISION
 from .curves import CURVE_BAND
 
@@ -70,7 +71,7 @@ def short_reason(claim: Claim) -> str:
         if not higher:
             lean = f"{lower} of {k} lower" if lower else f"all {k} tied"
         if interval is not None:
-            lean += f", 90% [{interval[0]:+.1f}, {interval[1]:+.1f}]"
+            lean += ", " + interval_text(*interval)
         parts.append(f"{where}: {lean}" if where else lean)
     if all(verdict == TOO_FEW for _, verdict in claim.verdicts):
         sizes = sorted({lean[3] for lean in claim.leans})
@@ -151,7 +152,7 @@ def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "ch
         if not higher:
             lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
         low, high = j.equivalence
-        within = (f", 90% [{low:+.1f}, {high:+.1f}] {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
+        within = (f", {interval_text(low, high)} {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
                   if j.interval_90() else "")
         out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}")
     return "; ".join(out)
