@@ -215,12 +215,17 @@ def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tupl
     """Per run (chain, replicate): `first` minus `second` in test accuracy points (claims.paired_by_run over
     transfer.csv's accuracies, so a page reading the record gets the same numbers), and the part of it that counts
     (0 when McNemar's test on the same test items calls it noise; the raw difference where a record keeps no
-    per-item correctness). NaN where a run lacks either variant."""
-    index = [f"{chain}/{replicate}" for chain, replicate in runs]
-    differences = 100 * paired_by_run(run_accuracy(rows, first), run_accuracy(rows, second)).reindex(index)
-    by_run = {(r.chain, r.replicate, r.variant): r for r in rows.itertuples()}
+    per-item correctness). NaN where a run lacks either variant; a run with more than one row of either variant is
+    listed twice (paired_by_run), so the tally names it ("twice or more") and its comparison is incomplete."""
+    paired = 100 * paired_by_run(run_accuracy(rows, first), run_accuracy(rows, second))
+    named = [((chain, replicate), value) for chain, replicate in runs
+             for value in (paired[paired.index == f"{chain}/{replicate}"].tolist() or [float("nan")])]
+    differences = pd.Series([value for _, value in named], index=[f"{c}/{r}" for (c, r), _ in named], dtype=float)
+    by_run = {}
+    for r in rows.itertuples():   # a run's first row of a variant, the one paired_by_run subtracts
+        by_run.setdefault((r.chain, r.replicate, r.variant), r)
     counted = []
-    for (chain, replicate), difference in zip(runs, differences):
+    for ((chain, replicate), _), difference in zip(named, differences):
         one, other = by_run.get((chain, replicate, first)), by_run.get((chain, replicate, second))
         if one is None or other is None:
             counted.append(float("nan"))
@@ -233,7 +238,7 @@ def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tupl
             counted.append(difference if p < PAIRED_LEVEL else 0.0)
         else:
             counted.append(difference)
-    return differences, pd.Series(counted, index=index, dtype=float)
+    return differences, pd.Series(counted, index=differences.index, dtype=float)
 
 
 def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) -> str:

@@ -14,9 +14,10 @@ Storing refuses a run whose code or configs differ from the commit it would reco
 holds the data folder's lock (a killed store's lock is free again), removes what a killed store left (temporaries,
 staging folders), writes the new record durably in a staging folder of its own, checks it, and swaps it in under
 an intent file (`.NAME.swap`) that the next store finishes or undoes after a kill; a failed store leaves the previous
-record as it was. Loading reads only record folders (a dot-folder is a store's own) and refuses a data folder whose
-swap was interrupted, naming the command that finishes it. Records
-that are not runs (`configs: []`: the `make test` timing, a GPU check) need only their run.yaml.
+record as it was (`--plan`, which rewrites a stored record's planned points, is the same transaction). Loading
+reads only record folders (a dot-folder is a store's own) and refuses a data folder whose swap was interrupted,
+naming the command that finishes it. Records that are not runs (`configs: []`: the `make test` timing, a GPU
+check) need only their run.yaml.
 
     python -m subtask_induction.pages.run_records RUN_DIR NAME --title "..." --command "make reproduce" \\
         --configs config/config.yaml --plain-step-ms 16.9 --wall "27 min 15 s, quiet"
@@ -82,18 +83,22 @@ class RunRecord:
 
 
 def load(name: str, data: Path = DATA, check: bool = True) -> RunRecord:
-    """A stored record, checked (check_record) unless check=False."""
+    """A stored record, checked (check_record) unless check=False. Its run.yaml is parsed from the bytes that the
+    record's digest covers (one read of the folder), so the checks' verdict is remembered for exactly those bytes."""
     folder = Path(data) / name
-    try:
-        provenance = yaml.safe_load((folder / "run.yaml").read_text())
-    except FileNotFoundError:
-        raise FileNotFoundError(f"run record {name}: {folder / 'run.yaml'} is missing") from None
+    if check:
+        digest, text = _digest(folder)
+    else:
+        digest, text = None, (folder / "run.yaml").read_bytes() if (folder / "run.yaml").is_file() else None
+    if text is None:
+        raise FileNotFoundError(f"run record {name}: {folder / 'run.yaml'} is missing")
+    provenance = yaml.safe_load(text)
     missing = [key for key in REQUIRED if key not in (provenance or {})]
     if missing:
         raise ValueError(f"run record {name}: run.yaml lacks {missing}")
     record = RunRecord(name, folder, provenance)
     if check:
-        check_record(record)
+        check_record(record, digest)
     return record
 
 
@@ -105,25 +110,34 @@ _PASSED: set[str] = set()
 
 def record_digest(folder: Path) -> str:
     """sha256 over every file of a record folder: its relative path and its bytes, in path order."""
-    digest = hashlib.sha256()
+    return _digest(folder)[0]
+
+
+def _digest(folder: Path) -> tuple[str, bytes | None]:
+    """record_digest of `folder`, and the bytes of its run.yaml that went into it (None where it has none)."""
+    digest, run_yaml = hashlib.sha256(), None
     for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
-        digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+        relative, contents = str(path.relative_to(folder)), path.read_bytes()
+        if relative == "run.yaml":
+            run_yaml = contents
+        digest.update(relative.encode() + b"\0" + contents + b"\0")
+    return digest.hexdigest(), run_yaml
 
 
-def check_record(record: RunRecord) -> None:
+def check_record(record: RunRecord, digest: str | None = None) -> None:
     """Refuse a record a page must not read: a table that breaks its schema, a planned point missing from its
     family's table (unless run.yaml's known_gaps names it), a point no config planned (unless `unplanned` names
-    it). Records that are not runs (no configs) have no tables to check. Bytes that passed once pass again
-    unread; a folder that changed while it was checked is not remembered."""
+    it). Records that are not runs (no configs) have no tables to check. `digest`: the record_digest of the folder
+    as read when record.provenance was parsed from its run.yaml (load's one read). Bytes that passed once pass again
+    unread; a folder that changed between that read and the end of the checks is not remembered, nor is a record
+    checked without its digest (whose provenance may come from other bytes than the folder's)."""
     if not record.provenance["configs"]:
         return
-    before = record_digest(record.folder)
-    if before in _PASSED:
+    if digest is not None and digest in _PASSED:
         return
     _check_tables(record)
-    if record_digest(record.folder) == before:
-        _PASSED.add(before)
+    if digest is not None and record_digest(record.folder) == digest:
+        _PASSED.add(digest)
 
 
 def _check_tables(record: RunRecord) -> None:
@@ -306,15 +320,25 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
         gaps = later_batches(config, decisive_batches)
         if gaps:
             provenance["known_gaps"] = gaps
-    folder = data / name
-    recover(data)
-    staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
-    try:
-        os.chmod(staged, 0o777 & ~current_umask())   # a record folder gets a plain mkdir's mode, not mkdtemp's 0700
+
+    def fill(staged: Path) -> None:
         for path in tables:
             copy_file(path, staged / path.parent.parent.name / path.name)
         planning.write_planned(points, staged)
         write_text(staged / "run.yaml", yaml.safe_dump(provenance, sort_keys=False, allow_unicode=True, width=100))
+    return _stage_and_swap(data, name, fill)
+
+
+def _stage_and_swap(data: Path, name: str, fill) -> Path:
+    """The record `name` of `data` replaced as one small transaction (call it holding the store lock): what a killed
+    store left is recovered, fill(staged) writes the new record into a staging folder of its own, durably, which is
+    checked as a page loads it before the old record is touched, then swapped in (swap). A failure removes the
+    staging folder and leaves the old record as it was."""
+    recover(data)
+    staged = Path(tempfile.mkdtemp(prefix=f".{name}.new-", dir=data))
+    try:
+        os.chmod(staged, 0o777 & ~current_umask())   # a record folder gets a plain mkdir's mode, not mkdtemp's 0700
+        fill(staged)
         for sub in [*staged.iterdir(), staged]:
             if sub.is_dir():
                 fsync_folder(sub)
@@ -322,6 +346,7 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
     except BaseException:
         remove_tree(staged)
         raise
+    folder = data / name
     swap(staged, folder)
     return folder
 
@@ -379,14 +404,21 @@ def recover(data: Path) -> list[str]:
 
 def plan(name: str, data: Path = DATA, repo: Path = planning.REPO) -> Path:
     """Write an existing record's planned points, from its configs at its commit (or at run.yaml's `planned_at`,
-    where its configs were completed later than its tables were made)."""
-    with store_lock(data):   # it writes into a record: never beside a store's swap or recovery
+    where its configs were completed later than its tables were made). The record is rewritten as a store rewrites
+    one (a copy staged, checked and swapped in): a plan its checks refuse leaves the record as it was."""
+    data = Path(data)
+    with store_lock(data):   # it replaces a record: never beside a store's swap or recovery
         record = load(name, data, check=False)
         p = record.provenance
         config = planning.effective_config(p["configs"], str(p.get("planned_at", p["commit"])), repo)
-        planning.write_planned(planning.planned_points(config), record.folder)
-        load(name, data)
-    return record.folder / "planned"
+        points = planning.planned_points(config)
+
+        def fill(staged: Path) -> None:
+            for path in sorted(q for q in record.folder.rglob("*") if q.is_file()):
+                copy_file(path, staged / path.relative_to(record.folder))
+            planning.write_planned(points, staged)
+        folder = _stage_and_swap(data, name, fill)
+    return folder / "planned"
 
 
 def main(argv=None) -> None:
