@@ -9,7 +9,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .runtime import atomic_write  # noqa: E402
+# files', not runtime's re-export: runtime imports torch, and a figure step needs none (issue 81, start-up)
+from .files import atomic_write  # noqa: E402
 
 
 def save_figure(figure, outdir: Path, name: str, formats=("png", "pdf")) -> list[Path]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..runtime import save_text
+from ..files import write_text  # not runtime.save_text: runtime imports torch, which this report never uses
 from ..timing import run_step
 
 
@@ -94,9 +94,9 @@ def write(benchmarks: dict[str, str], csv: str, markdown_path: str) -> str:
     """The report from benchmark record path -> rule; returns its Markdown."""
     records = read_records(benchmarks)
     table = summary(records) if not records.empty else pd.DataFrame(columns=["rule", "jobs"])
-    save_text(table.to_csv(index=False), csv)
+    write_text(csv, table.to_csv(index=False))
     text = markdown(table)
-    save_text(text, markdown_path)
+    write_text(markdown_path, text)
     return text
 
 
