@@ -51,6 +51,15 @@ include: "workflow/rules/submasking.smk"
 include: "workflow/rules/resources.smk"
 
 
+# When the run ends, a chain whose base did not learn its task is named (docs/decisions.md, "Chain validity"): its
+# verdicts still count it where the plan fixed it, and a reader should know.
+onsuccess:
+    from subtask_induction import validity
+
+    for text in validity.report(Path(ARITH_DIR).parent):
+        print(f"failed base: {text}", file=sys.stderr)
+
+
 rule all:
     default_target: True
     input:

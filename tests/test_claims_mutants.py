@@ -255,7 +255,7 @@ def test_a_size_whose_best_p_equals_the_level_cannot_decide():
 def test_an_incomplete_size_does_not_stop_the_sizes_after_it_being_judged():
     judged = judge({"n = 1": chains([1.0]), "n = 2": chains([1, 2, 3, 4, 5, 6])}, {"n = 1": ["0", "1"]})
     assert list(judged) == ["n = 1", "n = 2"]
-    assert not judged["n = 1"].complete and judged["n = 1"].verdict == ""
+    assert not judged["n = 1"].complete and judged["n = 1"].verdict == "incomplete"
     assert judged["n = 2"].verdict == HOLDS and judged["n = 2"].adjusted == pytest.approx(1 / 32)
 
 
@@ -290,5 +290,5 @@ def test_evidence_judges_the_planned_runs_not_the_index():
     """A planned run that the differences lack makes the size incomplete, whatever the others show."""
     evidence = Evidence({"n": chains([1, 2, 3, 4, 5, 6, 7])}, {"n": [str(c) for c in range(8)]})
     judged = evidence.judge()["n"]
-    assert not judged.complete and judged.tally.missing == ("7",) and judged.verdict == ""
+    assert not judged.complete and judged.tally.missing == ("7",) and judged.verdict == "incomplete"
     assert judged.summary() == "—"

@@ -57,11 +57,12 @@ def test_holds_and_reversed_are_kept_whatever_s_and_without_s_nothing_changes():
     assert judge({"": chains(INSIDE)})[""].verdict == "no evidence either way"
 
 
-def test_too_few_chains_stays_unless_even_their_interval_lies_inside_s():
+def test_too_few_chains_bars_no_effect_even_where_their_interval_lies_inside_s():
+    """Issue 79: too few precedes no effect (claims.PRECEDENCE); the code had let 3 chains read "no effect"."""
     tight = [0.1, -0.1, 0.05]   # 90% with 2 degrees of freedom: [-0.16, +0.19]
     low, high = by_hand(tight)
     assert -3 < low and high < 3
-    assert judge({"": chains(tight)}, smallest=3.0)[""].verdict == NO_EFFECT
+    assert judge({"": chains(tight)}, smallest=3.0)[""].verdict == TOO_FEW
     spread = [4.0, -3.0, 5.0]
     assert judge({"": chains(spread)}, smallest=3.0)[""].verdict == TOO_FEW
 

@@ -83,7 +83,7 @@ def test_a_missing_run_still_reads_incomplete(sizes, data):
     differences[where] = differences[where].copy()
     differences[where][hole] = float("nan")
     judged = judge(differences)
-    assert not judged[where].complete and judged[where].verdict == ""
+    assert not judged[where].complete and judged[where].verdict == "incomplete"
     dropped = {w: d.drop(hole) if w == where else d for w, d in claim(sizes).items()}
     named = {w: list(d.index) for w, d in claim(sizes).items()}
     assert not judge(dropped, named)[where].complete

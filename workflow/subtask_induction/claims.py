@@ -3,17 +3,18 @@
 - `tally` counts the runs a comparison names (chain, or chain/replicate) and names those without one number (missing,
   NaN, listed twice): a claim is read only from a complete tally, otherwise it is "incomplete".
 - `judge` is the rule over independent subnetworks (docs/decisions.md, "The verdict rule"): chain means, an exact
-  sign-flip test, Holm over a claim's sizes, a t interval; holds / reversed / no evidence either way / too few
-  chains to decide; and with the smallest effect that matters (S), no effect larger than S (the 90% interval inside
-  ±S) / undecided in place of no evidence.
+  sign-flip test, Holm over a claim's sizes, a t interval, and with the smallest effect that matters (S) the tests
+  against S; the verdict is the first row of PRECEDENCE (data: the pages and docs/decisions.md render the same table)
+  that a size meets; a verdict that one chain's absence changes is fragile, and names the chain.
 - A run's own difference is marked `*` where it is beyond noise on the same test items (McNemar's exact test at
   PAIRED_LEVEL; shape bias by a paired bootstrap): which runs carried a claim, shown beside the verdict."""
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -145,15 +146,18 @@ def format_paired(differences: pd.Series, counted: pd.Series) -> str:
 # subnetwork) are averaged inside it first, because they are not independent of it. Over the chain means: an exact
 # two-sided sign-flip permutation test of "the mean difference is 0" (every one of the 2^k sign patterns), Holm's
 # step-down correction over the sizes (n) of one claim, at LEVEL family-wise; beside it a CONFIDENCE t interval of
-# the mean over chains, which describes and does not decide.
+# the mean over chains, which describes and does not decide. Which verdict a size gets is the first row of
+# PRECEDENCE whose condition it meets: the order is data, so the code, the pages and docs/decisions.md read one table.
 LEVEL = 0.05
 CONFIDENCE = 0.95
+# Raised whenever the same chain means could get another verdict: the verdict files the pages write carry it, and
+# records are compared only under one rule version (docs/verdicts/).
+RULE_VERSION = 2
 HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW = "holds", "reversed", "no evidence either way", "too few chains to decide"
-# Where the smallest effect that matters (S) is given, a claim that neither holds nor is reversed is decided as "no
-# effect larger than S" when its 90% t interval over chains lies inside (-S, +S) (the two one-sided tests at
-# LEVEL each), and is otherwise "undecided" at its chains (docs/decisions.md, "The decisive record").
-NO_EFFECT, UNDECIDED = "no effect larger than S", "undecided"
-VERDICTS = (HOLDS, REVERSED, NO_EFFECT, UNDECIDED, NO_EVIDENCE, TOO_FEW)
+# With the smallest effect that matters (S): "no effect larger than S" when the two one-sided t tests put the mean
+# inside (-S, +S) at LEVEL after Holm over the claim's sizes, as the direction is corrected; "at floor" where an arm
+# scores less than S above chance (a difference of S could not show); otherwise "undecided" at its chains.
+NO_EFFECT, UNDECIDED, AT_FLOOR = "no effect larger than S", "undecided", "at floor"
 INCOMPLETE = "incomplete"   # a planned run without one number: wins over every verdict
 # S in percentage points, fixed in docs/decisions.md before the decisive record: every accuracy (and cue-conflict
 # robustness) 3 points, shape bias 5.
@@ -164,6 +168,67 @@ ACCURACY_S = 3.0
 def smallest_effect(metric: str = "accuracy") -> float:
     """S for a metric (percentage points): 5 for shape bias, 3 for every accuracy."""
     return SMALLEST_EFFECT.get(metric, ACCURACY_S)
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the precedence table reads of one size: every test's outcome, each already corrected over the claim's
+    sizes. `equivalence` and `floor` are NaN / False where no S was given."""
+
+    complete: bool = True
+    direction: float = 1.0      # Holm-adjusted exact sign-flip p of "mean 0"
+    mean: float = 0.0
+    too_few: bool = False       # even every chain on one side could not reach the level
+    floor: bool = False         # an arm scores less than S above chance
+    equivalence: float = float("nan")   # Holm-adjusted p of the two one-sided t tests (the larger of the two)
+    smallest: bool = False      # S was given
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the precedence table: a verdict and the condition under which it is the verdict."""
+
+    verdict: str
+    condition: str
+    applies: object = field(repr=False, compare=False, default=None)   # (Facts, level) -> bool
+
+
+PRECEDENCE = (
+    Row(INCOMPLETE, "a run the claim names has no single number (missing, NaN or listed twice)",
+        lambda f, level: not f.complete),
+    Row(HOLDS, "an exact sign-flip test over the chains puts the mean difference above 0 at p < 0.05, Holm-corrected "
+               "over the claim's sizes", lambda f, level: f.direction < level and f.mean > 0),
+    Row(REVERSED, "the same test puts it below 0", lambda f, level: f.direction < level and f.mean < 0),
+    Row(TOO_FEW, "even every chain on one side could not reach p < 0.05 (the claim's other sizes kept)",
+        lambda f, level: f.too_few),
+    Row(AT_FLOOR, "an arm's mean is less than S above chance: neither learned enough for a difference of S to show",
+        lambda f, level: f.floor),
+    Row(NO_EFFECT, "the two one-sided t tests put the mean inside ±S (S, the smallest effect that matters) at p < 0.05, "
+                   "Holm-corrected over the claim's sizes: its 90% interval lies inside ±S",
+        lambda f, level: f.equivalence < level),
+    Row(UNDECIDED, "none of the above, S given: more chains could decide it", lambda f, level: f.smallest),
+    Row(NO_EVIDENCE, "none of the above, no S given", lambda f, level: True),
+)
+VERDICTS = tuple(row.verdict for row in PRECEDENCE if row.verdict != INCOMPLETE)
+# A holds or reversed says how large: a one-sided t test of the mean beyond S in its direction, Holm over the sizes.
+BEYOND_S, MAYBE_UNDER_S = "by more than S", "may be under S"
+QUALIFIERS = ((BEYOND_S, "a one-sided t test puts the mean beyond S in the verdict's direction at p < 0.05, "
+                         "Holm-corrected over the claim's sizes"),
+              (MAYBE_UNDER_S, "otherwise: the effect is not shown to reach S"))
+
+
+def verdict_of(facts: Facts, level: float = LEVEL) -> str:
+    """The first row of PRECEDENCE whose condition the size meets (read at each call: the table is the order)."""
+    return next(row.verdict for row in PRECEDENCE if row.applies(facts, level))
+
+
+def headroom(first, second, chance: float) -> float:
+    """How far the lower arm scores above chance (points; each arm's values in points, one per run or chain): what
+    the floor row of PRECEDENCE reads. NaN where an arm has no value."""
+    arms = [np.asarray(arm, dtype=float) for arm in (first, second)]
+    if any(not len(arm) for arm in arms):
+        return float("nan")
+    return float(min(arm.mean() for arm in arms)) - chance
 
 
 def chain_of(run) -> str:
@@ -189,26 +254,48 @@ def smallest_p(chains: int) -> float:
 # (scipy's permutation_test scales its tolerance by the observed statistic, so chains whose large differences nearly
 # cancel lost their ties to rounding and the p depended on the chains' order.)
 TIE = 1e-9
-BLOCK = 16   # sign patterns are enumerated 2^BLOCK at a time: 24 chains are 256 blocks
+HALF = 22   # the largest half enumerated: 44 chains
+
+
+def _sums(magnitudes: np.ndarray) -> np.ndarray:
+    """The signed sums of every sign pattern of `magnitudes`."""
+    k = len(magnitudes)
+    if k > HALF:
+        raise ValueError(f"the exact sign-flip test enumerates at most {2 * HALF} chains, not {2 * k}")
+    signs = 1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1)
+    return signs @ magnitudes
+
+
+def _at_least(magnitudes: np.ndarray, threshold: float) -> int:
+    """How many of the 2^k sign patterns of `magnitudes` sum to at least `threshold`: every pattern of each half of
+    the (sorted) magnitudes, one half's sums sorted and searched for each of the other's (exact at any k <= 44, and
+    independent of the chains' order)."""
+    ordered = np.sort(np.abs(magnitudes))[::-1]
+    half = len(ordered) // 2
+    first, second = _sums(ordered[:half]), np.sort(_sums(ordered[half:]))
+    return int((len(second) - np.searchsorted(second, threshold - first, side="left")).sum())
 
 
 def sign_flip_p(values) -> float:
     """Exact two-sided sign-flip permutation p of "mean 0" over `values` (one per chain): the share of all 2^k sign
-    patterns whose |sum| is at least the observed |sum| (ties within TIE counted), enumerated exactly at any k."""
+    patterns whose |sum| is at least the observed |sum| (ties within TIE counted)."""
     values = np.asarray(values, dtype=float)
     k = len(values)
     if k < 2 or not values.any():   # one value's two sign patterns are equally extreme
         return 1.0
-    magnitudes = np.abs(values)
-    threshold = abs(values.sum()) - TIE * magnitudes.sum()
-    low = min(k, BLOCK)
-    signs = 1 - 2 * ((np.arange(2 ** low)[:, None] >> np.arange(low)) & 1)
-    low_sums = signs @ magnitudes[:low]
-    extreme = 0
-    for high in range(2 ** (k - low)):
-        offset = sum(m * (1 - 2 * ((high >> j) & 1)) for j, m in enumerate(magnitudes[low:]))
-        extreme += int(np.count_nonzero(np.abs(low_sums + offset) >= threshold))
-    return extreme / 2 ** k
+    threshold = abs(values.sum()) - TIE * np.abs(values).sum()
+    if threshold <= 0:
+        return 1.0
+    return min(1.0, 2 * _at_least(values, threshold) / 2 ** k)   # the patterns at -threshold mirror those at +
+
+
+def sign_flip_greater(values) -> float:
+    """Exact one-sided sign-flip p of "mean 0" against "mean above 0": the share of sign patterns whose sum is at
+    least the observed sum (ties within TIE counted)."""
+    values = np.asarray(values, dtype=float)
+    if not len(values) or not values.any():
+        return 1.0
+    return _at_least(values, values.sum() - TIE * np.abs(values).sum()) / 2 ** len(values)
 
 
 def t_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -232,6 +319,25 @@ def t_quantile(q: float, df: int) -> float:
     return float(stats.t.ppf(q, df))
 
 
+def t_below(values, bound: float) -> float:
+    """One-sided t test's p of "mean >= bound" against "mean < bound" over `values` (1 under two values; 0 or 1 where
+    they all agree): t_below_batch for one row."""
+    return float(t_below_batch(np.asarray(values, dtype=float)[None, :], bound)[0])
+
+
+def equivalence_p(values, smallest: float) -> float:
+    """The two one-sided t tests against ±S: the larger of their p (below the level exactly when the 1 - 2 level t
+    interval lies inside (-S, +S))."""
+    return float(equivalence_batch(np.asarray(values, dtype=float)[None, :], smallest)[0])
+
+
+def equivalence_exact_p(values, smallest: float) -> float:
+    """The exact sign-flip version of equivalence_p: one-sided sign-flip tests of the chains' differences from +S
+    (mean below S) and from -S (mean above -S), the larger p."""
+    values = np.asarray(values, dtype=float)
+    return max(sign_flip_greater(smallest - values), sign_flip_greater(values + smallest))
+
+
 def holm(pvalues: list[float]) -> list[float]:
     """Holm's step-down adjusted p-values (family-wise error at the level over the list), in the list's order."""
     order = np.argsort(pvalues, kind="stable")
@@ -252,11 +358,101 @@ def could_not_decide(pvalues: list[float], index: int, chains: int, level: float
     return holm(best)[index] >= level
 
 
+ENUMERATED = 14   # up to this many chains a batch's sign patterns are enumerated at once (2^14 a row)
+
+
+def sign_flip_batch(values: np.ndarray) -> np.ndarray:
+    """sign_flip_p of every row of `values` (rows: records to judge, columns: chains): the same p, every pattern
+    enumerated for all rows at once where there are few chains, row by row (sign_flip_p) where there are many."""
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    rows, k = values.shape
+    if k > ENUMERATED or k < 2:
+        return np.array([sign_flip_p(row) for row in values])
+    magnitudes = np.abs(values)
+    threshold = np.abs(values.sum(1)) - TIE * magnitudes.sum(1)
+    signs = 1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1)
+    extreme = (np.abs(magnitudes @ signs.T) >= threshold[:, None]).sum(1)
+    return np.where((threshold > 0) & values.any(1), np.minimum(1.0, extreme / 2 ** k), 1.0)
+
+
+def t_below_batch(values: np.ndarray, bound: float) -> np.ndarray:
+    """t_below of every row: the one-sided t test's p of "mean >= bound" against "mean < bound"."""
+    values = np.atleast_2d(np.asarray(values, dtype=float))
+    k = values.shape[1]
+    if k < 2:
+        return np.ones(len(values))
+    mean = values.mean(1)
+    spread = values.std(1, ddof=1) / np.sqrt(k)
+    from scipy.special import stdtr   # Student's t distribution function, as scipy.stats.t.cdf computes it
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = stdtr(k - 1, (mean - bound) / spread)
+    return np.where(spread == 0, np.where(mean < bound, 0.0, 1.0), p)
+
+
+def equivalence_batch(values: np.ndarray, smallest: float) -> np.ndarray:
+    """equivalence_p of every row."""
+    return np.maximum(t_below_batch(values, smallest), t_below_batch(-values, smallest))
+
+
+def beyond_batch(values: np.ndarray, smallest: float) -> np.ndarray:
+    """A one-sided t test of the mean beyond S in the direction of its sign (above +S, or below -S), every row."""
+    return np.where(values.mean(1) >= 0, t_below_batch(-values, -smallest), t_below_batch(values, -smallest))
+
+
+def holm_batch(pvalues: np.ndarray) -> np.ndarray:
+    """holm over the columns (a claim's sizes) of every row."""
+    pvalues = np.atleast_2d(np.asarray(pvalues, dtype=float))
+    m = pvalues.shape[1]
+    order = np.argsort(pvalues, axis=1, kind="stable")
+    ranked = np.take_along_axis(pvalues, order, 1) * (m - np.arange(m))
+    ranked = np.maximum.accumulate(np.minimum(1.0, ranked), axis=1)
+    out = np.empty_like(ranked)
+    np.put_along_axis(out, order, ranked, 1)
+    return out
+
+
+def verdicts_batch(values: list[np.ndarray], level: float = LEVEL, smallest: float | None = None,
+                   headroom: list | None = None, exact: bool = False) -> dict:
+    """The rule's tests and verdicts for a batch of claims judged alike: `values[j]` the chain means of size j, one
+    row per claim of the batch (its own chains as columns). Returns arrays of shape (rows, sizes): `p`, `adjusted`,
+    `too_few`, `equivalence` (Holm), `exact` (the exact equivalence version, Holm; with exact=True), `beyond`
+    (Holm) and `verdict` (PRECEDENCE's, as objects). judge_means, the leave-one-out and the subsets all judge here."""
+    rows = len(values[0])
+    sizes = len(values)
+    p = np.column_stack([sign_flip_batch(v) for v in values])
+    adjusted = holm_batch(p)
+    too_few = np.zeros((rows, sizes), dtype=bool)
+    for j, v in enumerate(values):
+        best = p.copy()
+        best[:, j] = smallest_p(v.shape[1])
+        too_few[:, j] = holm_batch(best)[:, j] >= level
+    out = {"p": p, "adjusted": adjusted, "too_few": too_few}
+    means = np.column_stack([v.mean(1) if v.shape[1] else np.full(rows, np.nan) for v in values])
+    room = np.array([np.nan if headroom is None or headroom[j] is None else headroom[j] for j in range(sizes)])
+    if smallest is not None:
+        out["equivalence"] = holm_batch(np.column_stack([equivalence_batch(v, smallest) for v in values]))
+        out["beyond"] = holm_batch(np.column_stack([beyond_batch(v, smallest) for v in values]))
+        if exact:
+            out["exact"] = holm_batch(np.column_stack(
+                [[equivalence_exact_p(row, smallest) for row in v] for v in values]))
+    verdict = np.empty((rows, sizes), dtype=object)
+    for i in range(rows):
+        for j in range(sizes):
+            verdict[i, j] = verdict_of(Facts(direction=adjusted[i, j], mean=means[i, j], too_few=too_few[i, j],
+                                             floor=smallest is not None and bool(room[j] < smallest),
+                                             equivalence=out["equivalence"][i, j] if smallest is not None else np.nan,
+                                             smallest=smallest is not None), level)
+    out["verdict"] = verdict
+    out["mean"] = means
+    return out
+
+
 @dataclass(frozen=True)
 class Judgement:
     """One size's comparison under the rule: its tally (per run, with the pipeline's `*`), the chain means, their
-    mean with its interval, the exact p and Holm's adjusted p over the claim's sizes, and the verdict. An incomplete
-    tally has no verdict of the rule: `incomplete` wins."""
+    mean with its interval, the exact p and Holm's adjusted p over the claim's sizes, the tests against S, and the
+    verdict (the first row of PRECEDENCE it meets). An incomplete tally has no verdict of the rule: `incomplete` wins."""
 
     tally: Tally
     chains: tuple = ()
@@ -269,23 +465,31 @@ class Judgement:
     verdict: str = ""
     smallest: float = float("nan")   # S where it was given
     equivalence: tuple = (float("nan"), float("nan"))   # the 90% t interval the two one-sided tests read
+    equivalence_adjusted: float = float("nan")   # their p (the larger), Holm over the sizes
+    exact_verdict: str = ""          # the verdict the exact sign-flip equivalence test would give, where it differs
+    beyond: bool | None = None       # holds / reversed: the mean beyond S by a one-sided test (Holm); else None
+    headroom: float = float("nan")   # the lower arm's mean less chance, in points, where both were given
+    fragile: tuple = ()              # (chain, the verdict without it) for each chain whose absence changes the verdict
 
     @property
     def complete(self) -> bool:
         return self.tally.complete
 
     def said(self) -> str:
-        """The verdict in a table's words: S's value for "no effect larger than S", the chains for "undecided"."""
+        """The verdict in a table's words: S's value for "no effect larger than S" and for how large a holds or
+        reversed is, the chains for "undecided"."""
         if self.verdict == NO_EFFECT:
             return f"no effect larger than {self.smallest:g} points"
         if self.verdict == UNDECIDED:
             return f"undecided at {len(self.chains)} chains"
+        if self.verdict in (HOLDS, REVERSED) and self.beyond is not None:
+            return f"{self.verdict}, {size_word(self.beyond, self.smallest)}"
         return self.verdict
 
     def interval_90(self) -> str:
-        """`; 90% [-0.6, +5.1]` where the equivalence test read it (no effect, undecided), else ""."""
+        """`; 90% [-0.6, +5.1]` where the equivalence test read it (no effect, undecided, at floor), else ""."""
         low, high = self.equivalence
-        if self.verdict not in (NO_EFFECT, UNDECIDED) or np.isnan(low):
+        if self.verdict not in (NO_EFFECT, UNDECIDED, AT_FLOOR) or np.isnan(low):
             return ""
         return f"; {interval_text(low, high)}"
 
@@ -298,14 +502,18 @@ class Judgement:
         return f"{self.mean:+.1f}{unit} [{self.low:+.1f}, {self.high:+.1f}]"
 
 
-def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, smallest: float | None = None) -> dict:
+def size_word(beyond: bool, smallest: float) -> str:
+    """`by more than 3 points` / `may be under 3 points`."""
+    return (BEYOND_S if beyond else MAYBE_UNDER_S).replace("S", f"{smallest:g} points")
+
+
+def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, smallest: float | None = None,
+          headroom: dict | None = None) -> dict:
     """The rule over one claim: {size (any label): per-run differences (first minus second, indexed by run)} ->
     {size: Judgement}. `runs` names each size's planned runs (default: the index's); a named run that is missing,
-    NaN or duplicated makes that size incomplete (tally). Holm's correction runs over the claim's complete sizes;
-    a size that could not reach the level even with every one of its chains on one side, the other sizes' data kept
-    (could_not_decide), is "too few chains to decide", whatever its data. With `smallest` (S, in the differences'
-    unit), a size that neither holds nor is reversed is "no effect larger than S" when its 1 - 2 level t interval
-    lies inside (-S, +S), else "undecided" (or still "too few chains to decide")."""
+    NaN or duplicated makes that size incomplete (tally). With `smallest` (S, in the differences' unit) the tests
+    against S are made; `headroom` ({size: the lower arm's mean less chance, same unit}) lets a size read "at floor".
+    The verdict is PRECEDENCE's (judge_means)."""
     runs = runs or {}
     tallies = {size: tally(difference, runs.get(size)) for size, difference in differences.items()}
     means = {}
@@ -313,50 +521,72 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, sma
         counted = tallies[size]
         if counted.complete:
             means[size] = chain_means(difference[[run in set(counted.runs) for run in difference.index]])
-    judged = judge_means(means, tallies, level, smallest)
-    return {size: judged.get(size, Judgement(tallies[size])) for size in differences}
+    judged = judge_means(means, tallies, level, smallest, headroom)
+    return {size: judged.get(size, Judgement(tallies[size], verdict=INCOMPLETE)) for size in differences}
 
 
-def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: float | None = None) -> dict:
+def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: float | None = None,
+                headroom: dict | None = None, fragility: bool = True) -> dict:
     """judge's second half, on chain means: {size: one mean per chain (a Series indexed by chain)} with each size's
-    complete tally -> {size: Judgement}: the exact sign-flip p per size, Holm over the sizes, the verdict."""
-    tested = {}
-    for size, chain_mean in means.items():
-        values = chain_mean.to_numpy(dtype=float)
-        low, high = t_interval(values)
-        tested[size] = Judgement(tallies[size], tuple(chain_mean.index), tuple(float(v) for v in values),
-                                 float(values.mean()), low, high, sign_flip_p(values))
+    complete tally -> {size: Judgement}. Per size the exact sign-flip p, and with S the equivalence p (t, and its exact
+    version beside) and the p beyond S; each family of p corrected by Holm over the sizes; the verdict from
+    PRECEDENCE (verdicts_batch). With `fragility`, every chain is left out once (from every size) and the claim judged
+    again: a size whose verdict then changes is fragile, and names the chain."""
+    sizes = list(means)
+    if not sizes:
+        return {}
+    headroom = headroom or {}
+    rooms = [headroom.get(size) for size in sizes]
+    values = [means[size].to_numpy(dtype=float) for size in sizes]
+    tested = verdicts_batch([v[None, :] for v in values], level, smallest, rooms, exact=smallest is not None)
     out = {}
-    if tested:
-        sizes = list(tested)
-        pvalues = [tested[size].p for size in sizes]
-        adjusted = holm(pvalues)
-        for index, (size, p) in enumerate(zip(sizes, adjusted)):
-            judgement = tested[size]
-            if could_not_decide(pvalues, index, len(judgement.chains), level):
-                verdict = TOO_FEW
-            elif p < level:
-                verdict = HOLDS if judgement.mean > 0 else REVERSED
-            else:
-                verdict = NO_EVIDENCE
-            judgement = replace(judgement, adjusted=p, verdict=verdict)
-            if smallest is not None:
-                judgement = equivalence(judgement, smallest, level)
-            out[size] = judgement
+    for j, size in enumerate(sizes):
+        v = values[j]
+        low, high = t_interval(v)
+        verdict = tested["verdict"][0, j]
+        judgement = Judgement(tallies[size], tuple(means[size].index), tuple(float(x) for x in v), float(v.mean()),
+                              low, high, float(tested["p"][0, j]), float(tested["adjusted"][0, j]), verdict,
+                              headroom=float("nan") if rooms[j] is None else float(rooms[j]))
+        if smallest is not None:
+            other = verdict_of(Facts(direction=tested["adjusted"][0, j], mean=float(v.mean()),
+                                     too_few=bool(tested["too_few"][0, j]),
+                                     floor=bool(judgement.headroom < smallest), equivalence=tested["exact"][0, j],
+                                     smallest=True), level)
+            judgement = replace(judgement, smallest=float(smallest), equivalence=t_interval(v, 1 - 2 * level),
+                                equivalence_adjusted=float(tested["equivalence"][0, j]),
+                                exact_verdict=other if other != verdict else "",
+                                beyond=bool(tested["beyond"][0, j] < level) if verdict in (HOLDS, REVERSED) else None)
+        out[size] = judgement
+    if fragility:
+        changed = _fragile(means, level, smallest, rooms, [out[size].verdict for size in sizes])
+        out = {size: replace(j, fragile=tuple(changed.get(size, ()))) for size, j in out.items()}
     return out
 
 
-def equivalence(judgement: Judgement, smallest: float, level: float = LEVEL) -> Judgement:
-    """The two one-sided tests at `level` each: a judgement that neither holds nor is reversed becomes "no effect
-    larger than S" when the 1 - 2 level t interval of its chain means lies strictly inside (-S, +S), else "undecided"
-    ("too few chains to decide" stays: even unanimous chains could not have decided the direction)."""
-    low, high = t_interval(np.asarray(judgement.means), 1 - 2 * level)
-    judgement = replace(judgement, smallest=float(smallest), equivalence=(low, high))
-    if judgement.verdict in (HOLDS, REVERSED):
-        return judgement
-    if -smallest < low and high < smallest:
-        return replace(judgement, verdict=NO_EFFECT)
-    return replace(judgement, verdict=UNDECIDED if judgement.verdict == NO_EVIDENCE else judgement.verdict)
+def _fragile(means: dict, level: float, smallest: float | None, rooms: list, verdicts: list) -> dict:
+    """{size: ((chain, verdict without it), ...)}: each chain left out of every size once, the claim judged again
+    (one batch where every size has the same chains)."""
+    sizes = list(means)
+    chains = list(dict.fromkeys(chain for m in means.values() for chain in m.index))
+    same = all(list(means[size].index) == chains for size in sizes)
+    if same and len(chains) > 1:
+        keep = ~np.eye(len(chains), dtype=bool)
+        batches = [[np.stack([means[size].to_numpy(dtype=float)[row] for row in keep]) for size in sizes]]
+        again = verdicts_batch(batches[0], level, smallest, rooms)["verdict"]
+    else:
+        rows = []
+        for chain in chains:
+            fewer = [means[size].drop(chain).to_numpy(dtype=float) if chain in means[size].index
+                     else means[size].to_numpy(dtype=float) for size in sizes]
+            rows.append(verdicts_batch([v[None, :] for v in fewer], level, smallest, rooms)["verdict"][0]
+                        if all(len(v) for v in fewer) else [INCOMPLETE] * len(sizes))
+        again = np.array(rows, dtype=object).reshape(len(chains), len(sizes))
+    changed: dict = {}
+    for i, chain in enumerate(chains):
+        for j, size in enumerate(sizes):
+            if again[i, j] != verdicts[j]:
+                changed.setdefault(size, []).append((str(chain), again[i, j]))
+    return changed
 
 
 def interval_text(low: float, high: float) -> str:
@@ -364,55 +594,54 @@ def interval_text(low: float, high: float) -> str:
     return f"90% [{low:+.1f}, {high:+.1f}]"
 
 
-POWER_DRAWS = 400   # simulated smaller records per claim: the share's standard error is at most 2.5 points
-# power_at's answers in this process, by everything they depend on (the chain means, the verdicts to agree with,
-# chains, S, draws): a page and the tests that render it again ask the same question many times, at 0.2 s each.
-_POWER: dict = {}
+# The share of smaller records that say what a larger one says: every subset of `chains` of its chains (without
+# replacement) judged by the rule itself, enumerated where there are at most SUBSETS_EXACT, else SUBSETS_DRAWN drawn
+# (a standard error of at most one point). Only a decided verdict (holds, reversed, no effect larger than S) has a
+# share: an undecided one says nothing a smaller record could repeat.
+SUBSETS_EXACT = 5000
+SUBSETS_DRAWN = 2500
+SHARED_VERDICTS = (HOLDS, REVERSED, NO_EFFECT)
 
 
-def power_at(judged: dict, chains: int, smallest: float | None = None, draws: int = POWER_DRAWS) -> dict:
-    """{size: the chance that a record of `chains` chains says what `judged` (one claim's judgement in a larger
-    record) says there}: whole chain vectors of the larger record drawn with replacement, `chains` at a time (every
-    size of a chain together, so the sizes stay correlated), and judged by the rule itself (judge_means), so the
-    estimate is the larger record's, not an effect that only held in a small one. A fixed generator: the same
-    records give the same figure. Sizes without a complete judgement are left out."""
+def subset_share(judged: dict, chains: int, smallest: float | None = None, headroom: dict | None = None,
+                 level: float = LEVEL) -> dict:
+    """{size: the share of the record's `chains`-chain subsets whose verdict there equals `judged`'s}, for the sizes
+    whose verdict is decided (SHARED_VERDICTS); every size of a subset judged together (the same chains), so Holm
+    runs over the same sizes as in the whole record. {} where the record has no more than `chains` chains."""
     sizes = [size for size, j in judged.items() if j.complete and j.chains]
-    if not sizes:
+    wanted = [size for size in sizes if judged[size].verdict in SHARED_VERDICTS]
+    if not wanted:
         return {}
     frame = pd.DataFrame({size: pd.Series(judged[size].means, index=judged[size].chains) for size in sizes}).dropna()
-    key = (tuple(sizes), frame.to_numpy().tobytes(), frame.shape, tuple(judged[size].verdict for size in sizes),
-           chains, smallest, draws)
-    if key not in _POWER:
-        _POWER[key] = _power(frame, {size: judged[size].verdict for size in sizes}, chains, smallest, draws)
-    return dict(_POWER[key])
+    total = len(frame)
+    if total <= chains:
+        return {}
+    if math.comb(total, chains) <= SUBSETS_EXACT:
+        subsets = list(itertools.combinations(range(total), chains))
+    else:
+        from .runtime import derive_seed   # torch comes with it: only a large record's share pays for it
 
-
-def _power(frame: pd.DataFrame, verdicts: dict, chains: int, smallest: float | None, draws: int) -> dict:
-    """power_at's simulation: `frame` one row per chain of the larger record, one column per size."""
-    sizes = list(frame.columns)
-    rng = np.random.default_rng(0)
-    index = pd.Index([str(i) for i in range(chains)])
-    tallies = dict.fromkeys(sizes, Tally(tuple(index), chains))
-    agree = dict.fromkeys(sizes, 0)
-    values = frame.to_numpy()
-    for _ in range(draws):
-        picked = values[rng.integers(0, len(values), chains)]
-        again = judge_means({size: pd.Series(picked[:, j], index=index) for j, size in enumerate(sizes)}, tallies,
-                            smallest=smallest)
-        for size in sizes:
-            agree[size] += again[size].verdict == verdicts[size]
-    return {size: agree[size] / draws for size in sizes}
+        rng = np.random.default_rng(derive_seed("subset share", total, chains))
+        subsets = [np.sort(rng.choice(total, chains, replace=False)) for _ in range(SUBSETS_DRAWN)]
+    table = frame.to_numpy()
+    picked = table[np.array([list(subset) for subset in subsets])]   # (subsets, chains, sizes)
+    headroom = headroom or {}
+    again = verdicts_batch([picked[:, :, j] for j in range(len(sizes))], level, smallest,
+                           [headroom.get(size) for size in sizes])["verdict"]
+    return {size: float(np.mean(again[:, sizes.index(size)] == judged[size].verdict)) for size in wanted}
 
 
 @dataclass(frozen=True)
 class Evidence:
-    """What one claim is judged on: per size, every run's difference at the tables' full precision (indexed by run) and
-    the runs the record's configs planned there. A page keeps it beside the verdict, so a reader (or a test) can run
-    the rule again on the very numbers, never on a rendered cell."""
+    """What one claim is judged on: per size, every run's difference at the tables' full precision (indexed by run),
+    the runs the record's configs planned there, S, and where an accuracy has a chance level, each size's headroom
+    (the lower arm's mean less chance). A page keeps it beside the verdict, so a reader (or a test) can run the rule
+    again on the very numbers, never on a rendered cell."""
 
     differences: dict
     runs: dict
     smallest: float | None = None   # S (claims.smallest_effect), in the differences' unit
+    headroom: dict | None = None    # {size: the lower arm's mean less chance}, same unit; None where no chance applies
 
     def judge(self, level: float = LEVEL) -> dict:
-        return judge(self.differences, self.runs, level, self.smallest)
+        return judge(self.differences, self.runs, level, self.smallest, self.headroom)

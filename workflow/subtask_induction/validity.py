@@ -1,0 +1,70 @@
+"""Chain validity (docs/decisions.md, "Chain validity"): a chain counts only where its base learned its own task.
+
+A base that never learned its task (a GPT-2 at chance on a+ab) has no subnetwork of the subtask to find, so its chain
+measures nothing the claims are about. The threshold is fixed before the records it governs: the base's accuracy on
+its own task at least 0.9 for arithmetic (chance 1/7: its eval accuracy, as base.csv keeps it) and 0.8 for vision
+(chance 1/16: its accuracy on the original test images, the one its records keep). The workflow names a failed base
+when it finishes (`report`, from the Snakefile's onsuccess); the pages name it with every verdict that differs
+without it; a record planned after this rule replaces it from its plan's spare seeds before any transfer is judged.
+
+No torch here: the Snakefile calls it when the run ends, and the pages read it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+BASE_VALID = {"arithmetic": 0.9, "vision": 0.8}
+
+
+def failed(accuracy: pd.Series, family: str) -> pd.Series:
+    """The chains (index) whose base accuracy (values, 0-1) is under the family's threshold."""
+    accuracy = pd.Series(accuracy, dtype=float)
+    return accuracy[accuracy < BASE_VALID[family]]
+
+
+def arithmetic_bases(base: pd.DataFrame) -> pd.Series:
+    """base.csv (one row per chain and depth) -> the lowest eval accuracy of each chain's bases, by chain."""
+    return base.groupby("chain")["eval_accuracy"].min()
+
+
+def vision_bases(chains: pd.DataFrame) -> pd.Series:
+    """vision chains.csv -> each chain's base accuracy on the original test images, by chain."""
+    return chains[chains["model"] == "base"].set_index("chain")["original_accuracy"]
+
+
+def failed_bases(arithmetic_base: pd.DataFrame | None, vision_chains: pd.DataFrame | None) -> list[tuple]:
+    """[(family, chain, accuracy)] of every failed base in a run's (or a record's) tables."""
+    out = []
+    if arithmetic_base is not None and not arithmetic_base.empty:
+        out += [("arithmetic", chain, float(a)) for chain, a in failed(arithmetic_bases(arithmetic_base), "arithmetic").items()]
+    if vision_chains is not None and not vision_chains.empty and "original_accuracy" in vision_chains:
+        out += [("vision", chain, float(a)) for chain, a in failed(vision_bases(vision_chains), "vision").items()]
+    return out
+
+
+def line(family: str, chain, accuracy: float) -> str:
+    return (f"{family} chain {chain}: its base did not learn its task (accuracy {accuracy:.3f}, under "
+            f"{BASE_VALID[family]:g}); its verdicts count it, since the plan fixed it: see docs/results.md, "
+            "\"Chain validity\"")
+
+
+def report(results: Path = Path("results")) -> list[str]:
+    """The lines the workflow prints when it finishes: one per failed base in results/<family>/summary/."""
+    read = lambda path: pd.read_csv(path) if path.is_file() else None   # noqa: E731
+    found = failed_bases(read(results / "arithmetic" / "summary" / "base.csv"),
+                         read(results / "vision" / "summary" / "chains.csv"))
+    return [line(*item) for item in found]
+
+
+def main(argv=None) -> int:
+    for text in report(Path((argv or sys.argv[1:] or ["results"])[0])):
+        print(f"failed base: {text}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
