@@ -15,11 +15,13 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before timm: a missing file must not cost ~30 s of retries
 
-import timm  # noqa: E402
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 
 from ..runtime import load_torch  # noqa: E402
+
+# timm is imported where a backbone is built (load_backbone), not here: with it come torchvision, torch._dynamo and
+# sympy (~3 s a process), and a pack whose points are all restored from their records builds none (issue 81).
 
 
 class TaskModel(nn.Module):
@@ -48,6 +50,8 @@ def masked_weight_names(model: TaskModel) -> list[str]:
 
 
 def _swav_net(arch: str, weights: Path, model_kwargs: dict) -> nn.Module:
+    import timm
+
     net = timm.create_model(arch, pretrained=False, num_classes=0, **model_kwargs)
     state = load_torch(weights, (), "SwAV state dict")
     state = state.get("state_dict", state)
@@ -76,6 +80,8 @@ def load_backbone(spec: dict, path: str | Path | None = None) -> nn.Module:
     if source == "swav":
         return _swav_net(spec["arch"], weights, kwargs)
     if source == "timm":
+        import timm
+
         try:
             return timm.create_model(spec["arch"], pretrained=True, pretrained_cfg_overlay={"file": str(weights)},
                                      **kwargs)
