@@ -1,7 +1,10 @@
 """The pack engine: transfer points trained as one stacked model each get the numbers they get alone."""
 
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,16 +12,16 @@ import torch
 
 from subtask_induction.method.masks import save_subnetwork
 from subtask_induction.arithmetic.data import build_dataset
-from subtask_induction.arithmetic.model import build_gpt2, lm_loss, masked_weight_names, save_gpt2
+from subtask_induction.arithmetic.model import build_gpt2, lm_loss, load_gpt2, masked_weight_names, read_gpt2, save_gpt2
 from subtask_induction.arithmetic.stacked import StackedGPT2, optimizer_groups
 from subtask_induction.method.transfer import TransferPlan
 from subtask_induction.packs import form_packs
-from subtask_induction.runtime import save_torch
+from subtask_induction.runtime import save_torch, tensor_digest
 from subtask_induction.stacked_training import StackedAdamW, counter_dropout, dropout_keys
 from subtask_induction.arithmetic import transfer as arithmetic_pack
 from subtask_induction.steps import arithmetic_transfer
 from subtask_induction.training import NonFiniteLoss
-from harness import points_file, transfer_identity
+from harness import REPO, points_file, transfer_identity
 
 MODEL = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
 VARIANTS = {
@@ -228,6 +231,38 @@ def test_records_are_restored_only_for_the_same_settings_and_inputs(inputs):
     close(numbers(points[0]["out"]), first)
     changed = [{**q, "variant_settings": {**q["variant_settings"], "lr_scale": 0.5}} for q in points[:1]]
     assert run(changed, inputs)["trained"] == [points[0]["out"]]  # other settings: not restored
+
+
+def test_a_bases_digest_read_from_its_file_is_that_of_the_gpt2_it_builds(inputs):
+    """A point's fingerprint covers its base's tensors, read from the file without building the GPT-2 (issue 81):
+    they are the tensors load_state_dict copies into the built model, key for key."""
+    path = str(inputs / "base.pt")
+    reading = arithmetic_pack.Inputs({}, None, False, "")
+    reading.bases[path] = read_gpt2(path)
+    model, meta = load_gpt2(path)
+    assert reading.base_digest(path) == tensor_digest({
+        "state_dict": model.state_dict(), "layers": meta["layers"], "n_numbers": meta["n_numbers"],
+        "model_settings": meta["model_settings"]})
+    assert not reading.models  # digesting built nothing
+
+
+def test_a_pack_whose_points_are_all_restored_builds_no_gpt2_and_never_imports_transformers(inputs):
+    """A rerun pack of finished points restores them all: its process starts without transformers (~4 s of imports,
+    issue 81), in a fresh interpreter as a job's."""
+    points = [point(inputs, "a", "si", 0), point(inputs, "b", "random", 1)]
+    run(points, inputs)
+    settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2}}
+    argv = ["--points", points_file(points, inputs / "again.points.json"), "--checkpoint", str(inputs / "again.ckpt"),
+            "--manifest", str(inputs / "again.json"), "--device", "cpu", "--settings", json.dumps(settings)]
+    script = ("import sys; from subtask_induction.steps import arithmetic_transfer; "
+              f"arithmetic_transfer.main({argv!r}); "
+              "print(sorted(m for m in ('transformers', 'timm', 'torchvision', 'pandas') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "workflow")})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "pack of 2: 2 restored from their records, 0 to train" in done.stdout
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert json.loads((inputs / "again.json").read_text())["restored"] == [q["out"] for q in points]
 
 
 def test_points_of_different_shapes_do_not_share_a_pack(inputs):

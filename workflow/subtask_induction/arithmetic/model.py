@@ -2,19 +2,28 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import nn
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from ..runtime import load_torch, save_torch
 from ..training import epoch_order, eval_mode
 from .data import labels
+
+# transformers is imported where a GPT-2 is built (build_gpt2), not here: with it come torch._dynamo,
+# torch.distributed.tensor, sympy, scipy and torchvision (~4 s a process), and a module that only scores or
+# stacks given models (a transfer pack whose points are all restored from their records) builds none (issue 81).
+if TYPE_CHECKING:
+    from transformers import GPT2LMHeadModel
 
 MASKED_MODULES = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
 
 
 def build_gpt2(n_numbers: int, layers: int, model_settings: dict, seed: int) -> GPT2LMHeadModel:
     """A freshly initialised GPT-2 with vocab n_numbers + 1 (SEP) and 4 positions, seeded."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
     dropout = model_settings.get("dropout", 0.0)
     if model_settings["n_embd"] % model_settings["n_head"]:
         raise ValueError(f"model n_embd {model_settings['n_embd']} is not divisible by n_head {model_settings['n_head']}")
@@ -176,7 +185,17 @@ def save_gpt2(model: GPT2LMHeadModel, meta: dict, path) -> None:
 
 def load_gpt2(path) -> tuple[GPT2LMHeadModel, dict]:
     """A base model written by the base-training step, checked before any training starts."""
-    checkpoint = load_torch(path, ("state_dict", "n_numbers", "layers", "model_settings"), "base model")
+    return gpt2_from(read_gpt2(path), path)
+
+
+def read_gpt2(path) -> dict:
+    """A base model's file as save_gpt2 wrote it (its state_dict and the settings that rebuild it), keys checked;
+    no model is built (gpt2_from builds it)."""
+    return load_torch(path, ("state_dict", "n_numbers", "layers", "model_settings"), "base model")
+
+
+def gpt2_from(checkpoint: dict, path) -> tuple[GPT2LMHeadModel, dict]:
+    """The GPT-2 a read_gpt2 checkpoint holds, and its settings (everything but the state_dict)."""
     model = build_gpt2(checkpoint["n_numbers"], checkpoint["layers"], checkpoint["model_settings"], seed=0)
     try:
         model.load_state_dict(checkpoint["state_dict"])

@@ -20,21 +20,26 @@ the checkpoint over them.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 from torch.nn.utils import parametrize
-from transformers import GPT2Config, GPT2LMHeadModel
 
 from ..method.masks import split_name
 from ..method.transfer import TransferPlan
 from ..stacked_training import counter_dropout, dropout_keys
 from .model import masked_weight_names
 
+if TYPE_CHECKING:  # transformers itself is imported where a reference GPT-2 is built (arithmetic/model.py says why)
+    from transformers import GPT2Config
+
 
 def _plain_names(config: GPT2Config) -> list[tuple[str, torch.Size]]:
     """Every parameter of a plain GPT-2 of this config (the head is tied to the token embedding)."""
+    from transformers import GPT2LMHeadModel
+
     reference = GPT2LMHeadModel(config)
     return [(name, parameter.shape) for name, parameter in reference.named_parameters()]
 
@@ -53,6 +58,8 @@ class StackedGPT2(nn.Module):
     """M GPT-2s of one config trained as one model. forward(input_ids [M, B, T]) -> .logits [M, B, T, V]."""
 
     def __init__(self, config: GPT2Config, count: int, seeds: list[int]):
+        from transformers import GPT2LMHeadModel
+
         super().__init__()
         if len(seeds) != count:
             raise ValueError(f"{count} models but {len(seeds)} seeds")

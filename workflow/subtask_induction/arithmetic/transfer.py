@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ..claims import correct_bits
 from ..method.kinds import batch_rows
 from ..method.masks import kept_fraction, load_subnetwork
 from ..method.overlap import mask_overlap
@@ -31,8 +30,8 @@ from ..timing import evaluating
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..legacy import upgrade_record
 from .data import competing_rules, split_holdout, trained_rows, transfer_training_rows
-from .model import (answer_metrics, build_gpt2, lm_loss, load_gpt2, mean_losses, mimetic_init, predict_answers,
-                    redraw_masked_weights, stacked_batches)
+from .model import (answer_metrics, build_gpt2, gpt2_from, lm_loss, mean_losses, mimetic_init, predict_answers,
+                    read_gpt2, redraw_masked_weights, stacked_batches)
 from .stacked import StackedGPT2, optimizer_groups
 from .subtask_rows import add_task_marker, discovery_rows, mark, pack_batches, pack_loss, teacher_log_probs
 
@@ -52,7 +51,8 @@ class Inputs:
     subtask_rows: str | None  # None, or a baseline that also trains on the discovery's subtask rows (subtask_rows.py)
     marked: bool  # whether those rows carry the task marker (subtask_rows.py)
     code: str  # the package modules this step imports and the numeric libraries
-    bases: dict = field(default_factory=dict)
+    bases: dict = field(default_factory=dict)  # base path -> its file as read (read_gpt2); its digest is read from it
+    models: dict = field(default_factory=dict)  # base path -> (GPT-2, meta), built when a point to train first needs it
     subnetworks: dict = field(default_factory=dict)
     datasets: dict = field(default_factory=dict)
     digests: dict = field(default_factory=dict)
@@ -63,7 +63,7 @@ class Inputs:
         inputs = cls(settings, subtask_rows, marked, code_hash())
         for point in points:
             if point["base"] not in inputs.bases:
-                inputs.bases[point["base"]] = load_gpt2(point["base"])
+                inputs.bases[point["base"]] = read_gpt2(point["base"])
             if point["subnetwork"] not in inputs.subnetworks:
                 inputs.subnetworks[point["subnetwork"]] = load_subnetwork(point["subnetwork"])
             for key in ("data", "subtask_data") if subtask_rows else ("data",):
@@ -82,11 +82,23 @@ class Inputs:
             self.digests[key] = make()
         return self.digests[key]
 
+    def base(self, path) -> tuple:
+        """(GPT-2, meta) of a base, built on first use: a pack whose points are all restored from their records
+        builds no model, and its process never imports transformers (issue 81)."""
+        if path not in self.models:
+            self.models[path] = gpt2_from(self.bases[path], path)
+        return self.models[path]
+
+    def base_meta(self, path) -> dict:
+        return {key: value for key, value in self.bases[path].items() if key != "state_dict"}
+
     def base_digest(self, path):
-        model, meta = self.bases[path]
+        """The base's tensors as its file holds them: what load_state_dict copies into the built model (the same
+        keys, strictly; the dtypes save_gpt2 wrote), so the digest of the built model's state_dict."""
+        checkpoint = self.bases[path]
         return self._digest(("base", path), lambda: tensor_digest({
-            "state_dict": model.state_dict(), "layers": meta["layers"], "n_numbers": meta["n_numbers"],
-            "model_settings": meta["model_settings"]}))
+            "state_dict": checkpoint["state_dict"], "layers": checkpoint["layers"],
+            "n_numbers": checkpoint["n_numbers"], "model_settings": checkpoint["model_settings"]}))
 
     def rows_digest(self, point):
         dataset = self.datasets[point["data"]]
@@ -178,7 +190,7 @@ def train_points(todo: list[dict], inputs: Inputs, device: str, checkpoint: str,
 
 def build_member(point: dict, inputs: Inputs, device) -> Member:
     """A point's transfer model, exactly as a lone run builds it, with its rows."""
-    (base, meta), subnetwork = inputs.bases[point["base"]], inputs.subnetworks[point["subnetwork"]]
+    (base, meta), subnetwork = inputs.base(point["base"]), inputs.subnetworks[point["subnetwork"]]
     dataset, v, t = inputs.datasets[point["data"]], point["variant_settings"], inputs.settings["training"]
     n = point["identity"]["n"]
     rows = transfer_training_rows(dataset, n)
@@ -305,6 +317,8 @@ class PackEvaluation:
         self.best, self.epoch = state["best"], state["epoch"]
 
     def _test(self, net) -> list[dict]:
+        from ..claims import correct_bits  # here, not at the top: claims imports pandas, a restored pack needs none
+
         tested = predict_answers(net, self.test_rows)
         out = []
         for index, member in enumerate(self.pack):
@@ -358,7 +372,7 @@ def write_point(member: Member, protocols: dict[str, dict], curve: list[dict], p
                "mask_fraction": member.transferred,
                **({"overlap_with_subnetwork": member.overlap} if member.overlap is not None else {}),
                "identity": point["identity"],
-               "seeds": {**point_seeds(point), "init": transfer_init_seed(point, inputs.bases[point["base"]][1])},
+               "seeds": {**point_seeds(point), "init": transfer_init_seed(point, inputs.base_meta(point["base"]))},
                "config": member.config, "fingerprint": inputs.fingerprint(point),
                "pack_size": pack_size, "provenance": provenance()}, point["out"])
     print(f"{member.name}: test accuracy " + ", ".join(
