@@ -3,7 +3,8 @@ compared bit for bit in fresh processes (issue 81: imports moved into functions 
 
 For a fixed seed it builds what the steps build, the way they build it (`runtime.configure` first, then the
 model): the arithmetic GPT-2 of config/config.yaml (build_gpt2, a mimetic_init copy, and the file round trip
-save_gpt2 / load_gpt2), a pack of three transfer points (StackedGPT2.from_models over TransferPlans), the vision
+save_gpt2 / load_gpt2), a pack of three transfer points (StackedGPT2.from_models over TransferPlans), the transfer
+step's own records for a pack over two bases (steps/arithmetic_transfer.py: reading, fingerprints, training), the vision
 family's quarter-width ResNet18 (channels_last) and the world's ViT (build_classifier), and a submasking
 TaskModel over the vision base (load_backbone). Each gives the digest of its state_dict tensors, of its outputs
 on a fixed input, and of its state_dict after one optimiser step on a fixed batch.
@@ -15,6 +16,7 @@ on a fixed input, and of its state_dict after one optimiser step on a fixed batc
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -57,7 +59,8 @@ def stepped(model, loss) -> str:
 def arithmetic(out: dict, tmp: Path) -> None:
     import torch
 
-    from subtask_induction.arithmetic.model import build_gpt2, lm_loss, load_gpt2, masked_weight_names, mimetic_init, save_gpt2
+    from subtask_induction.arithmetic.model import (build_gpt2, lm_loss, load_gpt2, masked_weight_names, mimetic_init,
+                                                    save_gpt2)
     from subtask_induction.runtime import configure
     from subtask_induction.seeds import arithmetic_base_seeds
 
@@ -88,6 +91,53 @@ def arithmetic(out: dict, tmp: Path) -> None:
     with torch.no_grad():
         out["pack logits"] = digest([stacked.eval()(input_ids=pack_rows).logits])
     out["pack one step"] = stepped(stacked, lambda m: lm_loss(m, pack_rows).sum())
+
+
+def transfer_step(out: dict, tmp: Path) -> None:
+    """A pack of three points over two bases, trained by the step itself (steps/arithmetic_transfer.py, dropout on):
+    each point's metrics.json less what names the code or the clock (fingerprint, provenance, seconds)."""
+    import torch
+
+    from subtask_induction.arithmetic.data import build_dataset
+    from subtask_induction.arithmetic.model import build_gpt2, masked_weight_names, save_gpt2
+    from subtask_induction.method.masks import save_subnetwork
+    from subtask_induction.points import ArithmeticPoint
+    from subtask_induction.runtime import save_torch
+    from subtask_induction.steps import arithmetic_transfer
+
+    model = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.2}
+    meta = {"n_numbers": 20, "layers": 1, "model_settings": model, "computation": "a+ab", "modulus": 7}
+    for name, seed in (("base.pt", 0), ("base2.pt", 1)):
+        save_gpt2(build_gpt2(20, 1, model, seed), meta, tmp / name)
+    base = build_gpt2(20, 1, model, 0)
+    masks = {name: torch.rand(base.get_parameter(name).shape, generator=torch.Generator().manual_seed(1)) < 0.3
+             for name in masked_weight_names(base)}
+    save_subnetwork(tmp / "subnetwork.pt", masks, subtask="ab")
+    save_torch(build_dataset("transfer", "a2+ab", n_numbers=20, modulus=7, seed=0, train_rows=40, eval_rows=30,
+                             test_rows=30), tmp / "data.pt")
+    variants = {"si": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True},
+                "sampled": {"kind": "sampled", "lr_scale": 0.0, "inherit_unmasked": True},
+                "random": {"kind": "random", "lr_scale": 0.0, "inherit_unmasked": False}}
+    points = [{"identity": ArithmeticPoint(0, "a+ab", "ab", "a2+ab", 2, variant, 30, replicate).identity(),
+               "variant_settings": variants[variant], "base": str(tmp / base_file),
+               "subnetwork": str(tmp / "subnetwork.pt"), "data": str(tmp / "data.pt"),
+               "out": str(tmp / variant / "metrics.json")}
+              for replicate, (variant, base_file) in enumerate((("si", "base.pt"), ("random", "base2.pt"),
+                                                                ("sampled", "base.pt")))]
+    (tmp / "points.json").write_text(json.dumps(points))
+    settings = {"training": {"epochs": 4, "batch_size": 8, "lr": 3e-3, "holdout_fraction": 0.2}}
+    arithmetic_transfer.main(["--points", str(tmp / "points.json"), "--checkpoint", str(tmp / "pack.ckpt"),
+                              "--checkpoint-interval-s", "0", "--device", "cpu", "--settings", json.dumps(settings)])
+
+    def timeless(value):
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if k not in ("seconds", "fingerprint", "provenance")}
+        return [timeless(v) for v in value] if isinstance(value, list) else value
+
+    for q in points:
+        record = timeless(json.loads(Path(q["out"]).read_text()))
+        out[f"transfer step {q['identity']['variant']}"] = hashlib.sha256(
+            json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
 def vision(out: dict, tmp: Path) -> None:
@@ -122,8 +172,9 @@ def vision(out: dict, tmp: Path) -> None:
 def own_digests(workflow: Path) -> dict:
     sys.path.insert(0, str(workflow))
     out: dict = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(sys.stderr):  # the step's own lines
         arithmetic(out, Path(tmp))
+        transfer_step(out, Path(tmp))
         vision(out, Path(tmp))
     import torch
 
