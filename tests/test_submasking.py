@@ -1,7 +1,10 @@
 """Submasking family: task readers, label fractions, adaptations, overlap, and the step on a tiny backbone."""
 
 import json
+import os
 import pickle
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -12,7 +15,7 @@ from subtask_induction.method.masks import load_subnetwork
 from subtask_induction.method.overlap import chance_jaccard, mask_overlap
 from subtask_induction.submasking.tasks import build_embedded_task, label_subset, read_cifar, read_folder_task
 from subtask_induction.points import SubmaskingPoint
-from harness import points_file
+from harness import REPO, points_file
 
 
 def write_folder_task(root, classes=("cat", "dog", "eel"), per_class=(4, 2), val=False, size=10):
@@ -118,10 +121,13 @@ def test_one_point_per_adaptation_on_a_tiny_backbone(tmp_path):
     adaptations = ("lp", "fs", "fft", "ss_fs", "ss_fft")
     points = [{"identity": SubmaskingPoint("b", "toy", adaptation, "0.5", 0).identity(), "metrics": str(tmp_path / adaptation / "metrics.json"),
                "mask": str(tmp_path / adaptation / "mask.pt")} for adaptation in adaptations]
+    def arguments(points, manifest):
+        return ["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",
+                points_file(points, tmp_path / f"{manifest}.points"), "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
+                "--settings", json.dumps(settings), "--manifest", str(tmp_path / manifest)]
+
     def run(points, manifest):
-        submasking_train.main(["--backbone", str(tmp_path / "base.pt"), "--task-root", str(task), "--points",
-                               points_file(points, tmp_path / f"{manifest}.points"), "--threads", "1", "--device", "cpu", "--checkpoint-interval-s", "0",
-                               "--settings", json.dumps(settings), "--manifest", str(tmp_path / manifest)])
+        submasking_train.main(arguments(points, manifest))
         return json.loads((tmp_path / manifest).read_text())
 
     assert run(points, "pack.json")["trained"] == [point["metrics"] for point in points]
@@ -135,6 +141,13 @@ def test_one_point_per_adaptation_on_a_tiny_backbone(tmp_path):
     # Run again: every point comes back from its record, nothing trains; a point alone equals it in the pack.
     again = run(points, "again.json")
     assert again["restored"] == again["points"] and again["trained"] == []
+    # the same in a fresh interpreter, as a job: a pack of restored points builds no backbone, imports no timm (issue 81)
+    script = ("import sys; from subtask_induction.steps import submasking_train; "
+              f"submasking_train.main({arguments(points, 'fresh.json')!r}); print('timm' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "workflow")})
+    assert done.returncode == 0 and done.stdout.strip().splitlines()[-1] == "False", done.stdout[-2000:] + done.stderr[-2000:]
+    assert json.loads((tmp_path / "fresh.json").read_text())["restored"] == again["points"]
     alone = [{**points[1], "metrics": str(tmp_path / "alone/metrics.json"), "mask": str(tmp_path / "alone/mask.pt")}]
     run(alone, "alone.json")
     single = json.loads((tmp_path / "alone/metrics.json").read_text())
