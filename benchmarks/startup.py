@@ -7,7 +7,9 @@ workflow/ folder, OMP_NUM_THREADS=MKL_NUM_THREADS=1 as a 1-thread rule sets them
 across modules and checkouts (each round in its own shuffled order, so a burst of other work on the host falls on
 all of them alike), after one untimed round that compiles byte code and fills the file cache. It prints per step
 the median seconds of the import itself (perf_counter around it, in the child), the median wall of the whole
-process (interpreter start to exit, as the parent sees it), and which heavy packages ended up in sys.modules.
+process (interpreter start to exit as the parent sees it, the model built included), for a step that trains the seconds to its first model
+(the import, then the default config's GPT-2 or ResNet18 built with the package's own builder: a library imported
+where the model is built is then counted), and which heavy packages the import left in sys.modules.
 
 Several checkouts in one run (`--workflow A/workflow --workflow B/workflow`) compare code before and after a
 change on equal terms: the table then holds each one's medians and the ratio of the last to the first. On a shared
@@ -39,8 +41,21 @@ import json, sys, time
 began = time.perf_counter()
 import subtask_induction.steps.{module}
 seconds = time.perf_counter() - began
-print(json.dumps({{"import_s": seconds, "heavy": [name for name in {heavy!r} if name in sys.modules]}}))
+heavy = [name for name in {heavy!r} if name in sys.modules]
+{build}
+print(json.dumps({{"import_s": seconds, "model_s": time.perf_counter() - began, "heavy": heavy}}))
 """
+# A step that trains builds its model soon after its imports; where a library is imported when the model is built
+# (not with the module), the import alone would flatter it. For these steps the child also builds the model the
+# step builds (the default config's, with the package's own builder) and reports the seconds to it ("to model").
+GPT2 = ("from subtask_induction.arithmetic.model import build_gpt2; "
+        "build_gpt2(200, 2, {'n_embd': 128, 'n_head': 4, 'n_inner': 512, 'dropout': 0.0}, 0)")
+RESNET = ("from subtask_induction.vision.models import build_classifier; build_classifier("
+          "{'arch': 'resnet18', 'num_outputs': 16, 'model_kwargs': {'channels': [16, 32, 64, 128]}}, 0)")
+BUILDS = {"arithmetic_base": GPT2, "arithmetic_discover": GPT2, "arithmetic_transfer": GPT2,
+          "vision_cross_domain": GPT2 + "; " + RESNET, "submasking_train": RESNET,
+          **{step: RESNET for step in ("vision_base", "vision_common", "vision_cue_conflict", "vision_diagnostics",
+                                       "vision_discover", "vision_transfer")}}
 
 
 def step_modules(workflow: Path) -> list[str]:
@@ -50,8 +65,8 @@ def step_modules(workflow: Path) -> list[str]:
 def run_once(python: str, workflow: Path, module: str) -> dict:
     env = {**os.environ, "PYTHONPATH": str(workflow), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     began = time.perf_counter()
-    done = subprocess.run([python, "-c", CHILD.format(module=module, heavy=HEAVY)], env=env, cwd=workflow.parent,
-                          capture_output=True, text=True)
+    child = CHILD.format(module=module, heavy=HEAVY, build=BUILDS.get(module, ""))
+    done = subprocess.run([python, "-c", child], env=env, cwd=workflow.parent, capture_output=True, text=True)
     wall = time.perf_counter() - began
     if done.returncode:
         raise RuntimeError(f"{workflow}: importing steps.{module} failed:\n{done.stderr[-2000:]}")
@@ -79,22 +94,26 @@ def short(name: str) -> str:
 
 
 def table(workflows: list[Path], labels: list[str], modules: list[str], runs: dict) -> str:
-    medians = {key: (statistics.median(r["import_s"] for r in value), statistics.median(r["wall_s"] for r in value))
+    medians = {key: tuple(statistics.median(r[field] for r in value) for field in ("import_s", "wall_s", "model_s"))
                for key, value in runs.items()}
     head = ["step"]
     for label in labels:
-        head += [f"import s ({label})", f"process s ({label})"]
+        head += [f"import s ({label})", f"process s ({label})", f"to model s ({label})"]
     if len(workflows) > 1:
-        head += [f"import {labels[-1]}/{labels[0]}", f"process {labels[-1]}/{labels[0]}"]
+        head += [f"import {labels[-1]}/{labels[0]}", f"process {labels[-1]}/{labels[0]}",
+                 f"to model {labels[-1]}/{labels[0]}"]
     head += [f"heavy modules ({label})" for label in labels]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for module in modules:
         row = [module]
+        built = module in BUILDS
         for i in range(len(workflows)):
-            row += [f"{medians[i, module][0]:.2f}", f"{medians[i, module][1]:.2f}"]
+            row += [f"{medians[i, module][0]:.2f}", f"{medians[i, module][1]:.2f}",
+                    f"{medians[i, module][2]:.2f}" if built else "-"]
         if len(workflows) > 1:
             first, last = medians[0, module], medians[len(workflows) - 1, module]
-            row += [f"{last[0] / first[0]:.2f}", f"{last[1] / first[1]:.2f}"]
+            row += [f"{last[0] / first[0]:.2f}", f"{last[1] / first[1]:.2f}",
+                    f"{last[2] / first[2]:.2f}" if built else "-"]
         for i in range(len(workflows)):
             row.append(" ".join(short(n) for n in runs[i, module][-1]["heavy"]) or "-")
         lines.append("| " + " | ".join(row) + " |")
