@@ -51,7 +51,7 @@ include: "workflow/rules/submasking.smk"
 include: "workflow/rules/resources.smk"
 
 
-# When the run ends, a chain whose base did not learn its task is named (docs/decisions.md, "Chain validity"): its
+# When the run ends, a chain whose base did not learn its task is named (docs/decisions.md, "The rule's precedence, as data"): its
 # verdicts still count it where the plan fixed it, and a reader should know.
 onsuccess:
     from subtask_induction import validity

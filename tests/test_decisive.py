@@ -6,6 +6,7 @@ import copy
 import shutil
 
 import pandas as pd
+import pytest
 import yaml
 
 from harness import REPO, copied_records
@@ -131,10 +132,8 @@ def test_a_whole_decisive_record_decides_and_the_smaller_records_stand_beside_it
     assert random_init.record == "decisive" and random_init.scale.startswith("decisive, 2 layers, 8 chains")
     assert random_init.verdicts == (("n = 0", "holds"), ("n = 250", "holds"), ("n = 750", "holds"))
     assert "`default`: holds" in random_init.beside and "`default_replication`:" in random_init.beside
-    assert "with a chance of n = 0:" in random_init.beside and "n = 250: 100%" in random_init.beside
-    # the chance is the decisive record's at the smaller records' chains (both 8): said once, after both verdicts
-    assert random_init.beside.count("with a chance of") == 1
-    assert random_init.beside.index("`default_replication`:") < random_init.beside.index("a record of 8 chains")
+    # the stand-in has 8 chains, as the smaller records: its only 8-chain subset is itself, so no share is said
+    assert "subsets" not in random_init.beside
     # every default headline of each family is read from the decisive record, none twice
     listed = results.all_claims(records)
     texts = [claim.claim for claim in listed if claim.record == "decisive"]
@@ -160,19 +159,30 @@ def test_a_partial_decisive_record_shows_no_verdict_and_leaves_the_defaults_answ
     assert "chains 4-7 still to run" in extra[0]
 
 
-def test_the_chance_a_smaller_record_agrees_is_the_rules_own_verdict_over_resampled_chains():
-    from subtask_induction.claims import judge, power_at
+def test_the_share_of_smaller_subsets_is_the_rules_own_verdict_over_subsets_without_replacement():
+    from itertools import combinations
+
+    from subtask_induction.claims import judge, subset_share
 
     index = [str(c) for c in range(12)]
     steady = {"n = 0": pd.Series([40.0 + c % 3 for c in range(12)], index=index)}   # every chain far above 0
-    assert power_at(judge(steady, smallest=3.0), 8, 3.0) == {"n = 0": 1.0}
-    # a small record of 5 chains can never decide (too few chains): its chance to say "holds" is 0
-    assert power_at(judge(steady, smallest=3.0), 5, 3.0) == {"n = 0": 0.0}
+    assert subset_share(judge(steady, smallest=3.0), 8, 3.0) == {"n = 0": 1.0}
+    # a subset of 5 chains can never decide (too few chains): its share of "holds" is 0
+    assert subset_share(judge(steady, smallest=3.0), 5, 3.0) == {"n = 0": 0.0}
+    # one chain far below: exactly the subsets without it hold (8 of 12: C(11, 8) of C(12, 8) leave it out)
+    spoilt = {"n = 0": pd.Series([5.0] * 11 + [-100.0], index=index)}
+    judged = judge(spoilt, smallest=3.0)
+    assert judged["n = 0"].verdict != "holds"
+    assert subset_share(judged, 8, 3.0) == {}   # an undecided verdict has no share
+    mixed = {"n = 0": pd.Series([5.0, 6.0, 4.0, 5.5, 4.5, 5.0, 6.0, 5.0, 4.0, 5.0, 6.0, -12.0], index=index)}
+    judged = judge(mixed, smallest=3.0)
+    expected = sum(judge({"n = 0": mixed["n = 0"].iloc[list(subset)]}, smallest=3.0)["n = 0"].verdict
+                   == judged["n = 0"].verdict for subset in combinations(range(12), 8)) / 495
+    assert subset_share(judged, 8, 3.0)["n = 0"] == pytest.approx(expected)
     centred = {"n = 0": pd.Series([(-1.0) ** c * 0.5 for c in range(12)], index=index)}   # no effect larger than 3
     judged = judge(centred, smallest=3.0)
     assert judged["n = 0"].verdict == "no effect larger than S"
-    chance = power_at(judged, 8, 3.0)["n = 0"]
-    assert 0.9 < chance <= 1.0   # 8 chains within ±0.5 nearly always put the 90% interval inside ±3
+    assert 0.9 < subset_share(judged, 8, 3.0)["n = 0"] <= 1.0
 
 
 def _with_cross_domain(tmp_path, chains_stored=None):

@@ -73,7 +73,7 @@ def test_replicates_are_averaged_inside_their_chain_and_a_missing_run_is_incompl
     judged = judge({250: runs})[250]
     assert judged.chains == ("0", "1") and judged.means == (2.0, 2.0)
     gap = judge({250: pd.Series([1.0, float("nan")], index=["0/0", "1/0"])})[250]
-    assert not gap.complete and gap.verdict == "" and "1/0 missing" in gap.tally.gaps
+    assert not gap.complete and gap.verdict == "incomplete" and "1/0 missing" in gap.tally.gaps
 
 
 def test_a_single_run_shows_no_spread_and_last_epoch_selections_are_marked():

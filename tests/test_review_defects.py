@@ -124,3 +124,36 @@ def test_chains_md_names_a_run_listed_twice():
                                             protocol="last", paper_rows=True)
     text = chains_markdown(rows, "last", [["si", "sampled"]])
     assert "incomplete: 1/0 twice or more" in text
+
+
+# Issue 80, defect 2: claims are paired across records by their id, and a whole decisive record adds to the default's
+# claims without removing one it does not judge.
+
+def test_a_default_claim_the_decisive_record_does_not_judge_stays_on_the_pages():
+    from subtask_induction.pages import results
+
+    records = run_records.load_all()
+    found = results.all_claims(records)
+    decisive_ids = {claim.id for claim in found if claim.record == "decisive"}
+    assert "submasking/fs-fft" not in decisive_ids   # the decisive record plans no fine-tuning of its backbones
+    kept = [claim for claim in found if claim.id == "submasking/fs-fft"]
+    assert len(kept) == 1 and kept[0].record == "default"
+
+
+def test_a_renamed_claim_is_still_paired_by_its_id(monkeypatch):
+    from subtask_induction.pages import claims as claim_module
+    from subtask_induction.pages import results
+
+    records = run_records.load_all()
+    renamed = [(first, second, text + " (reworded)") if second == "sampled" else (first, second, text)
+               for first, second, text in claim_module.ARITHMETIC_CLAIMS]
+    made = claim_module.arithmetic_default
+    # the default's records word it anew; the decisive record keeps the old words
+    monkeypatch.setattr(claim_module, "arithmetic_default",
+                        lambda record, *a, **k: made(record, *a, **({"questions": renamed} if record.name in
+                                                                    ("default", "default_replication") and not a
+                                                                    and "questions" not in k else {}), **k))
+    found = results.default_claims(records, "arithmetic", results.decisive_claims(records))
+    sampled = [claim for claim in found if claim.id == "arithmetic/si-sampled"]
+    assert len(sampled) == 1 and sampled[0].record == "decisive"
+    assert "`default`:" in sampled[0].beside and "not in the record" not in sampled[0].beside

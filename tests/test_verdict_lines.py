@@ -21,7 +21,7 @@ def said(group: str, where: str, size: str) -> str | None:
     """The verdict the line gives `size`: the uniform group's word, or the one `where` files it under."""
     uniform = {"Holds": HOLDS, "Reversed": REVERSED, "No evidence either way": NO_EVIDENCE,
                "Too few chains to decide": TOO_FEW, "No effect larger than S": NO_EFFECT,
-               "Undecided at these chains": UNDECIDED}
+               "Undecided at these chains": UNDECIDED, "At floor": "at floor"}
     if not where:
         return uniform.get(group)
     for part in where.split("; "):

@@ -257,13 +257,19 @@ TIE = 1e-9
 HALF = 22   # the largest half enumerated: 44 chains
 
 
-def _sums(magnitudes: np.ndarray) -> np.ndarray:
-    """The signed sums of every sign pattern of `magnitudes`."""
-    k = len(magnitudes)
+@functools.lru_cache(maxsize=None)
+def sign_patterns(k: int) -> np.ndarray:
+    """Every one of the 2^k sign patterns of k values, one per row (+1 / -1), made once per k."""
     if k > HALF:
         raise ValueError(f"the exact sign-flip test enumerates at most {2 * HALF} chains, not {2 * k}")
-    signs = 1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1)
-    return signs @ magnitudes
+    patterns = (1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1)).astype(float)
+    patterns.flags.writeable = False
+    return patterns
+
+
+def _sums(magnitudes: np.ndarray) -> np.ndarray:
+    """The signed sums of every sign pattern of `magnitudes`."""
+    return sign_patterns(len(magnitudes)) @ magnitudes
 
 
 def _at_least(magnitudes: np.ndarray, threshold: float) -> int:
@@ -370,8 +376,7 @@ def sign_flip_batch(values: np.ndarray) -> np.ndarray:
         return np.array([sign_flip_p(row) for row in values])
     magnitudes = np.abs(values)
     threshold = np.abs(values.sum(1)) - TIE * magnitudes.sum(1)
-    signs = 1 - 2 * ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1)
-    extreme = (np.abs(magnitudes @ signs.T) >= threshold[:, None]).sum(1)
+    extreme = (np.abs(magnitudes @ sign_patterns(k).T) >= threshold[:, None]).sum(1)
     return np.where((threshold > 0) & values.any(1), np.minimum(1.0, extreme / 2 ** k), 1.0)
 
 
@@ -644,4 +649,9 @@ class Evidence:
     headroom: dict | None = None    # {size: the lower arm's mean less chance}, same unit; None where no chance applies
 
     def judge(self, level: float = LEVEL) -> dict:
-        return judge(self.differences, self.runs, level, self.smallest, self.headroom)
+        """The rule on this evidence, judged once per level (a page asks it again for each place it shows it; the
+        Judgements are frozen, so the same ones can be handed out)."""
+        judged = self.__dict__.setdefault("_judged", {})   # frozen: only __setattr__ is barred
+        if level not in judged:
+            judged[level] = judge(self.differences, self.runs, level, self.smallest, self.headroom)
+        return judged[level]

@@ -1,4 +1,4 @@
-"""Chain validity (docs/decisions.md, "Chain validity"): a chain counts only where its base learned its own task.
+"""Chain validity (docs/decisions.md, "The rule's precedence, as data"): a chain counts only where its base learned its own task.
 
 A base that never learned its task (a GPT-2 at chance on a+ab) has no subnetwork of the subtask to find, so its chain
 measures nothing the claims are about. The threshold is fixed before the records it governs: the base's accuracy on

@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, mcnemar_p,
-                      paired_by_run, smallest_effect)
+from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
+                      mcnemar_p, paired_by_run, smallest_effect)
 from ..method.discovery import selection_key
 from ..protocols import PROTOCOLS
 from ..records import read_record
@@ -262,18 +262,21 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
                   f"(docs/decisions.md, \"The verdict rule\"): over chain means (replicates averaged), an exact sign-flip "
                   f"test with Holm's correction over the comparison's n, at {LEVEL:g}; the mean over chains with its "
                   f"{CONFIDENCE:.0%} t interval beside it; neither holding nor reversed, it is no effect larger than S = "
-                  f"{smallest_effect():g} points where the 90% interval lies inside ±S, else undecided.", "",
+                  f"{smallest_effect():g} points where the 90% interval lies inside ±S, else undecided; the whole "
+                  f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", "",
                   "| layers | n | comparison | runs | difference per run | mean over chains | verdict |",
                   "|---|---|---|---|---|---|---|"]
-        compared = {}
+        compared, rooms = {}, {}
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
             runs = sorted({(r.chain, r.replicate) for r in rows.itertuples()})
             variants = set(rows["variant"])
             for first, second in comparisons:
                 if first in variants and second in variants:
                     compared.setdefault((layers, first, second), {})[n] = run_differences(rows, first, second, runs)
+                    rooms.setdefault((layers, first, second), {})[n] = arithmetic_headroom(rows, first, second)
         for (layers, first, second), by_n in compared.items():
-            judged = judge({n: difference for n, (difference, _) in by_n.items()}, smallest=smallest_effect())
+            judged = judge({n: difference for n, (difference, _) in by_n.items()}, smallest=smallest_effect(),
+                           headroom=rooms[(layers, first, second)])
             for n, (difference, counted) in by_n.items():
                 judgement = judged[n]
                 verdict = (f"{judgement.said()} (Holm p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
@@ -283,6 +286,15 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
                              f"{format_paired(difference, counted)} | {judgement.summary()} | {verdict} |")
         lines.append("")
     return "\n".join(lines)
+
+
+# Chance in points: a residue mod 7 (the default's modulus); what the verdict rule's floor stands on
+ARITHMETIC_CHANCE = 100 / 7
+
+
+def arithmetic_headroom(rows: pd.DataFrame, first: str, second: str) -> float:
+    """The lower arm's mean test accuracy over its runs less chance, in points (claims.headroom)."""
+    return headroom(100 * run_accuracy(rows, first), 100 * run_accuracy(rows, second), ARITHMETIC_CHANCE)
 
 
 def plain_variants(transfer: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from .. import labels
-from . import readme, results, run_records, settings
+from ..files import write_text
+from . import readme, results, run_records, settings, verdicts, wording
 from .page import REPO
 
 
@@ -26,7 +27,11 @@ def running_blocks() -> dict[str, str]:
 
 
 def glossary_blocks() -> dict[str, str]:
-    return {"names": labels.glossary()}
+    return {"names": labels.glossary(), "precedence": wording.precedence_table()}
+
+
+def decisions_blocks() -> dict[str, str]:
+    return {"precedence": wording.precedence_table()}
 
 
 def fill(text: str, blocks: dict[str, str], where: str) -> str:
@@ -51,10 +56,13 @@ def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     records = run_records.load_all(data or repo / "docs" / "data")
     found = results.all_claims(records)   # the claims once, for every page that shows them
     front, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
+    decisions = repo / "docs" / "decisions.md"
     return {repo / "docs" / "results.md": results.render(records, found),
             front: fill(front.read_text(), readme.blocks(records, found), "README.md"),
             running: fill(running.read_text(), running_blocks(), "docs/running.md"),
-            glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md")}
+            glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md"),
+            decisions: fill(decisions.read_text(), decisions_blocks(), "docs/decisions.md"),
+            **verdicts.files(found, repo / "docs" / "verdicts")}
 
 
 def main(argv=None) -> int:
@@ -74,7 +82,7 @@ def main(argv=None) -> int:
             print(f"{path.relative_to(REPO)} differs from its render: run `make docs`", file=sys.stderr)
         return 1 if stale else 0
     for path in stale:
-        path.write_text(rendered[path])
+        write_text(path, rendered[path])   # atomic: a killed render leaves each page whole, old or new
         print(f"wrote {path.relative_to(REPO)}")
     for path in results.figures(run_records.load_all(args.data or REPO / "docs" / "data"), REPO / "docs"):
         print(f"drew {path.relative_to(REPO)}")

@@ -18,9 +18,11 @@ from dataclasses import dataclass, field, replace
 import pandas as pd
 
 from ..arithmetic.paper import MAIN_EXPERIMENT
-from ..arithmetic.tables import mean_std, plain_variants, run_accuracy
-from ..claims import Evidence, chain_of, paired_by_run, smallest_effect
+from ..arithmetic.tables import arithmetic_headroom, mean_std, plain_variants, run_accuracy
+from ..claims import Evidence, chain_of, headroom, paired_by_run, smallest_effect
+from ..labels import label
 from ..points import VISION_MODEL_ROWS
+from ..vision.tables import vision_headroom
 from .curves import (CURVE_BAND, NEAR_PERFECT, PAPER_TEXT, beside_authors, on_their_curve, our_curves,
                      rival_beside_si, text_claims)
 from .planned import matching
@@ -140,6 +142,18 @@ class Claim:
     second_leans: tuple = ()   # the same in the default's second record, where the claim is judged in both
     beside: str = ""        # a decisive claim: what the smaller records said and the chance they had to say it
     evidence: Evidence | None = field(default=None, compare=False)   # what the rule judged: per-run differences, full precision
+    id: str = ""            # stable within a record and across records of one question (claim_id): pages pair by it
+
+
+def claim_id(family: str, first: str, second: str, metric: str = "", layers: int = 2, protocol: str = "last",
+             scale: str = "") -> str:
+    """A claim's stable id from what it compares, never from its words: `arithmetic/si-sampled`,
+    `vision/si-mixture/pooled_accuracy`, `arithmetic/si-magnitude/paper/12 layers/eval`. A text can be reworded; the
+    pages pair a claim across records (and the verdict files across rule versions) by this id."""
+    parts = [family, f"{first}-{second}"] + [part for part in (metric, scale) if part]
+    if family == "arithmetic" and (layers != 2 or protocol != "last" or scale):
+        parts += [f"{layers} layers", protocol]
+    return "/".join(parts)
 
 
 def planned_runs(record: RunRecord, family: str, **where) -> list:
@@ -208,8 +222,9 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
         if not sizes:
             continue
         measured = {f"n = {n}": arithmetic_differences(record, rows, first, second, layers, n) for n in sizes}
+        headroom = {f"n = {n}": arithmetic_headroom(rows[rows["n"] == n], first, second) for n in sizes}
         evidence = Evidence({where: difference for where, (_, difference) in measured.items()},
-                            {where: runs for where, (runs, _) in measured.items()}, smallest_effect())
+                            {where: runs for where, (runs, _) in measured.items()}, smallest_effect(), headroom)
         judged = evidence.judge()
         runs = max(len(j.tally.runs) for j in judged.values())
         chains = max(len({chain_of(run) for run in j.tally.runs}) for j in judged.values())
@@ -217,8 +232,23 @@ def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last
         claims.append(Claim("arithmetic", f"default, {layers} layers, {chains} chains ({runs} runs), `{protocol}`",
                             text, holds_text(judged), f"{numbers}; {first} − {second} over chains: {reasons(judged)}",
                             record.name, verdicts=verdict_pairs(judged), leans=lean_counts(judged), reasons=reasons(judged),
-                            evidence=evidence))
+                            evidence=evidence, id=claim_id("arithmetic", first, second, layers=layers, protocol=protocol)))
     return claims
+
+
+def vision_chance_classes(record: RunRecord) -> int | None:
+    """The record's image classes (per_class.csv): what a vision accuracy's chance is one of."""
+    if record.has("vision/per_class.csv"):
+        return record.csv("vision/per_class.csv")["category"].nunique() or None
+    return None
+
+
+def vision_room(record: RunRecord, per_chain: pd.DataFrame, comparison: str, metric: str) -> float | None:
+    """vision.tables.vision_headroom on the record's chains.csv: the lower model's mean less chance (points)."""
+    if metric not in per_chain.columns:
+        return None
+    arms = [per_chain[per_chain["model"] == model][metric] for model in comparison.split(" vs ")]
+    return vision_headroom(*arms, metric, vision_chance_classes(record))
 
 
 def _mean(means: pd.DataFrame, variant: str, n: int) -> str:
@@ -249,14 +279,15 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         if first not in table.index or second not in table.index:
             continue
         runs, difference = chain_differences(record, per_chain, comparison, metric)
-        evidence = Evidence({"": difference}, {"": runs}, smallest_effect(metric))
+        room = vision_room(record, per_chain, comparison, metric)
+        evidence = Evidence({"": difference}, {"": runs}, smallest_effect(metric), None if room is None else {"": room})
         judged = evidence.judge()
         theirs = f"; {PAPER_SOURCE}: {paper[0][0]} vs {paper[0][1]} %" if paper and paper[0] else ""
         numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} %{theirs} "
                    f"(per chain: {per_chain_text(judged[''])} percentage points; {reasons(judged)})")
         claims.append(Claim("vision", f"default (generated world), {len(runs)} chains", text, holds_text(judged),
                             numbers, record.name, headline, verdicts=verdict_pairs(judged), leans=lean_counts(judged),
-                            reasons=reasons(judged), evidence=evidence))
+                            reasons=reasons(judged), evidence=evidence, id=claim_id("vision", first, second, metric)))
     return claims
 
 
@@ -272,13 +303,14 @@ def cross_domain(record: RunRecord) -> list[Claim]:
                    if re.fullmatch(r"vit_gpt2_si_\d+", name))
     claims = []
     for rival, text, headline in CROSS_DOMAIN:
-        measured, numbers = {}, []
+        measured, numbers, headroom = {}, [], {}
         for size in sizes:
             first, second = f"vit_gpt2_si_{size}", f"{rival}_{size}"
             if second not in set(planned["variant"]):
                 continue
             measured[f"{size}/class"] = chain_differences(record, per_chain, f"{first} vs {second}",
                                                           "original_accuracy")
+            headroom[f"{size}/class"] = vision_room(record, per_chain, f"{first} vs {second}", "original_accuracy")
             if first in table.index and second in table.index:
                 numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
                                f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "
@@ -286,12 +318,13 @@ def cross_domain(record: RunRecord) -> list[Claim]:
                                f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
         if measured:
             evidence = Evidence({where: d for where, (_, d) in measured.items()},
-                                {where: r for where, (r, _) in measured.items()}, smallest_effect())
+                                {where: r for where, (r, _) in measured.items()}, smallest_effect(), headroom)
             judged = evidence.judge()
             chains = max(len(j.tally.runs) for j in judged.values())
             claims.append(Claim("vision", f"beyond: generated world, ViT of the 2-layer GPT-2's blocks, {chains} chains",
                                 text, holds_text(judged), "; ".join(numbers), record.name, headline,
-                                verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence))
+                                verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence,
+                                id=claim_id("cross-domain", "vit_gpt2_si", rival)))
     return claims
 
 
@@ -335,7 +368,10 @@ def decisive_cross_domain(record: RunRecord) -> list[Claim]:
 
 
 def groupnorm(record: RunRecord) -> list[Claim]:
-    return [replace(claim, scale=claim.scale.replace("default (generated world)", "GroupNorm ResNet, generated world"))
+    """The BatchNorm question on a GroupNorm ResNet: the default's vision comparisons on another network, so other
+    questions (their ids say so: a decisive record's claim of the same comparison is not theirs)."""
+    return [replace(claim, scale=claim.scale.replace("default (generated world)", "GroupNorm ResNet, generated world"),
+                    id=f"groupnorm/{claim.id}")
             for claim in vision_default(record, GROUPNORM_VISION)]
 
 
@@ -374,7 +410,8 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
                   "The bias's strength by kept fraction: SI from the top k % of the discovery's scores beats the random "
                   "mask of its own per-tensor counts", holds_text(judged),
                   f"largest n ({int(largest):,}): " + "; ".join(numbers), record.name, headline=False,
-                  verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence)]
+                  verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence,
+                  id=claim_id("arithmetic", "si_top_k", "sampled_top_k", protocol=protocol))]
 
 
 def label_budget(record: RunRecord) -> list[Claim]:
@@ -401,7 +438,8 @@ def label_budget(record: RunRecord) -> list[Claim]:
     return [Claim("arithmetic", f"beyond, 2 layers, {chains} chains, `last`, n = 750",
                   "How many labels a discovery needs: SI from a discovery on the first r subtask rows beats the random "
                   "mask of its own counts", holds_text(judged), "; ".join(numbers), record.name, headline=False,
-                  verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence)]
+                  verdicts=verdict_pairs(judged), leans=lean_counts(judged), evidence=evidence,
+                  id=claim_id("arithmetic", "si_budget", "sampled_budget"))]
 
 
 # The default's submasking questions: (the rival adaptation, how the claim reads); `fs` against each
@@ -410,9 +448,10 @@ SUBMASKING_CLAIMS = [("lp", "A mask over the frozen backbone (`fs`) beats a line
 
 
 def default_questions() -> set[str]:
-    """The texts of the default's claims (arithmetic, vision, submasking), as against the rivals beyond the paper."""
-    return ({text for *_, text in ARITHMETIC_CLAIMS} | {question[2] for question in VISION_CLAIMS}
-            | {text for _, text in SUBMASKING_CLAIMS})
+    """The ids of the default's claims (arithmetic, vision, submasking), as against the rivals beyond the paper."""
+    return ({claim_id("arithmetic", first, second) for first, second, _ in ARITHMETIC_CLAIMS}
+            | {claim_id("vision", *question[0].split(" vs "), question[1]) for question in VISION_CLAIMS}
+            | {claim_id("submasking", "fs", rival) for rival, _ in SUBMASKING_CLAIMS})
 
 
 def submasking_default(record: RunRecord) -> list[Claim]:
@@ -427,7 +466,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
     points = points[points["fraction"] == fraction]
     claims = []
     for rival, text in SUBMASKING_CLAIMS:
-        differences, planned_runs_of, numbers = {}, {}, []
+        differences, planned_runs_of, numbers, rooms = {}, {}, [], {}
         for task in sorted(planned["task"].unique()):
             # a pair is judged where both were planned: a backbone's own adaptations may leave the rival out
             rivals = set(planned_runs(record, "submasking", task=task, adaptation=rival, fraction=fraction))
@@ -440,9 +479,12 @@ def submasking_default(record: RunRecord) -> list[Claim]:
                             .set_index("run")["test_accuracy"] for a in ("fs", rival))
             mine, theirs = (side[side.index.isin(runs)] for side in (mine, theirs))   # the means over the same runs
             differences[task], planned_runs_of[task] = 100 * paired_by_run(mine, theirs), runs
+            classes = label("data", task).classes
+            if classes:
+                rooms[task] = headroom(100 * mine, 100 * theirs, 100 / classes)
             numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
         if differences:
-            evidence = Evidence(differences, planned_runs_of, smallest_effect())
+            evidence = Evidence(differences, planned_runs_of, smallest_effect(), rooms or None)
             judged = evidence.judge()
             runs = max(len(j.tally.runs) for j in judged.values())
             backbones = max(len({chain_of(run) for run in j.tally.runs}) for j in judged.values())
@@ -451,7 +493,8 @@ def submasking_default(record: RunRecord) -> list[Claim]:
                                 "training seeds averaged inside a backbone), every label",
                                 text, holds_text(judged), "; ".join(numbers) + f"; fs − {rival}: {reasons(judged, word=word)}",
                                 record.name, headline=rival == "lp", verdicts=verdict_pairs(judged), leans=lean_counts(judged),
-                                reasons=reasons(judged, word=word), evidence=evidence))
+                                reasons=reasons(judged, word=word), evidence=evidence,
+                                id=claim_id("submasking", "fs", rival)))
     return claims
 
 
@@ -471,7 +514,8 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                                 "**yes**" if si["mean"] >= NEAR_PERFECT else "no",
                                 f"ours {si['mean']:.3f}" + (f" ± {si['std']:.3f} ({int(si['count'])} runs)" if si["count"] > 1 else "")
                                 + f"; the authors' figure {text['si_figure']:.3f}", record.name,
-                                headline=protocol == "eval", judged_on=MEAN))
+                                headline=protocol == "eval", judged_on=MEAN,
+                                id=f"paper/{layers} layers/{protocol}/si near-perfect"))
     ours = text_claims(compared, layers, "eval")
     (si_first, si_max), (sampled_first, sampled_max) = ours["first"][("subnetwork", "ours")], ours["first"][("sampled", "ours")]
     (their_si, _), (their_sampled, _) = ours["first"][("subnetwork", "authors")], ours["first"][("sampled", "authors")]
@@ -482,7 +526,7 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
         claims.append(Claim("arithmetic", f"{scale}, `eval`",
                             f"The paper's text: the count-matched random mask needs about {PAPER_TEXT['sampled_factor']}× SI's rows to reach {NEAR_PERFECT}",
                             holds, f"ours {factor} (on our grid of n); the authors' figure {theirs}", record.name,
-                            judged_on=MEAN))
+                            judged_on=MEAN, id=f"paper/{layers} layers/eval/sampled factor"))
     for curve, name in CURVE_NAMES.items():
         where = on_their_curve(compared, layers, curve, "eval")
         within, outside = where["within"], where["outside"]
@@ -497,7 +541,8 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                        f"{worst['theirs']:.3f} at {int(worst['n']):,}")
         claims.append(Claim("arithmetic", f"{scale}, `eval`",
                             f"Our {name} curve lies on the authors' Fig 6 (less than {CURVE_BAND} away at every n both ran)",
-                            holds, numbers, record.name, headline=False, judged_on=BAND))
+                            holds, numbers, record.name, headline=False, judged_on=BAND,
+                            id=f"paper/{layers} layers/eval/curve {curve}"))
     option = compared[(compared["curve"] == "sampled") & compared["label"].str.contains("N−k", regex=False)
                       & (compared["protocol"] == "eval") & compared["theirs"].notna() & (compared["label"].str.startswith("sampled_authors:"))]
     if len(option):
@@ -507,7 +552,8 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                             "**yes**" if within.all() else ("no" if not within.any() else
                                                             f"at n = {', '.join(f'{n:,}' for n in option[within]['n'])} only"),
                             "; ".join(f"n = {int(r.n):,}: {r.mean:.3f} vs theirs {r.theirs:.3f}" for r in option.itertuples()),
-                            record.name, headline=layers == 12, judged_on=BAND))
+                            record.name, headline=layers == 12, judged_on=BAND,
+                            id=f"paper/{layers} layers/eval/authors' sampled is N-k"))
     gaps = [gap["why"] for gap in record.provenance.get("known_gaps") or [] if gap.get("family") == "arithmetic"]
     if gaps:   # a mean or a band over fewer points than planned is not the claim's
         claims = [replace(claim, holds=f"**incomplete** (known gaps: {'; '.join(gaps)})") for claim in claims]
@@ -524,7 +570,8 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
     if isinstance(pairing, str):
         return [Claim("arithmetic", f"paper scale, {layers} layers", "SI beats the base's largest weights, count-matched "
                       "per tensor (`magnitude`)", f"**incomplete** (not paired: {pairing})", "—", rival.name,
-                      headline=False)]
+                      headline=False, id=claim_id("arithmetic", "si", "magnitude", layers=layers, protocol="eval",
+                                                  scale="paper"))]
     table = pairing
     differences, planned, numbers = {}, {}, []
     for n in _planned_n(rival, ["magnitude"], layers):
@@ -542,6 +589,7 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
     return [Claim("arithmetic", f"paper scale, {layers} layers, {runs} runs, `eval`",
                   "SI beats the base's largest weights, count-matched per tensor (`magnitude`)", holds_text(judged),
                   "; ".join(numbers) + overlap, rival.name, headline=False, verdicts=verdict_pairs(judged),
-                  leans=lean_counts(judged), evidence=evidence)]
+                  leans=lean_counts(judged), evidence=evidence,
+                  id=claim_id("arithmetic", "si", "magnitude", layers=layers, protocol="eval", scale="paper"))]
 
 

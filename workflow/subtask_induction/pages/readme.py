@@ -8,12 +8,13 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from ..claims import HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
+from ..claims import AT_FLOOR, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
 from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
 from .claims import Claim, default_questions
 from .run_records import RunRecord, markdown_tables
+from .sections import validity
 from .subnetworks import chain_table, kept_dial
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
@@ -22,7 +23,8 @@ OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on
 # The README's groups of headline claims, in order; a claim's group comes from its verdicts at every size (n, task,
 # training-set size), and a group other than a uniform one names the verdict at each size.
 GROUPS = ("Holds", "Holds in part", "Holds in part, reversed in part", "Reversed", "Reversed in part",
-          "No effect larger than S", "Undecided at these chains", "No evidence either way", "Too few chains to decide",
+          "No effect larger than S", "At floor", "Undecided at these chains", "No evidence either way",
+          "Too few chains to decide",
           "Not the same in both records", "Differs between the two records", "Does not hold", "Incomplete")
 BETWEEN = {wording.DIFFERS: "Differs between the two records", wording.NOT_REPLICATED: "Not the same in both records"}
 
@@ -30,7 +32,7 @@ BETWEEN = {wording.DIFFERS: "Differs between the two records", wording.NOT_REPLI
 def per_size(verdicts) -> str:
     """Every size's verdict, grouped by verdict: `holds at n = 250, n = 750; reversed at n = 0`."""
     parts = []
-    for verdict in (HOLDS, REVERSED, NO_EFFECT, UNDECIDED, NO_EVIDENCE, TOO_FEW):
+    for verdict in (HOLDS, REVERSED, NO_EFFECT, AT_FLOOR, UNDECIDED, NO_EVIDENCE, TOO_FEW):   # decided ones first
         wheres = [where or "the one size" for where, v in verdicts if v == verdict]
         if wheres:
             parts.append(f"{verdict} at {', '.join(wheres)}")
@@ -91,7 +93,7 @@ def verdict_group(claim) -> tuple[str, str]:
     for word, group in BETWEEN.items():
         if word in words:
             return group, ""
-    uniform = {HOLDS: "Holds", REVERSED: "Reversed", NO_EFFECT: "No effect larger than S",
+    uniform = {HOLDS: "Holds", REVERSED: "Reversed", NO_EFFECT: "No effect larger than S", AT_FLOOR: "At floor",
                UNDECIDED: "Undecided at these chains", NO_EVIDENCE: "No evidence either way",
                TOO_FEW: "Too few chains to decide"}
     if len(set(words)) == 1:
@@ -103,7 +105,7 @@ def verdict_group(claim) -> tuple[str, str]:
     if REVERSED in words:
         return "Reversed in part", per_size(claim.verdicts)
     # some size not decided: the claim is not, and each size's verdict is named
-    decided_in_part = {UNDECIDED, NO_EFFECT} & set(words)
+    decided_in_part = {UNDECIDED, NO_EFFECT, AT_FLOOR} & set(words)
     return ("Undecided at these chains" if decided_in_part else "No evidence either way"), per_size(claim.verdicts)
 
 
@@ -116,7 +118,7 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
     headline = [c for c in found if c.headline]
     dialled = next((c for c in found if c.record == BEYOND and c.claim.startswith(DIAL) and c.verdicts), None)
     defaults = default_questions()
-    paper = [c for c in headline if (c.record in (*DEFAULTS, *PAPER_DEPTHS) or c.record == DECISIVE and c.claim in defaults)
+    paper = [c for c in headline if (c.record in (*DEFAULTS, *PAPER_DEPTHS) or c.record == DECISIVE and c.id in defaults)
              and not c.claim.startswith(AUTHORS_CODE)]
     authors_code = [c for c in headline if c.claim.startswith(AUTHORS_CODE)]
     beyond = [c for c in headline if c not in paper and c not in authors_code]
@@ -174,6 +176,15 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         whose = " and ".join(["the default's"] * in_part(DECISIVE) + ["`beyond`'s"] * in_part(DECISIVE_CROSS_DOMAIN))
         lines.append(f"- **Stored in part**: {' and '.join(parts).replace('; )', ')')}: verdicts come only from the "
                      f"whole plan, so none is shown yet; the answers above are {whose}.")
+    for entry in validity.changed(records, found):
+        differs = "; ".join(f"{_short(claim)}{' at ' + where if where else ''}: {now}"
+                            for claim, where, _, now in entry["differs"])
+        lines.append(f"- **A chain whose base did not learn its task**: `{entry['record']}`'s {entry['family']} chain "
+                     f"{entry['chain']} (base accuracy {entry['accuracy']:.3f}), counted as its plan fixed; "
+                     + (f"without it, {len(entry['differs'])} verdict{'s' * (len(entry['differs']) > 1)} "
+                        f"differ{'s' * (len(entry['differs']) == 1)} ({differs}; "
+                        "[chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task))."
+                        if entry["differs"] else "no verdict differs without it."))
     for claim in authors_code:
         scale = re.search(r"paper scale, (\d+) layers", claim.scale)
         lines.append("- **The authors' code differs from their text**: their count-matched random mask froze the N−k "
@@ -188,6 +199,7 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         lines.append(f"- **Beyond the paper** ({len(beyond)} other ways to get SI's gain, each tested against SI, "
                      "[results](docs/results.md#beyond-the-paper-the-rivals-a-reviewer-names-next-make-beyond)): "
                      + ", ".join(f"{k} {name}" for name, k in counts.items()) + ".")
+    lines.append(f"- **How many could be false**: {wording.multiplicity(headline)}")
     return "\n".join(lines + ["", wording.readme_key()])
 
 

@@ -16,6 +16,7 @@ from .sections.beyond import beyond_section, decisive_cross_domain_section, sign
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
+from .sections import protocol, validity
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -39,24 +40,25 @@ FAMILIES = {"arithmetic": ("arithmetic",), "vision": ("vision", "submasking")}  
 
 
 def default_claims(records: dict[str, RunRecord], family: str, decided: list | None = None) -> list:
-    """The default's claims of `family`: from the whole decisive record where one is stored (`decided`:
-    decisive_claims), the default's two records beside each as smaller replications (wording.beside_smaller);
-    otherwise each judged in both records of the default where the replication is stored (wording.replicated:
-    agreement, or each record's verdict)."""
+    """The default's claims of `family`, each judged in both records of the default where the replication is stored
+    (wording.replicated: agreement, or each record's verdict). Where the whole decisive record is stored (`decided`:
+    decisive_claims), a claim it judges is read from it, the default's two records beside it as smaller replications
+    (wording.beside_smaller); a default claim it does not judge stays as the default's records say it. Claims are
+    paired across records by their id (claims.claim_id), never by their words."""
     made = {"arithmetic": lambda r: claims_module.arithmetic_default(r),
             "vision": lambda r: claims_module.vision_default(r) + claims_module.submasking_default(r)}[family]
     own = {name: made(records[name]) for name in DEFAULTS if name in records}
-    if decided is not None:
-        texts = {claim.claim for claim in decided if claim.family in FAMILIES[family]} & claims_module.default_questions()
-        smaller = {name: {claim.claim: claim for claim in claims} for name, claims in own.items()}
-        return [wording.beside_smaller(claim, {name: table.get(claim.claim) for name, table in smaller.items()})
-                for claim in decided if claim.claim in texts]
     first, second = DEFAULTS
-    mine = own.get(first, [])
-    if second not in records:
+    theirs = {claim.id: claim for claim in own.get(second, [])}
+    mine = [claim if second not in records else wording.replicated(claim, theirs.get(claim.id), DEFAULTS)
+            for claim in own.get(first, [])]
+    if decided is None:
         return mine
-    theirs = {claim.claim: claim for claim in own[second]}
-    return [wording.replicated(claim, theirs.get(claim.claim), DEFAULTS) for claim in mine]
+    ids = {claim.id for claim in decided if claim.family in FAMILIES[family]} & claims_module.default_questions()
+    smaller = {name: {claim.id: claim for claim in claims} for name, claims in own.items()}
+    judged = [wording.beside_smaller(claim, {name: table.get(claim.id) for name, table in smaller.items()})
+              for claim in decided if claim.id in ids]
+    return judged + [claim for claim in mine if claim.id not in ids]
 
 
 def decisive_claims(records: dict[str, RunRecord], name: str = DECISIVE) -> list | None:
@@ -88,9 +90,9 @@ def all_claims(records: dict[str, RunRecord]) -> list:
         rivals += claims_module.groupnorm(records[GROUPNORM])
     if SIGNS in records:
         rivals += claims_module.signs(records[SIGNS])
-    mine = {claim.claim: claim for claim in [*(decided or []), *(decisive_claims(records, DECISIVE_CROSS_DOMAIN) or [])]}
-    if mine:   # a rival a decisive record judged is read from it, its smaller record beside it
-        rivals = [wording.beside_smaller(mine[claim.claim], {claim.record: claim}) if claim.claim in mine else claim
+    mine = {claim.id: claim for claim in [*(decided or []), *(decisive_claims(records, DECISIVE_CROSS_DOMAIN) or [])]}
+    if mine:   # a rival a decisive record judged is read from it, its smaller record beside it (paired by id)
+        rivals = [wording.beside_smaller(mine[claim.id], {claim.record: claim}) if claim.id in mine else claim
                   for claim in rivals]
     return found + rivals
 
@@ -109,6 +111,9 @@ def render(records: dict[str, RunRecord], found: list | None = None) -> str:
              "[history](history/README.md).", "", "## Summary", "",
              wording.markdown(found, records, commits=False), "",
              f"![Fig 6 as small multiples: ours beside the authors' curve, per depth and curve]({FIGURES}/fig6.png)", ""]
+    lines += validity.lines(validity.changed(records, found), lambda claim: claim.claim)
+    if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
+        lines += protocol.lines(records[DECISIVE], found)
     if "default" in records:
         lines += arithmetic_default(records["default"])
     if any(name in records for name in PAPER_DEPTHS):
@@ -129,7 +134,7 @@ def render(records: dict[str, RunRecord], found: list | None = None) -> str:
         lines += groupnorm_section(records[GROUPNORM])
     if SIGNS in records:
         lines += signs_section(records[SIGNS])
-    if decisive_claims(records, DECISIVE_CROSS_DOMAIN) is not None:   # whole: a part's tables carry verdicts of a part
+    if any(claim.record == DECISIVE_CROSS_DOMAIN for claim in found):   # whole: a part's tables carry a part's verdicts
         lines += decisive_cross_domain_section(records[DECISIVE_CROSS_DOMAIN])
     if GPU_CHECK in records:
         lines += gpu_section(records[GPU_CHECK])

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..claims import (HOLDS, INCOMPLETE, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED, VERDICTS, Judgement, interval_text,
-                      power_at)
+from ..claims import (AT_FLOOR, HOLDS, INCOMPLETE, LEVEL, NO_EFFECT, NO_EVIDENCE, REVERSED,
+                      RULE_VERSION, TOO_FEW, UNDECIDED, VERDICTS, Judgement, interval_text, smallest_effect)
+from .. import claims as rule
 from ..labels import TRANSFER, VISION
 from .curves import CURVE_BAND
 
@@ -30,8 +31,11 @@ def holds_text(judged: dict[str, Judgement]) -> str:
                 + "; ".join(f"{where + ': ' if where else ''}{t.gaps}" for where, t in incomplete.items()) + ")")
     parts = []
     for verdict in VERDICTS:
-        wheres = [where for where, j in judged.items() if j.verdict == verdict]
-        if wheres:
+        groups: dict[str, list] = {}   # a holds by more than S and one that may be under S are named apart
+        for where, j in judged.items():
+            if j.verdict == verdict:
+                groups.setdefault(j.said() if verdict in (HOLDS, REVERSED) else verdict, []).append(where)
+        for wheres in groups.values():
             word = verdict_word(judged[wheres[0]], {len(judged[where].chains) for where in wheres})
             every = len(wheres) == len(judged)
             parts.append(word + ("" if every and len(wheres) == 1 and not wheres[0] else
@@ -43,7 +47,7 @@ def verdict_word(judgement: Judgement, chains: set[int]) -> str:
     """A verdict as a cell says it: **holds** in bold, S's value for "no effect larger than S", the chains for
     "undecided" (`chains`: the chain counts of the sizes it names)."""
     if judgement.verdict == HOLDS:
-        return f"**{HOLDS}**"
+        return f"**{HOLDS}**" + judgement.said().removeprefix(HOLDS)
     if judgement.verdict == UNDECIDED and len(chains) > 1:
         return f"undecided at {'/'.join(map(str, sorted(chains)))} chains"
     return judgement.said()
@@ -117,9 +121,12 @@ def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Cl
 
 def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
     """A claim of the decisive record (whole: the pages never read a part of it) with the smaller records of the
-    default beside it as smaller replications: each one's verdict, then the chance a record of that many chains had
-    to say what the decisive record says, at the decisive estimate (claims.power_at): once per chain count, since it
-    is the decisive record's, not the smaller one's. Its verdict stays the decisive one's."""
+    default beside it as smaller replications: each one's verdict, then the share of the decisive record's own
+    subsets of that many chains that reach its verdict (claims.subset_share, kept in docs/verdicts/): once per chain
+    count, since it is the decisive record's, not the smaller one's; only for a decided verdict (holds, reversed, no
+    effect larger than S). Its verdict stays the decisive one's."""
+    from .verdicts import share   # the verdict files read this module's words
+
     judged = decided.evidence.judge() if decided.evidence else {}
     parts, counts = [], []
     for name, claim in smaller.items():
@@ -131,10 +138,10 @@ def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
         if chains and chains not in counts:
             counts.append(chains)
     for chains in counts:
-        chance = power_at(judged, chains, decided.evidence.smallest) if judged else {}
-        said = "; ".join(f"{where + ': ' if where else ''}{share:.0%}" for where, share in chance.items())
+        shares = share(judged, decided.evidence.smallest, decided.evidence.headroom, chains) if judged else {}
+        said = "; ".join(f"{where + ': ' if where else ''}{part:.0%}" for where, part in shares.items())
         if said:
-            parts.append(f"a record of {chains} chains says what this one says with a chance of {said}")
+            parts.append(f"the share of this record's {chains}-chain subsets that reach its verdict: {said}")
     beside = "beside it, " + "; ".join(parts) if parts else ""
     return replace(decided, beside=beside, numbers=f"{decided.numbers}; {beside}" if beside else decided.numbers)
 
@@ -154,13 +161,58 @@ def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "ch
         low, high = j.equivalence
         within = (f", {interval_text(low, high)} {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
                   if j.interval_90() else "")
-        out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}")
+        out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}{caveats(j)}")
     return "; ".join(out)
+
+
+def caveats(j: Judgement) -> str:
+    """What a verdict rests on beyond its numbers: an arm at floor, the exact equivalence test's other verdict, the
+    chains whose absence alone would change it (`, fragile: without chain 24, undecided`)."""
+    out = ""
+    if j.verdict == AT_FLOOR:
+        out += f", an arm {j.headroom:+.1f} points from chance"
+    if j.exact_verdict:
+        out += f" (the exact sign-flip equivalence test: {j.exact_verdict})"
+    if j.fragile:
+        out += ", fragile: " + ", ".join(f"without chain {chain}, {verdict}" for chain, verdict in j.fragile)
+    return out
 
 
 def per_chain_text(judgement: Judgement) -> str:
     """`+43.5, +51.8, +45.7`: each chain's difference (points), for the reader."""
     return ", ".join(f"{m:+.1f}" for m in judgement.means) if judgement.complete else "—"
+
+
+# How each verdict reads in the precedence table ("undecided" names its chains where a claim shows it)
+VERDICT_WORDS = {INCOMPLETE: "incomplete", HOLDS: "holds", REVERSED: "reversed", TOO_FEW: "too few chains to decide",
+                 AT_FLOOR: "at floor", NO_EFFECT: "no effect larger than S", UNDECIDED: "undecided at k chains",
+                 NO_EVIDENCE: "no evidence either way"}
+
+
+def precedence_table() -> str:
+    """The verdict rule's precedence (claims.PRECEDENCE) as a table, with how large a holds is: the one rendering the
+    README's key, the results page's legend, the glossary and docs/decisions.md show."""
+    lines = ["| order | verdict | when (the first row that applies) |", "|---|---|---|"]
+    lines += [f"| {i} | **{VERDICT_WORDS[row.verdict]}** | {row.condition} |"
+              for i, row in enumerate(rule.PRECEDENCE, 1)]   # read when rendered: the table is the rule's
+    (beyond, when), (under, otherwise) = rule.QUALIFIERS
+    return "\n".join(lines) + (
+        f"\n\nA holds or reversed also says how large: **{beyond}** when {when}; **{under}** {otherwise}. S, the "
+        f"smallest effect that matters: {smallest_effect():g} points of accuracy, {smallest_effect('shape_bias'):g} "
+        "of shape bias. A verdict that changes when any one chain is left out is marked **fragile**, naming the "
+        f"chain (rule version {RULE_VERSION}).")
+
+
+def multiplicity(claims: list) -> str:
+    """How many of these claims' verdicts could be false if nothing had an effect, and how many are fragile: Holm holds
+    each claim's family-wise error at LEVEL over its sizes, not the page's, so about LEVEL per claim."""
+    judged = [claim.evidence.judge() for claim in claims if claim.evidence is not None and claim.verdicts]
+    sizes = [j for judgement in judged for j in judgement.values() if j.complete]
+    fragile = [j for j in sizes if j.fragile]
+    return (f"{len(judged)} claims here are judged by the rule, {len(sizes)} verdicts at their sizes. Holm corrects "
+            f"within a claim, not across them: if none of them had any effect, about {LEVEL * len(judged):.1f} would "
+            f"still read holds or reversed somewhere. {len(fragile)} of the {len(sizes)} verdicts are fragile (one "
+            "chain left out changes them).")
 
 
 def readme_key() -> str:
@@ -180,12 +232,8 @@ def readme_key() -> str:
              "and machine (`default` and `default_replication`: the default run twice, on disjoint chain seeds); the "
              "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale (`config/paper.yaml`, a GPU) 2 and "
              "12"),
-            ("holds, reversed, no effect larger than S, undecided, too few chains",
-             "the [verdict rule](docs/glossary.md#verdict-rule): SI's difference averaged over the chains is above 0 "
-             "(holds) or below (reversed) by an exact sign-flip test, p < 0.05 after correcting for the several n of "
-             "a claim; otherwise no effect larger than S (the smallest effect that matters: 3 points of accuracy, 5 "
-             "of shape bias) when its 90% interval lies inside ±S, else undecided at that many chains; too few "
-             "chains: even every chain agreeing could not reach p < 0.05"),
+            ("verdicts", "the [verdict rule](docs/glossary.md#verdict-rule) over a claim's chains: the first row of "
+                         "the table below that applies"),
             ("pooled images, shape bias, data mixture; backbone, digits, textures",
              "images with each region's colours replaced by their mean (texture removed, shape kept) / the share of "
              "shape decisions on images "
@@ -193,7 +241,8 @@ def readme_key() -> str:
              f"{VISION['mixture'].meaning.removesuffix(' (the data mixture)')}; submasking's frozen image network (the "
              "vision base) and its two new tasks, handwritten digits and texture photos (shipped with scikit-learn "
              "and scikit-image)")]
-    return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows])
+    return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows]
+                     + ["", precedence_table()])
 
 
 def legend(docs: str = "docs/") -> str:
@@ -209,20 +258,13 @@ def legend(docs: str = "docs/") -> str:
             "([glossary](docs/glossary.md#pooled-image)). A **run** is one independent repeat "
             "([chain](docs/glossary.md#chain), or chain × replicate). *Judged on*: **the chains** — the "
             "[verdict rule](docs/glossary.md#verdict-rule): each chain (one subnetwork) is one vote, its replicates "
-            "averaged; a claim **holds** when an exact sign-flip test over the chains finds the difference above 0 "
-            "at p < 0.05 (Holm-corrected over the n, or tasks, the claim is judged at), is **reversed** when below; "
-            "otherwise it reads **no effect larger than S** when the 90% interval of the mean over chains lies inside "
-            "±S (S, the smallest effect that matters: 3 points of accuracy, 5 of shape bias; docs/decisions.md), "
-            "**undecided at k chains** when it does not, and **too few chains to decide** when even every chain "
-            "agreeing could not reach "
-            "p < 0.05 at that n, the other n's data kept (fewer than 6 chains for a claim at one n); the numbers give the mean difference over "
+            "averaged; the verdict is the first row of the table below that applies; the numbers give the mean difference over "
             "chains with its 95% interval, and each run's difference (`*`: beyond noise on the same test items, a "
             "[paired test](docs/glossary.md#paired-test)); "
             "**the mean** — the paper's text states a threshold on a mean; **a band** — our curve lies less than "
-            f"{CURVE_BAND} from the authors' plotted curve at every n both ran. **incomplete**: a run the claim names "
-            "has no single number in the record. `last` / `eval`: the final epoch / the epoch best on labelled eval "
-            "rows (the paper's choice; [protocols](docs/glossary.md#protocols)). Vision differences are percentage "
-            "points.").replace("docs/", docs)
+            f"{CURVE_BAND} from the authors' plotted curve at every n both ran. `last` / `eval`: the final epoch / the "
+            "epoch best on labelled eval rows (the paper's choice; [protocols](docs/glossary.md#protocols)). Vision "
+            "differences are percentage points.\n\n" + precedence_table()).replace("docs/", docs)
 
 
 def markdown(claims: list[Claim], records: dict[str, RunRecord], link: str = "", commits: bool = True,

@@ -49,7 +49,8 @@ def main(argv=None):
     save_text(tables["runs"].drop(columns=["items"]).to_csv(index=False), out / "chains.csv")  # items: records only
     save_text(per_chain_markdown(tables["runs"]), out / "chains.md")
     comparisons = comparisons_markdown(tables["runs"], args.report["comparisons"],
-                                       args.report.get("original_comparisons", []))
+                                       args.report.get("original_comparisons", []),
+                                       classes=tables["per_class"]["category"].nunique() or None)
     save_text(comparisons, out / "comparisons.md")
     save_text(tables["per_class"].to_csv(index=False), out / "per_class.csv")
     save_text(tables["curves"].to_csv(index=False), out / "curves.csv")

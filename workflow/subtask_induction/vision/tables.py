@@ -11,8 +11,8 @@ import math
 
 import pandas as pd
 
-from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, bits_correct, format_paired, judge, mcnemar_p,
-                      shape_bias_difference, smallest_effect)
+from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
+                      mcnemar_p, shape_bias_difference, smallest_effect)
 from ..points import SUBNETWORK_ROWS
 from ..records import read_record
 
@@ -222,7 +222,21 @@ def paired_chain_difference(one, other, metric: str) -> tuple[float, float]:
     return difference, difference if p < PAIRED_LEVEL else 0.0
 
 
-def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_comparisons: list = ()) -> str:
+# The metrics with a chance level (one class in the record's classes): the verdict rule's floor reads them
+ACCURACY_METRICS = ("original_accuracy", "pooled_accuracy", "cue_shape_accuracy")
+
+
+def vision_headroom(one, other, metric: str, classes: int | None) -> float | None:
+    """The lower model's mean over chains less chance (claims.headroom), in points, for an accuracy (values 0-1);
+    None for a metric without a chance level or where the classes are not known."""
+    if metric not in ACCURACY_METRICS or not classes:
+        return None
+    return headroom(100 * pd.Series(one, dtype=float).dropna(), 100 * pd.Series(other, dtype=float).dropna(),
+                    100 / classes)
+
+
+def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_comparisons: list = (),
+                         classes: int | None = None) -> str:
     """For each comparison (config vision.report.comparisons: (first, second) row pairs) and metric: the per-chain difference, `*` where it is beyond noise on the same test
     items (McNemar; shape bias by a paired bootstrap), and whether it holds in every chain. A difference
     within noise is a tie; only a comparison that holds in every chain is a claim we state. The pairs of
@@ -236,7 +250,8 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
              "(docs/decisions.md, \"The verdict rule\"): an exact sign-flip test over the chains at "
              f"{LEVEL:g}, the mean over chains with its {CONFIDENCE:.0%} t interval beside it; neither holding nor "
              f"reversed, it is no effect larger than S ({smallest_effect():g} points, shape bias "
-             f"{smallest_effect('shape_bias'):g}) where the 90% interval lies inside ±S, else undecided.", "",
+             f"{smallest_effect('shape_bias'):g}) where the 90% interval lies inside ±S, else undecided; the whole "
+             f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", "",
              "| comparison | metric | difference per chain (points) | mean over chains | verdict |", "|---|---|---|---|---|"]
     for first, second in comparisons:
         if first not in models or second not in models:
@@ -255,7 +270,10 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
             difference, counted = pd.Series(difference, index=chains), pd.Series(counted, index=chains)
             if difference.isna().all():
                 continue
-            judgement = judge({metric: difference}, smallest=smallest_effect(metric))[metric]
+            arms = [[by[(model, chain)][metric] for chain in chains if (model, chain) in by] for model in (first, second)]
+            room = vision_headroom(*arms, metric, classes)
+            judgement = judge({metric: difference}, smallest=smallest_effect(metric),
+                              headroom=None if room is None else {metric: room})[metric]
             verdict = (f"{judgement.said()} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
                        f"{judgement.interval_90()})"
                        if judgement.complete else f"incomplete: {judgement.tally.gaps}")
