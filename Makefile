@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce replication decisive decisive-cross-domain beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce replication decisive decisive-cross-domain beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paths test-all test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -82,11 +82,23 @@ decisive-cross-domain: $(STAMP)
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;
 # work-stealing, in the order tests/conftest.py gives (the smoke run built while the other worker runs the rest).
 # The slowest tests are named at the end of every run: where the 10-minute budget goes.
+# `make test`: the code checks, every unit test and the smoke workflow end to end (every family through the
+# Snakemake CLI), within 10 minutes on 2 cores. `make test-paths`: the users' paths that each start a Snakemake
+# run of their own (a config change and rerun, a grown sweep, a folder of one's own, kill and resume, ...), about
+# as long again. `make test-all` runs both, as CI does (.ci/run). Run `make test` while changing code; `make
+# test-all` before a change lands, or after touching the Snakefile, the rules or the steps.
+PYTEST_MARKS := not paper_slice and not slow
 test: $(STAMP)
 	$(BIN)/snakemake --lint
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BYTECODE)
-	$(BIN)/pytest -q -n auto --dist worksteal --durations=15
+	$(BIN)/pytest -q -n auto --dist worksteal --durations=15 -m "$(PYTEST_MARKS) and not user_path"
+
+test-paths: $(STAMP)
+	$(BYTECODE)
+	$(BIN)/pytest -q -n auto --dist worksteal --durations=15 -m "$(PYTEST_MARKS) and user_path"
+
+test-all: test test-paths
 
 # config/paper.yaml on generated user data (ImageNet-shaped tree, timm file, stimuli, tiny SAM, a folder task):
 # the vision and submasking paper paths (arithmetic's reads no user data: `make dry-run`), bad data caught first;

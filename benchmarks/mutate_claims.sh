@@ -2,19 +2,22 @@
 # Mutation testing of the verdict rule (issue 70): mutmut over workflow/subtask_induction/claims.py with the rule's
 # tests, on a copy of the tree with the package under src/ (mutmut 3 maps modules from ./ or src/). Prints mutmut's
 # counts and the surviving mutants; each survivor is killed by a test or explained in docs/decisions.md.
-#   bash benchmarks/mutate_claims.sh [WORKDIR]      (minutes on 2 cores; the venv of `make test`)
+#   bash benchmarks/mutate_claims.sh [WORKDIR] [MUTANT-GLOB ...]   (the venv of `make test`; an hour or more on 2
+#   cores for the whole file: the globs, e.g. '*x_judge_means*', run the mutants of those functions only; mutmut
+#   resumes in the same WORKDIR)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${1:-$(mktemp -d)}"
+shift || true
 mkdir -p "$work/src" "$work/tests"
 cp -r "$repo/workflow/subtask_induction" "$work/src/"
 find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
 # the rule's tests, and what they read: the tests' helpers and the stored records (test_evidence_as_data.py)
 for test in conftest.py test_verdict_rule.py test_verdict_lines.py test_evidence.py test_evidence_as_data.py test_claims_mutants.py \
-    test_floors_and_claims.py harness.py record.py legacy_record.py; do
+    test_floors_and_claims.py test_precedence.py test_equivalence.py harness.py record.py legacy_record.py; do
   cp "$repo/tests/$test" "$work/tests/"
 done
-mkdir -p "$work/docs" && cp -r "$repo/docs/data" "$work/docs/"
+cp -r "$repo/docs" "$work/"   # the records, and the pages the precedence test renders into
 cat > "$work/pyproject.toml" <<'TOML'
 [tool.mutmut]
 source_paths = ["src/"]
@@ -30,7 +33,7 @@ testpaths = ["tests"]
 markers = ["slow: a full sweep", "paper_slice: the paper configuration"]
 TOML
 cd "$work"
-PYTHONPATH="$work/src" "$repo/.venv/bin/mutmut" run --max-children 2 || true
+PYTHONPATH="$work/src" "$repo/.venv/bin/mutmut" run --max-children "${MUTMUT_CHILDREN:-2}" "$@" || true
 "$repo/.venv/bin/mutmut" results --all true > "$work/results.txt" 2>&1 || "$repo/.venv/bin/mutmut" results > "$work/results.txt" 2>&1 || true
 echo "workdir: $work"
 echo "mutants: $(grep -c ': ' "$work/results.txt"), killed: $(grep -c ': killed' "$work/results.txt"), survived: $(grep -c ': survived' "$work/results.txt")"

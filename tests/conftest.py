@@ -19,6 +19,8 @@ def pytest_configure(config):
     # Registered here, not in pyproject.toml: the marker belongs to tests/test_cuda.py alone.
     config.addinivalue_line("markers", "cuda: needs a CUDA device (tests/test_cuda.py; benchmarks/gpu_check.sh "
                                        "runs them); skipped where torch.cuda.is_available() is False")
+    config.addinivalue_line("markers", "user_path: runs a Snakemake workflow of its own (a user's path: a config "
+                                       "change, a folder, a resume), not the shared smoke run; `make test-paths`")
     config.addinivalue_line("markers", "workflow: runs Snakemake (set by conftest on every test that calls the "
                                        "harness's snakemake/run_workflow or uses a fixture that does)")
 
@@ -53,6 +55,8 @@ def pytest_collection_modifyitems(items):
         seen: set = set()
         if any(_runs_snakemake(function, seen) for function in functions if function is not None):
             item.add_marker(pytest.mark.workflow)
+            if "smoke_run" not in getattr(item, "fixturenames", ()):
+                item.add_marker(pytest.mark.user_path)   # a Snakemake run of its own: `make test-paths`
     items[:] = scheduled(items)
 
 
