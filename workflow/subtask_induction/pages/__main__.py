@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import labels
 from ..files import write_text
-from . import readme, results, run_records, settings, verdicts, wording
+from . import first_screen, readme, results, run_records, settings, verdicts, wording
 from .page import REPO
 
 
@@ -57,7 +57,7 @@ def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     found = results.all_claims(records)   # the claims once, for every page that shows them
     front, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
     decisions = repo / "docs" / "decisions.md"
-    return {repo / "docs" / "results.md": results.render(records, found),
+    return {repo / "docs" / "results.md": results.render(records, found, readme.readme_verdict(records, found)),
             front: fill(front.read_text(), readme.blocks(records, found), "README.md"),
             running: fill(running.read_text(), running_blocks(), "docs/running.md"),
             glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md"),
@@ -84,7 +84,9 @@ def main(argv=None) -> int:
     for path in stale:
         write_text(path, rendered[path])   # atomic: a killed render leaves each page whole, old or new
         print(f"wrote {path.relative_to(REPO)}")
-    for path in results.figures(run_records.load_all(args.data or REPO / "docs" / "data"), REPO / "docs"):
+    records = run_records.load_all(args.data or REPO / "docs" / "data")
+    for path in results.figures(records, REPO / "docs") + [first_screen.figure(results.all_claims(records),
+                                                                               REPO / "docs" / "figures" / "headlines.png")]:
         print(f"drew {path.relative_to(REPO)}")
     return 0
 

@@ -14,7 +14,8 @@ from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, 
 from .results import all_claims
 from .claims import Claim, default_questions
 from .run_records import RunRecord, markdown_tables
-from .sections import validity
+from . import first_screen
+from .sections import premises, validity
 from .subnetworks import chain_table, kept_dial
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
@@ -203,13 +204,6 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
     return "\n".join(lines + ["", wording.readme_key()])
 
 
-def readme_claims(records: dict[str, RunRecord], found: list | None = None) -> str:
-    """The README's headline table: the claims marked headline, linked to the results page's provenance."""
-    found = all_claims(records) if found is None else found
-    return wording.markdown([c for c in found if c.headline], records, link="docs/results.md",
-                                  commits=False, key=False)
-
-
 def timings(records: dict) -> str:
     """The first screen's times: the default's `make reproduce`, `make test` and the own-data trial (each its wall
     time's leading figure, its record linked; the machine and plain step once where they share one), then the
@@ -285,7 +279,63 @@ def paper_scale_time(records: dict) -> str:
             "the paper's scale are unmeasured.")
 
 
+# the rivals beyond the paper, by the second model of their ids, in the first screen's words
+RIVAL_NAMES = {"magnitude": "`magnitude`", "scratch_blurpool": "blur-pooled scratch", "signs": "`signs`",
+               "mimetic_inherit": "mimetic init", "vit_gpt2_sampled": "the subnetwork in a world ViT"}
+
+
+def headlines(records: dict, found: list) -> str:
+    """The first screen's table (first_screen.table) and, under it, one line each: the rivals and our added controls
+    (named, counted by verdict, linked), a chain whose base failed, and how many verdicts could be false."""
+    decisive = records.get(DECISIVE)
+    premise = ""
+    if decisive is not None and any(claim.record == DECISIVE for claim in found):
+        ours = premises.world(decisive)
+        if ours is not None:
+            premise = (f"SI keeps {premises.kept_share(ours):.0%} of its subnetwork's pooled accuracy, the paper's "
+                       f"{premises.kept_share(premises.theirs()):.0%}")
+    lines = [first_screen.table(found, records, premise), ""]
+    paper_ids = {i for i, *_ in first_screen.HEADLINES}
+    others = [claim for claim in found if claim.headline and claim.verdicts and claim.id not in paper_ids
+              and claim.evidence is not None]
+    added = [claim for claim in found if claim.id.startswith("vision/si-mixture/") and claim.evidence is not None]
+    if others or added:
+        counts = Counter(verdict_group(claim)[0].lower() for claim in others)
+        names = ", ".join(RIVAL_NAMES.get(claim.id.split("/")[1].split("-")[-1], claim.id) for claim in others)
+        lines.append(f"- **Beyond the paper**: SI against {len(others)} other rivals ({names}): "
+                     + ", ".join(f"{k} {name}" for name, k in counts.items())
+                     + "; and the data mixture with pooled images, our added control "
+                       "([results](docs/results.md#summary)).")
+    failed = validity.changed(records, found)
+    if failed:
+        chains = sorted({(entry["family"], entry["chain"], entry["accuracy"]) for entry in failed})
+        lines.append("- **A chain whose [base](docs/glossary.md#base) did not learn its task**: "
+                     + "; ".join(f"{family} chain {chain} (base accuracy {accuracy:.3f})" for family, chain, accuracy in chains)
+                     + ", counted as the plan fixed; without it, "
+                     + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ" for e in failed)
+                     + " ([chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task)).")
+    lines.append(f"- **How many could be false**: {wording.multiplicity([c for c, _ in first_screen.headline_claims(found)])}")
+    return "\n".join(wrapped(line) for line in lines)
+
+
+def wrapped(line: str, width: int = 280) -> str:
+    """A bullet longer than `width` split at its clauses (`; `, `, `) onto continuation lines: the first screen's lines
+    stay under 300 characters and the bullet renders as one."""
+    if len(line) <= width or not line.startswith("- "):
+        return line
+    out, current = [], ""
+    for part in re.split(r"(?<=[;,]) ", line):
+        if current and len(current) + len(part) + 1 > width:
+            out.append(current)
+            current = "  " + part
+        else:
+            current = f"{current} {part}" if current else part
+    return "\n".join(out + [current])
+
+
 def blocks(records: dict, found: list | None = None) -> dict[str, str]:
     found = all_claims(records) if found is None else found
-    return {"verdict": readme_verdict(records, found), "claims": readme_claims(records, found),
-            "timings": timings(records), "beyond": make_beyond(REPO / "Makefile")}
+    decisive = records.get(DECISIVE)
+    premise = premises.sentence(decisive) if decisive is not None and any(c.record == DECISIVE for c in found) else ""
+    return {"finding": first_screen.finding(found, records, premise), "headlines": headlines(records, found),
+            "timings": timings(records), "beyond": make_beyond(REPO / "Makefile"), "key": wording.readme_key()}

@@ -16,7 +16,7 @@ from .sections.beyond import beyond_section, decisive_cross_domain_section, sign
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
-from .sections import protocol, validity
+from .sections import premises, protocol, validity
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -97,8 +97,9 @@ def all_claims(records: dict[str, RunRecord]) -> list:
     return found + rivals
 
 
-def render(records: dict[str, RunRecord], found: list | None = None) -> str:
-    """docs/results.md from the records; `found`: their all_claims, where the caller has them already."""
+def render(records: dict[str, RunRecord], found: list | None = None, verdict_lines: str = "") -> str:
+    """docs/results.md from the records; `found`: their all_claims, where the caller has them already;
+    `verdict_lines`: the claims' verdicts in words with the smaller records beside them (readme.readme_verdict)."""
     found = all_claims(records) if found is None else found
     lines = ["# Results", "",
              "<!-- Rendered by `make docs` from the run records in docs/data/; edit the records or "
@@ -111,9 +112,12 @@ def render(records: dict[str, RunRecord], found: list | None = None) -> str:
              "[history](history/README.md).", "", "## Summary", "",
              wording.markdown(found, records, commits=False), "",
              f"![Fig 6 as small multiples: ours beside the authors' curve, per depth and curve]({FIGURES}/fig6.png)", ""]
+    if verdict_lines:
+        lines += ["## Every headline's verdict, with the smaller records beside it", "", verdict_lines, ""]
     lines += validity.lines(validity.changed(records, found), lambda claim: claim.claim)
     if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
         lines += protocol.lines(records[DECISIVE], found)
+        lines += ["## Vision against the paper's premises", ""] + premises.table(records[DECISIVE])
     if "default" in records:
         lines += arithmetic_default(records["default"])
     if any(name in records for name in PAPER_DEPTHS):

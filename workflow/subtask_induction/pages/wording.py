@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from ..claims import (AT_FLOOR, HOLDS, INCOMPLETE, LEVEL, NO_EFFECT, NO_EVIDENCE, REVERSED,
                       RULE_VERSION, TOO_FEW, UNDECIDED, VERDICTS, Judgement, interval_text, smallest_effect)
 from .. import claims as rule
-from ..labels import TRANSFER, VISION
 from .curves import CURVE_BAND
 
 if TYPE_CHECKING:
@@ -209,40 +208,16 @@ def multiplicity(claims: list) -> str:
     judged = [claim.evidence.judge() for claim in claims if claim.evidence is not None and claim.verdicts]
     sizes = [j for judgement in judged for j in judgement.values() if j.complete]
     fragile = [j for j in sizes if j.fragile]
-    return (f"{len(judged)} claims here are judged by the rule, {len(sizes)} verdicts at their sizes. Holm corrects "
-            f"within a claim, not across them: if none of them had any effect, about {LEVEL * len(judged):.1f} would "
-            f"still read holds or reversed somewhere. {len(fragile)} of the {len(sizes)} verdicts are fragile (one "
-            "chain left out changes them).")
+    return (f"{len(judged)} claims, {len(sizes)} verdicts: the [rule](docs/glossary.md#verdict-rule) corrects within "
+            "a claim, not across claims, so if "
+            f"nothing had any effect about {LEVEL * len(judged):.1f} would still read holds or reversed; "
+            f"{len(fragile)} of the {len(sizes)} verdicts are fragile (one chain left out changes them).")
 
 
 def readme_key() -> str:
-    """The README's key: only the words its first screen uses, one line each; the rest is in the glossary."""
-    controls = [TRANSFER[kind] for kind in ("sampled", "random", "full")]
-    rows = [("SI; " + ", ".join(c.markdown() for c in controls),
-             "Subtask Induction: " + TRANSFER["subnetwork"].meaning.split(" (the kind")[0] + "; the controls: "
-             + "; ".join(c.meaning.split(" (the kind")[0] for c in controls) + " ([all names](docs/glossary.md#names))"),
-            ("n; kept %; points", "the training rows that tell the new task (a²+ab mod 7) apart from the subtask (ab); "
-                                  "the share of the masked weights a subnetwork keeps; percentage points of test "
-                                  "accuracy (arithmetic: on 500 held-out pairs a, b)"),
-            ("chain; base; record; 2 / 12 layers",
-             "one independent repeat of the whole experiment: a network trained on the first task "
-             "(the *base*: a GPT-2 on a+ab, or the vision ResNet), the subnetwork found in it (the *discovery*: a "
-             "learned mask over its weights), and every training on the new task from them "
-             "([chain](docs/glossary.md#chain)); a finished [run](docs/glossary.md#run)'s tables, stored with its commit "
-             "and machine (`default` and `default_replication`: the default run twice, on disjoint chain seeds); the "
-             "GPT-2's depth: the default trains 2 layers on a CPU, the paper's scale (`config/paper.yaml`, a GPU) 2 and "
-             "12"),
-            ("verdicts", "the [verdict rule](docs/glossary.md#verdict-rule) over a claim's chains: the first row of "
-                         "the table below that applies"),
-            ("pooled images, shape bias, data mixture; backbone, digits, textures",
-             "images with each region's colours replaced by their mean (texture removed, shape kept) / the share of "
-             "shape decisions on images "
-             f"whose shape and texture disagree ([glossary](docs/glossary.md#pooled-image)) / "
-             f"{VISION['mixture'].meaning.removesuffix(' (the data mixture)')}; submasking's frozen image network (the "
-             "vision base) and its two new tasks, handwritten digits and texture photos (shipped with scikit-learn "
-             "and scikit-image)")]
-    return "\n".join(["| word | meaning |", "|---|---|"] + [f"| {word} | {meaning} |" for word, meaning in rows]
-                     + ["", precedence_table()])
+    """The README's key to its verdicts: the rule's precedence table (the first screen defines the other words)."""
+    return ("**The verdicts**, the first row that applies ([verdict rule](docs/glossary.md#verdict-rule)):\n\n"
+            + precedence_table())
 
 
 def legend(docs: str = "docs/") -> str:

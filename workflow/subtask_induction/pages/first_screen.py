@@ -1,0 +1,236 @@
+"""The README's first screen (issue 83): the main finding in a few plain sentences, one table row per headline of the
+paper (the paper's number beside ours, as a mean difference in points with its interval and chains, and the rule's
+verdict), and the figure of the chains those verdicts rest on. Every number is read from the records (through the
+claims and their evidence) or from the paper's numbers the package ships; nothing is typed.
+
+The headlines are the paper's: arithmetic's three comparisons (SI against the count-matched random mask, random
+initialisation and fine-tuning the whole base), vision's Table 1 claims, and submasking's one; the rivals and our
+added controls are named in one line with a link."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from ..arithmetic.paper import authors_curves
+from ..claims import AT_FLOOR, HOLDS, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED
+from ..vision import paper as vision_paper
+from .claims import ARITHMETIC_CLAIMS, SUBMASKING_CLAIMS, VISION_CLAIMS, claim_id
+
+# The headlines, in the order the first screen shows them: (claim id, the claim in plain words, what SI is set against)
+ARITHMETIC = [(claim_id("arithmetic", first, second), words, against) for first, second, words, against in (
+    ("si", "sampled", "SI beats as many random weights frozen (the count-matched random mask, `sampled`)",
+     "the count-matched random mask"),
+    ("si", "random", "SI beats a fresh network (random initialisation)", "random initialisation"),
+    ("si", "full", "SI beats fine-tuning the whole trained network (`full`)", "fine-tuning the whole trained network"))]
+VISION = [(claim_id("vision", *comparison.split(" vs "), metric), words, against)
+          for comparison, metric, words, against in (
+    ("si vs base", "pooled_accuracy", "SI beats the trained network with a new classifier, on pooled images",
+     "the trained network with a new classifier on pooled images"),
+    ("si vs finetune", "pooled_accuracy", "SI beats the data mixture as the authors' code ran it, on pooled images",
+     "the mixture as the authors ran it on pooled images"),
+    ("si vs scratch", "original_accuracy", "SI beats training from scratch, on the original images",
+     "training from scratch on the original images"),
+    ("si vs finetune", "cue_shape_accuracy", "SI beats that mixture on cue-conflict shape accuracy",
+     "that mixture on cue-conflict shape accuracy"),
+    ("si vs finetune", "cue_robustness", "SI beats that mixture on cue-conflict robustness",
+     "that mixture on cue-conflict robustness"))]
+SUBMASKING = [(claim_id("submasking", "fs", "lp"), "A mask over the frozen network beats a linear probe (submasking)",
+               "a linear probe")]
+HEADLINES = ARITHMETIC + VISION + SUBMASKING
+# the paper's Fig 6 curve of each arithmetic rival (authors_curves' kinds); depth 2, as the default's GPT-2
+AUTHORS_RIVAL = {"arithmetic/si-sampled": "sampled", "arithmetic/si-random": "random", "arithmetic/si-full": "full"}
+AUTHORS_DEPTH = 2
+assert {i for i, *_ in ARITHMETIC} <= {claim_id("arithmetic", f, s) for f, s, _ in ARITHMETIC_CLAIMS}
+assert {i for i, *_ in VISION} <= {claim_id("vision", *q[0].split(" vs "), q[1]) for q in VISION_CLAIMS}
+assert {i for i, *_ in SUBMASKING} <= {claim_id("submasking", "fs", r) for r, _ in SUBMASKING_CLAIMS}
+
+
+def headline_claims(found: list, against: bool = False) -> list:
+    """[(claim, plain words)] of the headlines, each as the pages judge it (the decisive record's where it is whole);
+    with `against`, [(claim, what SI is set against)]."""
+    by_id = {}
+    for claim in found:
+        if claim.evidence is not None and claim.id not in by_id:
+            by_id[claim.id] = claim
+    return [(by_id[i], rival if against else words) for i, words, rival in HEADLINES if i in by_id]
+
+
+def paper_difference(claim, where: str) -> tuple[str, float | None]:
+    """(what the paper's number is, SI's difference in points) where the paper gives one, else ("—", None)."""
+    if claim.id in AUTHORS_RIVAL:
+        curves = authors_curves()
+        n = int(where.removeprefix("n = "))
+        at = curves[(curves["depth"] == AUTHORS_DEPTH) & (curves["n"] == n)]
+        si, rival = (at[at["kind"] == kind]["test_accuracy"] for kind in ("subnetwork", AUTHORS_RIVAL[claim.id]))
+        if si.empty or rival.empty:
+            return "—", None
+        what = "the authors' Fig 6" + (", their N−k control" if AUTHORS_RIVAL[claim.id] == "sampled" else "")
+        return what, 100 * (float(si.iloc[0]) - float(rival.iloc[0]))
+    if claim.family == "vision":
+        first, second, metric = claim.id.split("/")[1].split("-") + [claim.id.split("/")[2]]
+        names = {"base": "linear", "finetune": "mixture"}
+        ours, theirs = (vision_paper.value(names.get(m, m), metric) for m in (first, second))
+        if ours is None or theirs is None:
+            return "—", None
+        return "Table 1", ours - theirs
+    return "—", None
+
+
+def said(judgement) -> str:
+    """The rule's words, short: `holds, by more than 3 points`, `undecided`, `at floor`."""
+    if judgement.verdict == UNDECIDED:
+        return "undecided"
+    return judgement.said()
+
+
+def rows(found: list, records: dict) -> list[dict]:
+    """One entry per headline and size: the claim (its first size only), the paper's number, ours, the verdict."""
+    out = []
+    for claim, words in headline_claims(found):
+        judged = claim.evidence.judge()
+        for i, (where, j) in enumerate(judged.items()):
+            what, theirs = paper_difference(claim, where)
+            unit = "backbones" if claim.family == "submasking" else "chains"
+            out.append({"claim": claim, "words": words if i == 0 else "", "where": where, "paper": what,
+                        "theirs": theirs, "mean": j.mean, "low": j.low, "high": j.high, "chains": len(j.chains),
+                        "unit": unit, "verdict": said(j), "judgement": j})
+    return out
+
+
+def table(found: list, records: dict, premise: str = "") -> str:
+    """The first screen's table: a row per headline and size, every cell under 300 characters."""
+    lines = ["| the paper's claim | size | the paper: SI's difference | ours: SI's difference, points (95% interval; "
+             "chains) | [verdict](docs/glossary.md#verdict-rule) |", "|---|---|---|---|---|"]
+    for row in rows(found, records):
+        theirs = f"{row['theirs']:+.1f} ({row['paper']})" if row["theirs"] is not None else "—"
+        ours = f"{row['mean']:+.1f} [{row['low']:+.1f}, {row['high']:+.1f}]; {row['chains']} {row['unit']}"
+        verdict = row["verdict"]
+        if row["claim"].family == "vision" and premise and row["judgement"].verdict == REVERSED:
+            verdict = f"in this world ({premise}): {verdict}"
+        lines.append(f"| {row['words']} | {row['where'] or '—'} | {theirs} | {ours} | **{verdict}** |")
+    return "\n".join(lines)
+
+
+def _points(values: list[tuple[str, float]]) -> str:
+    return " and ".join(f"{where} ({mean:+.1f} points)" if where else f"({mean:+.1f} points)" for where, mean in values)
+
+
+def phrase(claim, against: str) -> str:
+    """A claim's verdicts in a few words: `against X, SI holds at n = 250 (+12.4 points) ...; is undecided at ...`."""
+    judged = claim.evidence.judge()
+    groups: dict[str, list] = {}
+    for where, j in judged.items():
+        groups.setdefault(j.verdict, []).append((where, j.mean))
+    parts = []
+    for verdict, word in ((HOLDS, "holds"), (REVERSED, "is reversed"), (NO_EFFECT, "shows no effect larger than S"),
+                          (UNDECIDED, "is undecided"), (AT_FLOOR, "is at floor"), (TOO_FEW, "has too few chains")):
+        if verdict in groups:
+            at = groups[verdict]
+            if len(at) == len(judged) and len(at) > 1:
+                parts.append(f"{word} at every size (" + ", ".join(f"{mean:+.1f}" for _, mean in at) + " points)")
+            else:
+                parts.append(f"{word} {'at ' if at[0][0] else ''}{_points(at)}")
+    return f"against {against}, SI " + ", ".join(parts)
+
+
+def finding(found: list, records: dict, premise_sentence: str = "") -> str:
+    """The main finding in plain sentences, a line per claim (each under 300 characters), one paragraph a family."""
+    headlines = headline_claims(found, against=True)
+    lines = []
+    for family in ("arithmetic", "vision"):
+        claims = [(c, a) for c, a in headlines if c.family == family]
+        if not claims:
+            continue
+        chains = max(len(j.chains) for c, _ in claims for j in c.evidence.judge().values())
+        lead = (f"**Arithmetic** ({chains} independent chains, the `{claims[0][0].record}` record): "
+                if family == "arithmetic" else f"**Vision** ({chains} chains, a generated shape/texture world; pooled images keep only each region's "
+                     "mean colour: shape without texture): ")
+        block = pack([(lead if i == 0 else "") + phrase(claim, against) + ("." if i == len(claims) - 1 else ";")
+                      for i, (claim, against) in enumerate(claims)])
+        if family == "vision" and premise_sentence:
+            block += premise_sentence.splitlines()
+        lines += bullet(block)
+    rivals = dict((c.id, a) for c, a in headlines)
+    found_rows = [row for row in rows(found, records) if row["theirs"] is not None]
+    apart = [row for row in found_rows if (row["theirs"] > 0) != (row["mean"] > 0)]
+    if found_rows:
+        items = [f"{rivals[row['claim'].id]}{' at ' + row['where'] if row['where'] else ''} (theirs "
+                 f"{row['theirs']:+.1f}, ours {row['mean']:+.1f})" for row in apart]
+        head = (f"**Against the paper**: where it gives a number ({len(found_rows)} comparisons), SI's difference "
+                f"points its way in {len(found_rows) - len(apart)}" + ("; not against" if apart else "."))
+        lines += bullet(pack([head] + [item + (";" if i < len(items) - 1 else ".") for i, item in enumerate(items)]))
+    return "\n".join(lines).strip()
+
+
+def bullet(lines: list[str]) -> list[str]:
+    """Lines as one Markdown list item: a family's sentences stay a block of their own without a blank line."""
+    return [("- " if i == 0 else "  ") + line for i, line in enumerate(lines)]
+
+
+def pack(items: list[str], width: int = 285) -> list[str]:
+    """Phrases joined into as few lines as keep each under `width` characters (one Markdown paragraph)."""
+    lines, line = [], ""
+    for item in items:
+        if line and len(line) + len(item) + 1 > width:
+            lines.append(line)
+            line = ""
+        line = f"{line} {item}".strip()
+    return lines + ([line] if line else [])
+
+
+def _lower(words: str) -> str:
+    return words[:1].lower() + words[1:] if not words.startswith("SI") else words
+
+
+METRIC_TICKS = {"pooled_accuracy": "pooled", "original_accuracy": "original", "cue_shape_accuracy": "cue shape",
+                "cue_robustness": "robust."}
+
+
+def figure(found: list, path: Path) -> Path:
+    return draw(found, path)
+
+
+def draw(found: list, path: Path | None = None):
+    """The chains the headline verdicts rest on: a panel per arithmetic headline (its sizes across) and one for vision's
+    Table 1 claims; a dot per chain, the mean with its 95% interval, the paper's difference as a cross where it gives
+    one. Each chain's dots are a collection whose gid names the claim and size (the tests read them back)."""
+    import matplotlib.pyplot as plt
+
+    from .figures import _save   # matplotlib on Agg, PNG written atomically
+
+    headlines = [(c, w) for c, w in headline_claims(found) if c.family in ("arithmetic", "vision")]
+    panels = [[(c, w)] for c, w in headlines if c.family == "arithmetic"] + [[(c, w) for c, w in headlines
+                                                                              if c.family == "vision"]]
+    panels = [panel for panel in panels if panel]
+    fig, axes = plt.subplots(1, len(panels), figsize=(9.0, 3.4), squeeze=False,
+                             gridspec_kw={"width_ratios": [len(p[0][0].evidence.differences) if len(p) == 1 else
+                                                           len(p) for p in panels]})
+    for ax, panel in zip(axes[0], panels):
+        ticks = []
+        for claim, words in panel:
+            for where, j in claim.evidence.judge().items():
+                x = len(ticks)
+                ticks.append(where.replace("n = ", "n=") if claim.family == "arithmetic"
+                             else claim.id.split("/")[1].split("-")[1] + "\n" + METRIC_TICKS[claim.id.split("/")[2]])
+                spread = [x - 0.18 + 0.36 * i / max(1, len(j.means) - 1) for i in range(len(j.means))]
+                dots = ax.scatter(spread, j.means, s=9, color="tab:blue", alpha=0.55, linewidths=0)
+                dots.set_gid(f"{claim.id}|{where}")
+                ax.errorbar([x + 0.3], [j.mean], yerr=[[j.mean - j.low], [j.high - j.mean]], fmt="s", color="black",
+                            markersize=4, capsize=3)
+                _, theirs = paper_difference(claim, where)
+                if theirs is not None:
+                    ax.scatter([x + 0.3], [theirs], marker="x", s=40, color="tab:red", zorder=5)
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set_xticks(range(len(ticks)), ticks, fontsize=7)
+        ax.tick_params(axis="y", labelsize=7)
+        title = ("SI − " + panel[0][0].id.split("/")[1].split("-")[1] if panel[0][0].family == "arithmetic"
+                 else "vision: SI − each rival")
+        ax.set_title(f"{title} ({len(panel[0][0].evidence.judge()[next(iter(panel[0][0].evidence.differences))].chains)}"
+                     " chains)", fontsize=8)
+    axes[0][0].set_ylabel("SI's difference (points)", fontsize=8)
+    fig.text(0.01, 0.01, "dots: one chain each; black: mean with 95% interval; red ×: the paper's difference "
+                         "(arithmetic: the authors' Fig 6 at 2 layers; vision: Table 1)", fontsize=7)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig if path is None else _save(fig, path)

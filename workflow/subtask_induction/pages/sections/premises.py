@@ -1,0 +1,77 @@
+"""The vision verdicts read against the paper's premises (issue 82): what the paper's Table 1 rests on, in the paper
+and in a record's generated world, side by side, every number read from the record or from the paper's numbers
+shipped with the package (vision/data/paper_numbers.csv)."""
+
+from __future__ import annotations
+
+from ...vision import paper
+from ..run_records import RunRecord
+
+
+def world(record: RunRecord) -> dict | None:
+    """The record's numbers the premises need (percent), or None where it lacks them."""
+    if not (record.has("vision/table1.csv") and record.has("vision/table2.csv")):
+        return None
+    table = record.csv("vision/table1.csv").set_index("model")
+    kept = record.csv("vision/table2.csv").set_index("init")
+    if not {"base", "si", "finetune", "mixture"} <= set(table.index) or "pretrained" not in kept.index:
+        return None
+    at = lambda model, metric: 100 * float(table.loc[model, metric])   # noqa: E731
+    return {"base_original": at("base", "original_accuracy"), "base_pooled": at("base", "pooled_accuracy"),
+            "subnetwork_pooled": 100 * float(kept.loc["pretrained", "subnetwork_pooled_accuracy"]),
+            "kept": float(kept.loc["pretrained", "kept_percent"]), "si_pooled": at("si", "pooled_accuracy"),
+            "finetune_pooled": at("finetune", "pooled_accuracy"), "mixture_pooled": at("mixture", "pooled_accuracy"),
+            "chains": int(table.loc["si", "pooled_accuracy_count"])}
+
+
+def theirs() -> dict:
+    return {"base_original": paper.value("linear", "original_accuracy"),
+            "base_pooled": paper.value("linear", "pooled_accuracy"),
+            "subnetwork_pooled": paper.value("subnetwork", "pooled_accuracy"),
+            "kept": paper.value("subnetwork", "kept_percent"), "si_pooled": paper.value("si", "pooled_accuracy"),
+            "finetune_pooled": paper.value("mixture", "pooled_accuracy")}
+
+
+def kept_share(numbers: dict) -> float:
+    """How much of its subnetwork's pooled accuracy SI keeps (a share)."""
+    return numbers["si_pooled"] / numbers["subnetwork_pooled"]
+
+
+def table(record: RunRecord) -> list[str]:
+    ours = world(record)
+    if ours is None:
+        return []
+    them = theirs()
+    rows = [
+        ("base: original / pooled accuracy",
+         f"{them['base_original']:.1f} / {them['base_pooled']:.1f} % (pooled {them['base_pooled'] / them['base_original']:.2f} of original)",
+         f"{ours['base_original']:.1f} / {ours['base_pooled']:.1f} % ({ours['base_pooled'] / ours['base_original']:.2f})"),
+        ("subnetwork on pooled images (over the base); kept",
+         f"{them['subnetwork_pooled']:.1f} % ({them['subnetwork_pooled'] - them['base_pooled']:+.1f}); {them['kept']:.1f} %",
+         f"{ours['subnetwork_pooled']:.1f} % ({ours['subnetwork_pooled'] - ours['base_pooled']:+.1f}); {ours['kept']:.1f} %"),
+        ("SI on pooled images: of the subnetwork's",
+         f"{them['si_pooled']:.1f} %: keeps {kept_share(them):.0%}", f"{ours['si_pooled']:.1f} %: keeps {kept_share(ours):.0%}"),
+        ("the mixture as the authors' code ran it (`finetune`): pooled gain over the base",
+         f"{them['finetune_pooled'] - them['base_pooled']:+.1f}", f"{ours['finetune_pooled'] - ours['base_pooled']:+.1f}"),
+        ("the mixture with pooled images (the paper's text; our `mixture`): pooled gain over the base",
+         "described, not run (its code)", f"{ours['mixture_pooled'] - ours['base_pooled']:+.1f}"),
+    ]
+    return ([f"### The paper's premises in this world (`{record.name}`, {ours['chains']} chains)", "",
+             f"What Table 1 rests on, in the paper ({paper.CITATION}: Tables 1-2, ResNet18 on ImageNet-16) and in the "
+             "generated world. The premise that fails here is SI's: the paper's SI keeps most of its subnetwork's "
+             "pooled accuracy, ours loses most of it; the mixture as the authors ran it gains little in both.",
+             "", "| (ResNet18) | the paper | the world |", "|---|---|---|"]
+            + [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""])
+
+
+def sentence(record: RunRecord) -> str:
+    """The README's one sentence of it."""
+    ours = world(record)
+    if ours is None:
+        return ""
+    return (f"In this world SI keeps {kept_share(ours):.0%} of its subnetwork's pooled accuracy "
+            f"({ours['si_pooled']:.1f} of {ours['subnetwork_pooled']:.1f} %), the paper's "
+            f"{kept_share(theirs()):.0%}:\nthe vision verdicts are the [generated world](docs/glossary.md#generated-world)'s, "
+            "where the subnetwork's shape "
+            "does not survive the transfer ([premises](docs/results.md#the-papers-premises-in-this-world-"
+            f"{record.name}-{ours['chains']}-chains)).")
