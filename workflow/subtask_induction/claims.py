@@ -325,12 +325,6 @@ def t_quantile(q: float, df: int) -> float:
     return float(stats.t.ppf(q, df))
 
 
-def t_below(values, bound: float) -> float:
-    """One-sided t test's p of "mean >= bound" against "mean < bound" over `values` (1 under two values; 0 or 1 where
-    they all agree): t_below_batch for one row."""
-    return float(t_below_batch(np.asarray(values, dtype=float)[None, :], bound)[0])
-
-
 def equivalence_p(values, smallest: float) -> float:
     """The two one-sided t tests against ±S: the larger of their p (below the level exactly when the 1 - 2 level t
     interval lies inside (-S, +S))."""

@@ -60,3 +60,9 @@ def select_all(history: list[dict], protocols=tuple(PROTOCOLS)) -> dict[str, dic
     final = history[-1]["epoch"] if history else None
     chosen = {protocol: choose_epoch(history, protocol) for protocol in protocols}
     return {protocol: {**record, "last_epoch": record["epoch"] == final} for protocol, record in chosen.items()}
+
+
+def selection_key(eval_accuracy: float, kept_fraction: float) -> tuple[float, float]:
+    """Order subnetworks found with different L0 weights: most accurate, then sparsest (the discovery's selection; here,
+    beside the transfer's protocols, so the summary steps that read it import no torch)."""
+    return (eval_accuracy, -kept_fraction)

@@ -14,8 +14,7 @@ import pandas as pd
 
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
                       mcnemar_p, paired_by_run, smallest_effect)
-from ..method.discovery import selection_key
-from ..protocols import PROTOCOLS
+from ..protocols import PROTOCOLS, selection_key
 from ..records import read_record
 
 

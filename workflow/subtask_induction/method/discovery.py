@@ -86,11 +86,6 @@ def mask_settings(settings: dict) -> tuple[str, dict]:
     return mask.pop("method", "continuous_sparsification"), mask
 
 
-def selection_key(eval_accuracy: float, kept_fraction: float) -> tuple[float, float]:
-    """Order subnetworks found with different L0 weights: most accurate, then sparsest."""
-    return (eval_accuracy, -kept_fraction)
-
-
 def majority_share(labels) -> float:
     """Accuracy of always answering the most frequent label: the chance level a subnetwork must beat."""
     labels = torch.as_tensor(labels).flatten()

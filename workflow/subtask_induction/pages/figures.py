@@ -178,7 +178,7 @@ def paired_panels_figure(means: pd.DataFrame, per_run: pd.DataFrame, group: str,
         rows = means.set_index(group).reindex(order)
         ax.bar(range(len(order)), 100 * rows[metric],
                color=["tab:blue" if model == highlight else "lightgrey" for model in order], edgecolor="grey",
-               linewidth=0.5, label=f"mean over runs ({label(names, highlight).word} in blue)")
+               linewidth=0.5, label=f"mean over {run_name}s ({label(names, highlight).word} in blue)")
         for k, one in enumerate(runs):
             mine = per_run[per_run[run] == one].set_index(group)
             offset = 0.3 * (k / (len(runs) - 1) - 0.5) if len(runs) > 1 else 0.0

@@ -206,23 +206,30 @@ def vision_figure(records: dict[str, RunRecord], path: Path) -> Path:
 
 
 def submasking_figure(record: RunRecord, path: Path) -> Path:
-    """The submasking adaptations on each task at the record's largest label fraction, a run (a training seed of the
-    one backbone) followed across bars; chance 1 in the task's class count."""
+    """The submasking adaptations on each task at the record's largest label fraction, with the backbone as the unit
+    (a backbone is one vision chain's base, as the verdict rule counts them): a dot per backbone, its training seeds
+    averaged inside it, followed across bars; a bar the mean over backbones; an adaptation run on fewer backbones than
+    the others says so under the figure. Chance 1 in the task's class count."""
     from . import figures as draw
 
     points = record.csv("submasking/points.csv")
     points = points[points["fraction"] == points["fraction"].max()]
-    means = points.groupby(["task", "adaptation"])["test_accuracy"].mean().unstack("task").reset_index()
     tasks = sorted(points["task"].unique())
+    per_backbone = points.pivot_table(index=["adaptation", "backbone"], columns="task", values="test_accuracy",
+                                      aggfunc="mean").reset_index()
+    means = per_backbone.groupby("adaptation")[tasks].mean().reset_index()
     metrics = {task: (label("data", task).word, label("data", task).meaning) for task in tasks}
     chance = {task: 1 / label("data", task).classes for task in tasks if label("data", task).classes}
-    per_run = points.pivot_table(index=["adaptation", "replicate"], columns="task", values="test_accuracy").reset_index()
     order = [m for m in SUBMASKING if m in set(points["adaptation"])]
     order += sorted(set(points["adaptation"]) - set(order))
-    backbones = sorted(points["backbone"].unique())
+    backbones = per_backbone.groupby("adaptation")["backbone"].nunique()
+    most = int(backbones.max())
+    fewer = [f"{label('submasking', a).word}: {int(k)} backbone{'s' * (k != 1)} ({', '.join(sorted(per_backbone[per_backbone['adaptation'] == a]['backbone']))})"
+             for a, k in backbones.items() if k < most]
     fraction = points["fraction"].max()
-    title = ("Submasking over one frozen backbone, " + ", ".join(label("data", b).key() for b in backbones)
+    title = (f"Submasking over {most} frozen backbones (the vision chains' bases), a dot per backbone"
              + ("; every training label" if fraction == 1 else f"; {fraction:.0%} of the training labels"))
-    return draw.paired_panels(path, means, per_run, "adaptation", "replicate", metrics, order, "submasking",
-                              title=title, highlight="fs", chance=chance, run_name="training seed",
-                              chance_label="chance (1 in the task's classes)", ylabel="test accuracy (%)")
+    notes = (["run on fewer backbones than the others: " + "; ".join(fewer)] if fewer else [])
+    return draw.paired_panels(path, means, per_backbone, "adaptation", "backbone", metrics, order, "submasking",
+                              title=title, highlight="fs", chance=chance, run_name="backbone",
+                              chance_label="chance (1 in the task's classes)", ylabel="test accuracy (%)", notes=notes)

@@ -7,7 +7,8 @@ this record but no file a transfer job reads (the Snakemake rule is a checkpoint
 
 import argparse
 
-from ..method.discovery import check_floor, selection_key
+from ..method.discovery import check_floor
+from ..protocols import selection_key
 from ..method.masks import load_subnetwork
 from ..method.transfer import check_complement_possible
 from ..runtime import save_json
