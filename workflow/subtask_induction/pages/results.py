@@ -16,7 +16,7 @@ from .sections.beyond import beyond_section, decisive_cross_domain_section, sign
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
-from .sections import premises, protocol, validity
+from .sections import premises, protocol, record_effect, validity
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -118,6 +118,7 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
     if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
         lines += protocol.lines(records[DECISIVE], found)
         lines += ["## Vision against the paper's premises", ""] + premises.table(records[DECISIVE])
+        lines += record_effect.lines(records)
     if "default" in records:
         lines += arithmetic_default(records["default"])
     if any(name in records for name in PAPER_DEPTHS):
