@@ -184,23 +184,32 @@ def _lower(words: str) -> str:
     return words[:1].lower() + words[1:] if not words.startswith("SI") else words
 
 
+RIVAL_TICKS = {"base": "new head", "finetune": "mixture\n(as run)", "scratch": "scratch"}
 METRIC_TICKS = {"pooled_accuracy": "pooled", "original_accuracy": "original", "cue_shape_accuracy": "cue shape",
                 "cue_robustness": "robust."}
 
 
-def figure(found: list, path: Path) -> Path:
-    return draw(found, path)
+def figure(found: list, path: Path, records: dict | None = None) -> Path:
+    return draw(found, path, records)
 
 
-def draw(found: list, path: Path | None = None):
+def draw(found: list, path: Path | None = None, records: dict | None = None):
     """The chains the headline verdicts rest on: a panel per arithmetic headline (its sizes across) and one for vision's
     Table 1 claims; a dot per chain, the mean with its 95% interval, the paper's difference as a cross where it gives
     one. Each chain's dots are a collection whose gid names the claim and size (the tests read them back)."""
     import matplotlib.pyplot as plt
 
     from .figures import _save   # matplotlib on Agg, PNG written atomically
+    from .sections import validity
+    from .sections.validity import base_family, chain_number
+
+    records = records or {}
 
     headlines = [(c, w) for c, w in headline_claims(found) if c.family in ("arithmetic", "vision")]
+    failed: dict[str, set] = {}   # family -> the chains whose base failed, in the records drawn (orange dots)
+    for record in {c.record: records.get(c.record) for c, _ in headlines}.values():
+        for family, chain, _ in validity.failed(record) if record is not None else []:
+            failed.setdefault(family, set()).add(str(chain))
     panels = [[(c, w)] for c, w in headlines if c.family == "arithmetic"] + [[(c, w) for c, w in headlines
                                                                               if c.family == "vision"]]
     panels = [panel for panel in panels if panel]
@@ -212,10 +221,13 @@ def draw(found: list, path: Path | None = None):
         for claim, words in panel:
             for where, j in claim.evidence.judge().items():
                 x = len(ticks)
+                rival = claim.id.split("/")[1].split("-")[1]
                 ticks.append(where.replace("n = ", "n=") if claim.family == "arithmetic"
-                             else claim.id.split("/")[1].split("-")[1] + "\n" + METRIC_TICKS[claim.id.split("/")[2]])
+                             else RIVAL_TICKS.get(rival, rival) + "\n" + METRIC_TICKS[claim.id.split("/")[2]])
                 spread = [x - 0.18 + 0.36 * i / max(1, len(j.means) - 1) for i in range(len(j.means))]
-                dots = ax.scatter(spread, j.means, s=9, color="tab:blue", alpha=0.55, linewidths=0)
+                bad = failed.get(base_family(claim), set())
+                colours = ["tab:orange" if chain_number(chain) in bad else "tab:blue" for chain in j.chains]
+                dots = ax.scatter(spread, j.means, s=9, c=colours, alpha=0.7, linewidths=0)
                 dots.set_gid(f"{claim.id}|{where}")
                 ax.errorbar([x + 0.3], [j.mean], yerr=[[j.mean - j.low], [j.high - j.mean]], fmt="s", color="black",
                             markersize=4, capsize=3)
@@ -230,7 +242,8 @@ def draw(found: list, path: Path | None = None):
         ax.set_title(f"{title} ({len(panel[0][0].evidence.judge()[next(iter(panel[0][0].evidence.differences))].chains)}"
                      " chains)", fontsize=8)
     axes[0][0].set_ylabel("SI's difference (points)", fontsize=8)
-    fig.text(0.01, 0.01, "dots: one chain each; black: mean with 95% interval; red ×: the paper's difference "
-                         "(arithmetic: the authors' Fig 6 at 2 layers; vision: Table 1)", fontsize=7)
+    fig.text(0.01, 0.01, "dots: one chain each (orange: its base did not learn its task); black: mean with 95% "
+                         "interval; red ×: the paper's difference (arithmetic: the authors' Fig 6 at 2 layers; vision: "
+                         "Table 1)", fontsize=7)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig if path is None else _save(fig, path)
