@@ -29,7 +29,11 @@ def pytest_configure(config):
 RUNS_SNAKEMAKE = re.compile(r"\b(snakemake|run_workflow|run_smoke|slurm_smoke)\(|\bsmoke_run\b")
 
 
-def _runs_snakemake(function, seen: set) -> bool:
+# A Snakemake run of the test's own (not the shared smoke run it may read or clone): a user's path
+OWN_RUN = re.compile(r"\b(snakemake|run_workflow|run_smoke|slurm_smoke)\(")
+
+
+def _runs_snakemake(function, seen: set, pattern: re.Pattern = RUNS_SNAKEMAKE) -> bool:
     if function in seen:
         return False
     seen.add(function)
@@ -37,11 +41,12 @@ def _runs_snakemake(function, seen: set) -> bool:
         source = inspect.getsource(function)
     except (OSError, TypeError):
         return False
-    if RUNS_SNAKEMAKE.search(source):
+    if pattern.search(source):
         return True
     # a helper of the test's module that the test calls (e.g. a module-level `finished_run(...)`)
     module = inspect.getmodule(function)
-    return any(_runs_snakemake(getattr(module, name), seen) for name in re.findall(r"\b([a-z_][a-z0-9_]*)\(", source)
+    return any(_runs_snakemake(getattr(module, name), seen, pattern)
+               for name in re.findall(r"\b([a-z_][a-z0-9_]*)\(", source)
                if inspect.isfunction(getattr(module, name, None)) and getattr(module, name).__module__ == module.__name__)
 
 
@@ -55,7 +60,9 @@ def pytest_collection_modifyitems(items):
         seen: set = set()
         if any(_runs_snakemake(function, seen) for function in functions if function is not None):
             item.add_marker(pytest.mark.workflow)
-            if "smoke_run" not in getattr(item, "fixturenames", ()):
+            own: set = set()
+            if any(_runs_snakemake(function, own, OWN_RUN) for function in functions
+                   if function is not None and getattr(function, "__name__", "") != "smoke_run"):
                 item.add_marker(pytest.mark.user_path)   # a Snakemake run of its own: `make test-paths`
     items[:] = scheduled(items)
 

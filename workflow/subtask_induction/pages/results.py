@@ -112,8 +112,9 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
              "[history](history/README.md).", "", "## Summary", "",
              wording.markdown(found, records, commits=False), "",
              f"![Fig 6 as small multiples: ours beside the authors' curve, per depth and curve]({FIGURES}/fig6.png)", ""]
-    if verdict_lines:
-        lines += ["## Every headline's verdict, with the smaller records beside it", "", verdict_lines, ""]
+    if verdict_lines:   # written for the README: its links made relative to docs/
+        lines += ["## Every headline's verdict, with the smaller records beside it", "",
+                  verdict_lines.replace("(docs/results.md#", "(#").replace("(docs/", "("), ""]
     lines += validity.lines(validity.changed(records, found), lambda claim: claim.claim)
     if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
         lines += protocol.lines(records[DECISIVE], found)
