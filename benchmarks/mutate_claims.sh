@@ -17,12 +17,12 @@ for test in conftest.py test_verdict_rule.py test_verdict_lines.py test_evidence
     test_floors_and_claims.py test_precedence.py test_equivalence.py test_decisive.py harness.py record.py legacy_record.py; do
   cp "$repo/tests/$test" "$work/tests/"
 done
-cp -r "$repo/docs" "$work/"   # the records, and the pages the precedence test renders into
+cp -r "$repo/docs" "$repo/config" "$work/"   # the records, the pages the precedence test renders, the configs
 cat > "$work/pyproject.toml" <<'TOML'
 [tool.mutmut]
 source_paths = ["src/"]
 only_mutate = ["src/subtask_induction/claims.py"]
-also_copy = ["docs/"]
+also_copy = ["docs/", "config/"]
 # the smoke run's tests build a whole workflow, and the store's tests copy the tree: neither is the rule's
 pytest_add_cli_args_test_selection = ["tests/", "-m", "not workflow and not slow and not paper_slice",
                                       "-k", "not stored_record and not store_refuses and not earlier_config"]
