@@ -112,7 +112,7 @@ def test_paired_panels_follow_each_run_across_bars_with_its_own_marker():
     assert len(joins) == 3, "a line joins each run's values across the bars"
     assert any(set(line.get_ydata()) == {100 / 16} for line in ax.get_lines()), "no chance line"
     legend = {t.get_text() for t in figure.legends[0].get_texts()}
-    assert legend == {"mean over runs (SI in blue)", "run: chain 0", "run: chain 1", "run: chain 2", "chance"}
+    assert legend == {"mean over chains (SI in blue)", "run: chain 0", "run: chain 1", "run: chain 2", "chance"}
     key = "\n".join(t.get_text() for t in figure.texts)
     assert VISION["si"].key() in key and VISION["scratch"].key() in key and "pooled accuracy: on pooled images" in key
 

@@ -370,7 +370,7 @@ def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     random_init, lines = replication_at_n0(against)
     assert random_init.holds.startswith("differs between records: `default`: **holds**, by more than 3 points "
                                         "(n = 0, n = 250, n = 750)")
-    assert "reversed at n = 0" in random_init.holds
+    assert "reversed, by more than 3 points at n = 0" in random_init.holds
     assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Differs between the two"))
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import REPO
 from legacy_record import legacy_differences
-from record import differences, run_record
+from record import differences, rule_version, run_record
 
 RECORDS = {"AuthenticAMD": "smoke_record.json", "GenuineIntel": "smoke_record_GenuineIntel.json"}
 
@@ -71,6 +71,8 @@ def test_the_two_vendors_records_differ_only_in_float_noise_and_one_knn_item():
     assert set(amd) == set(intel)
     moved = []
     for name in amd:
+        if name.endswith(".md") and rule_version(amd[name]) != rule_version(intel[name]):
+            continue   # a verdict page of another rule version: its words, not its numbers, differ
         for (where, a), (_, b) in zip(_leaves(amd[name]), _leaves(intel[name]), strict=True):
             if a == b:
                 continue

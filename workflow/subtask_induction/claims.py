@@ -507,12 +507,14 @@ def size_word(beyond: bool, smallest: float) -> str:
 
 
 def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, smallest: float | None = None,
-          headroom: dict | None = None) -> dict:
+          headroom: dict | None = None, beside: bool = True) -> dict:
     """The rule over one claim: {size (any label): per-run differences (first minus second, indexed by run)} ->
     {size: Judgement}. `runs` names each size's planned runs (default: the index's); a named run that is missing,
     NaN or duplicated makes that size incomplete (tally). With `smallest` (S, in the differences' unit) the tests
     against S are made; `headroom` ({size: the lower arm's mean less chance, same unit}) lets a size read "at floor".
-    The verdict is PRECEDENCE's (judge_means)."""
+    The verdict is PRECEDENCE's (judge_means); beside=False makes the verdicts alone, without what a page shows beside
+    them (the leave-one-chain-out and the exact equivalence test): a judgement made only for its verdicts, as a page's
+    "without chain 24" or a pooled record's, needs neither."""
     runs = runs or {}
     tallies = {size: tally(difference, runs.get(size)) for size, difference in differences.items()}
     means = {}
@@ -520,24 +522,25 @@ def judge(differences: dict, runs: dict | None = None, level: float = LEVEL, sma
         counted = tallies[size]
         if counted.complete:
             means[size] = chain_means(difference[[run in set(counted.runs) for run in difference.index]])
-    judged = judge_means(means, tallies, level, smallest, headroom)
+    judged = judge_means(means, tallies, level, smallest, headroom, beside)
     return {size: judged.get(size, Judgement(tallies[size], verdict=INCOMPLETE)) for size in differences}
 
 
 def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: float | None = None,
-                headroom: dict | None = None, fragility: bool = True) -> dict:
+                headroom: dict | None = None, beside: bool = True) -> dict:
     """judge's second half, on chain means: {size: one mean per chain (a Series indexed by chain)} with each size's
     complete tally -> {size: Judgement}. Per size the exact sign-flip p, and with S the equivalence p (t, and its exact
     version beside) and the p beyond S; each family of p corrected by Holm over the sizes; the verdict from
-    PRECEDENCE (verdicts_batch). With `fragility`, every chain is left out once (from every size) and the claim judged
-    again: a size whose verdict then changes is fragile, and names the chain."""
+    PRECEDENCE (verdicts_batch). With `beside`, every chain is left out once (from every size) and the claim judged
+    again: a size whose verdict then changes is fragile, and names the chain; and the exact equivalence test's verdict
+    is kept where it differs."""
     sizes = list(means)
     if not sizes:
         return {}
     headroom = headroom or {}
     rooms = [headroom.get(size) for size in sizes]
     values = [means[size].to_numpy(dtype=float) for size in sizes]
-    tested = verdicts_batch([v[None, :] for v in values], level, smallest, rooms, exact=smallest is not None)
+    tested = verdicts_batch([v[None, :] for v in values], level, smallest, rooms, exact=beside and smallest is not None)
     out = {}
     for j, size in enumerate(sizes):
         v = values[j]
@@ -547,16 +550,15 @@ def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: floa
                               low, high, float(tested["p"][0, j]), float(tested["adjusted"][0, j]), verdict,
                               headroom=float("nan") if rooms[j] is None else float(rooms[j]))
         if smallest is not None:
-            other = verdict_of(Facts(direction=tested["adjusted"][0, j], mean=float(v.mean()),
-                                     too_few=bool(tested["too_few"][0, j]),
-                                     floor=bool(judgement.headroom < smallest), equivalence=tested["exact"][0, j],
-                                     smallest=True), level)
+            other = verdict if "exact" not in tested else verdict_of(Facts(
+                direction=tested["adjusted"][0, j], mean=float(v.mean()), too_few=bool(tested["too_few"][0, j]),
+                floor=bool(judgement.headroom < smallest), equivalence=tested["exact"][0, j], smallest=True), level)
             judgement = replace(judgement, smallest=float(smallest), equivalence=t_interval(v, 1 - 2 * level),
                                 equivalence_adjusted=float(tested["equivalence"][0, j]),
                                 exact_verdict=other if other != verdict else "",
                                 beyond=bool(tested["beyond"][0, j] < level) if verdict in (HOLDS, REVERSED) else None)
         out[size] = judgement
-    if fragility:
+    if beside:
         changed = _fragile(means, level, smallest, rooms, [out[size].verdict for size in sizes])
         out = {size: replace(j, fragile=tuple(changed.get(size, ()))) for size, j in out.items()}
     return out

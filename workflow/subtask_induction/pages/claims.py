@@ -13,6 +13,7 @@ Each row is judged on one of three things (JUDGED_ON), and says which:
 from __future__ import annotations
 
 import re
+import functools
 from dataclasses import dataclass, field, replace
 
 import pandas as pd
@@ -178,6 +179,25 @@ def claim_id(family: str, first: str, second: str, metric: str = "", layers: int
     return "/".join(parts)
 
 
+_MADE: dict = {}
+
+
+def by_record(function):
+    """A claim maker's claims remembered in this process by the record's bytes (RunRecord.digest, from load's
+    checked read) and the maker's arguments: a page and the tests that render it again ask the same claims of the same
+    records many times, and each claim's judgement (its fragility, its exact tests) is the costly part. A record
+    loaded without its digest is judged afresh every time."""
+    @functools.wraps(function)
+    def made(record, *args, **kwargs):
+        if getattr(record, "digest", None) is None:
+            return function(record, *args, **kwargs)
+        key = (function.__name__, record.name, record.digest, repr(args), repr(sorted(kwargs.items())))
+        if key not in _MADE:
+            _MADE[key] = function(record, *args, **kwargs)
+        return list(_MADE[key])
+    return made
+
+
 def planned_runs(record: RunRecord, family: str, **where) -> list:
     """The runs the record's configs planned for the points matching `where` (column: value or list): arithmetic
     `chain/replicate`, vision the chain, submasking `backbone/replicate` (a backbone is its chain: its training seeds
@@ -232,6 +252,7 @@ def transfer_rows(transfer: pd.DataFrame, layers: int, protocol: str) -> pd.Data
     return transfer[keep]
 
 
+@by_record
 def arithmetic_default(record: RunRecord, layers: int = 2, protocol: str = "last",
                        questions=ARITHMETIC_CLAIMS) -> list[Claim]:
     if not record.has("arithmetic/transfer.csv"):
@@ -292,6 +313,7 @@ def chain_differences(record: RunRecord, per_chain: pd.DataFrame, comparison: st
     return runs, 100 * paired_by_run(one, other)
 
 
+@by_record
 def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
     table = record.csv("vision/table1.csv").set_index("model")
     per_chain = record.csv("vision/chains.csv")
@@ -313,6 +335,7 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
     return claims
 
 
+@by_record
 def cross_domain(record: RunRecord) -> list[Claim]:
     """Per training-set size, the transferred ViT against each control on the world's test images (paired, chain by
     chain): the sample-efficiency curve; the numbers give pooled accuracy too."""
@@ -397,6 +420,7 @@ def groupnorm(record: RunRecord) -> list[Claim]:
             for claim in vision_default(record, GROUPNORM_VISION)]
 
 
+@by_record
 def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
     """The bias's strength by kept fraction: SI from the top k % of the discovery's scores against the random mask of
     its own per-tensor counts, run by run at each k and n (sparsity_dial.md's paired differences)."""
@@ -436,6 +460,7 @@ def sparsity_dial(record: RunRecord, protocol: str = "last") -> list[Claim]:
                   id=claim_id("arithmetic", "si_top_k", "sampled_top_k", protocol=protocol))]
 
 
+@by_record
 def label_budget(record: RunRecord) -> list[Claim]:
     """How many labels a discovery needs: SI from a discovery on the first r subtask rows against the random mask of its
     own counts, chain by chain (budget.csv), under the verdict rule."""
@@ -476,6 +501,7 @@ def default_questions() -> set[str]:
             | {claim_id("submasking", "fs", rival) for rival, _ in SUBMASKING_CLAIMS})
 
 
+@by_record
 def submasking_default(record: RunRecord) -> list[Claim]:
     """A mask over the frozen backbone against the linear probe and fine-tuning, per task, at full labels: each
     run's test accuracy, its training seeds averaged inside its backbone, judged over the backbones (independent
@@ -520,6 +546,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
     return claims
 
 
+@by_record
 def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
     compared = beside_authors(our_curves(record.csv("arithmetic/transfer.csv"), record.provenance.get("unplanned") or []))
     compared = compared[compared["layers"] == layers]

@@ -60,6 +60,7 @@ class RunRecord:
     name: str
     folder: Path
     provenance: dict = field(hash=False)
+    digest: str | None = field(default=None, compare=False, hash=False)   # record_digest of the bytes load checked
 
     def path(self, table: str) -> Path:
         path = self.folder / table
@@ -96,7 +97,7 @@ def load(name: str, data: Path = DATA, check: bool = True) -> RunRecord:
     missing = [key for key in REQUIRED if key not in (provenance or {})]
     if missing:
         raise ValueError(f"run record {name}: run.yaml lacks {missing}")
-    record = RunRecord(name, folder, provenance)
+    record = RunRecord(name, folder, provenance, digest)
     if check:
         check_record(record, digest)
     return record

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ...claims import Evidence, holm
+from ...claims import holm, judge
 from .. import claims as claims_module
 from ..page import DECISIVE, DEFAULTS
 from ..subnetworks import chain_table
@@ -40,10 +40,10 @@ def cells(records: dict) -> pd.DataFrame:
         if any(claim is None or claim.evidence is None for claim in claims):
             continue
         judged = [claim.evidence.judge() for claim in claims]
-        pooled = Evidence({where: pd.concat([claim.evidence.differences[where].rename(lambda run, n=name: f"{n}:{run}")
-                                             for claim, name in zip(claims, GROUPS)])
-                           for where in claims[0].evidence.differences},
-                          {}, claims[0].evidence.smallest).judge()
+        pooled = judge({where: pd.concat([claim.evidence.differences[where].rename(lambda run, n=name: f"{n}:{run}")
+                                          for claim, name in zip(claims, GROUPS)])
+                        for where in claims[0].evidence.differences},
+                       smallest=claims[0].evidence.smallest, beside=False)
         for where in claims[0].evidence.differences:
             means = [j[where].means for j in judged]
             h, p = _test(means)

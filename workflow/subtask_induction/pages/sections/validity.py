@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ...claims import Evidence, chain_of
+from ...claims import Evidence, chain_of, judge
 from ...validity import BASE_VALID, failed_bases
 from ..run_records import RunRecord
 
@@ -35,7 +35,7 @@ def without(evidence: Evidence, chains: set[str]) -> dict:
             for where, d in evidence.differences.items()}
     differences = {where: d[[chain_number(run) not in chains for run in d.index]]
                    for where, d in evidence.differences.items()}
-    return Evidence(differences, keep, evidence.smallest, evidence.headroom).judge()
+    return judge(differences, keep, smallest=evidence.smallest, headroom=evidence.headroom, beside=False)
 
 
 def changed(records: dict[str, RunRecord], found: list) -> list[dict]:
