@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 
 from ..arithmetic.paper import authors_curves
 from ..claims import AT_FLOOR, HOLDS, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED
