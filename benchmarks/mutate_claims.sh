@@ -18,11 +18,12 @@ for test in conftest.py test_verdict_rule.py test_verdict_lines.py test_evidence
   cp "$repo/tests/$test" "$work/tests/"
 done
 cp -r "$repo/docs" "$repo/config" "$work/"   # the records, the pages the precedence test renders, the configs
+mkdir -p "$work/workflow" && cp -r "$repo/workflow/schemas" "$work/workflow/"   # the config schema the plans are read with
 cat > "$work/pyproject.toml" <<'TOML'
 [tool.mutmut]
 source_paths = ["src/"]
 only_mutate = ["src/subtask_induction/claims.py"]
-also_copy = ["docs/", "config/"]
+also_copy = ["docs/", "config/", "workflow/schemas/"]
 # the smoke run's tests build a whole workflow, and the store's tests copy the tree: neither is the rule's
 pytest_add_cli_args_test_selection = ["tests/", "-m", "not workflow and not slow and not paper_slice",
                                       "-k", "not stored_record and not store_refuses and not earlier_config"]
