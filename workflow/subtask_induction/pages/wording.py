@@ -216,8 +216,7 @@ def multiplicity(claims: list) -> str:
 
 def readme_key() -> str:
     """The README's key to its verdicts: the rule's precedence table (the first screen defines the other words)."""
-    return ("**The verdicts**, the first row that applies ([verdict rule](docs/glossary.md#verdict-rule)):\n\n"
-            + precedence_table())
+    return precedence_table().replace("| verdict |", "| verdict ([rule](docs/glossary.md#verdict-rule)) |", 1)
 
 
 def legend(docs: str = "docs/") -> str:
