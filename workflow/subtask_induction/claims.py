@@ -415,8 +415,8 @@ def verdicts_batch(values: list[np.ndarray], level: float = LEVEL, smallest: flo
                    headroom: list | None = None, exact: bool = False) -> dict:
     """The rule's tests and verdicts for a batch of claims judged alike: `values[j]` the chain means of size j, one
     row per claim of the batch (its own chains as columns). Returns arrays of shape (rows, sizes): `p`, `adjusted`,
-    `too_few`, `equivalence` (Holm), `exact` (the exact equivalence version, Holm; with exact=True), `beyond`
-    (Holm) and `verdict` (PRECEDENCE's, as objects). judge_means, the leave-one-out and the subsets all judge here."""
+    `too_few`, `equivalence` (Holm), `exact` and `exact_verdict` (the exact equivalence version, Holm, and the verdict
+    it would give; with exact=True), `beyond` (Holm) and `verdict` (PRECEDENCE's, as objects). judge_means, the leave-one-out and the subsets all judge here."""
     rows = len(values[0])
     sizes = len(values)
     p = np.column_stack([sign_flip_batch(v) for v in values])
@@ -436,13 +436,19 @@ def verdicts_batch(values: list[np.ndarray], level: float = LEVEL, smallest: flo
             out["exact"] = holm_batch(np.column_stack(
                 [[equivalence_exact_p(row, smallest) for row in v] for v in values]))
     verdict = np.empty((rows, sizes), dtype=object)
+    exact_verdict = np.empty((rows, sizes), dtype=object)
     for i in range(rows):
         for j in range(sizes):
-            verdict[i, j] = verdict_of(Facts(direction=adjusted[i, j], mean=means[i, j], too_few=too_few[i, j],
-                                             floor=smallest is not None and bool(room[j] < smallest),
-                                             equivalence=out["equivalence"][i, j] if smallest is not None else np.nan,
-                                             smallest=smallest is not None), level)
+            facts = Facts(direction=adjusted[i, j], mean=means[i, j], too_few=too_few[i, j],
+                          floor=smallest is not None and bool(room[j] < smallest),
+                          equivalence=out["equivalence"][i, j] if smallest is not None else np.nan,
+                          smallest=smallest is not None)
+            verdict[i, j] = verdict_of(facts, level)
+            if "exact" in out:   # the same facts, the exact equivalence test's p in place of the t tests'
+                exact_verdict[i, j] = verdict_of(replace(facts, equivalence=out["exact"][i, j]), level)
     out["verdict"] = verdict
+    if "exact" in out:
+        out["exact_verdict"] = exact_verdict
     out["mean"] = means
     return out
 
@@ -550,9 +556,7 @@ def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: floa
                               low, high, float(tested["p"][0, j]), float(tested["adjusted"][0, j]), verdict,
                               headroom=float("nan") if rooms[j] is None else float(rooms[j]))
         if smallest is not None:
-            other = verdict if "exact" not in tested else verdict_of(Facts(
-                direction=tested["adjusted"][0, j], mean=float(v.mean()), too_few=bool(tested["too_few"][0, j]),
-                floor=bool(judgement.headroom < smallest), equivalence=tested["exact"][0, j], smallest=True), level)
+            other = tested["exact_verdict"][0, j] if "exact_verdict" in tested else verdict
             judgement = replace(judgement, smallest=float(smallest), equivalence=t_interval(v, 1 - 2 * level),
                                 equivalence_adjusted=float(tested["equivalence"][0, j]),
                                 exact_verdict=other if other != verdict else "",

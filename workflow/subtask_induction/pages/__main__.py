@@ -85,7 +85,7 @@ def main(argv=None) -> int:
         write_text(path, rendered[path])   # atomic: a killed render leaves each page whole, old or new
         print(f"wrote {path.relative_to(REPO)}")
     records = run_records.load_all(args.data or REPO / "docs" / "data")
-    headlines = first_screen.figure(results.all_claims(records), REPO / "docs" / "figures" / "headlines.png", records)
+    headlines = first_screen.draw(results.all_claims(records), REPO / "docs" / "figures" / "headlines.png", records)
     for path in results.figures(records, REPO / "docs") + [headlines]:
         print(f"drew {path.relative_to(REPO)}")
     return 0

@@ -188,10 +188,6 @@ METRIC_TICKS = {"pooled_accuracy": "pooled", "original_accuracy": "original", "c
                 "cue_robustness": "robust."}
 
 
-def figure(found: list, path: Path, records: dict | None = None) -> Path:
-    return draw(found, path, records)
-
-
 def draw(found: list, path: Path | None = None, records: dict | None = None):
     """The chains the headline verdicts rest on: a panel per arithmetic headline (its sizes across) and one for vision's
     Table 1 claims; a dot per chain, the mean with its 95% interval, the paper's difference as a cross where it gives

@@ -34,6 +34,7 @@ COLUMNS = ["claim_id", "where", "verdict", "said", "chains", "mean", "low", "hig
 
 NO_SIZE = "-"   # a claim judged at one size only: its row's `where`
 _SHARES: dict[str, dict] = {}   # evidence digest -> {where: share}, from the files and from this process
+_LOADED: set[str] = set()       # the folders whose files _SHARES holds
 
 
 def digest(judged: dict[str, Judgement], smallest, headroom, chains: int = SMALLER) -> str:
@@ -46,7 +47,7 @@ def digest(judged: dict[str, Judgement], smallest, headroom, chains: int = SMALL
 
 
 def _load(folder: Path = FOLDER) -> None:
-    if _SHARES.get("__loaded__") == str(folder):
+    if str(folder) in _LOADED:
         return
     for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
         table = pd.read_csv(path, dtype={"where": str}, keep_default_na=False)
@@ -56,14 +57,15 @@ def _load(folder: Path = FOLDER) -> None:
             if int(row.rule_version) == RULE_VERSION and str(getattr(row, f"share_{SMALLER}")) != "":
                 where = "" if row.where == NO_SIZE else row.where
                 _SHARES.setdefault(row.evidence, {})[where] = float(getattr(row, f"share_{SMALLER}"))
-    _SHARES["__loaded__"] = str(folder)
+    _LOADED.add(str(folder))
 
 
-def share(judged: dict[str, Judgement], smallest, headroom, chains: int = SMALLER) -> dict:
+def share(judged: dict[str, Judgement], smallest, headroom, chains: int = SMALLER, key: str | None = None) -> dict:
     """{where: the share of `chains`-chain subsets that reach the same verdict} (claims.subset_share), read from the
-    verdict files where this evidence was judged before, else computed once in this process."""
+    verdict files where this evidence was judged before, else computed once in this process (`key`: its digest,
+    where the caller has it)."""
     _load()
-    key = digest(judged, smallest, headroom, chains)
+    key = key or digest(judged, smallest, headroom, chains)
     if key not in _SHARES:
         _SHARES[key] = subset_share(judged, chains, smallest, headroom)
     return dict(_SHARES[key])
@@ -78,8 +80,8 @@ def rows(claim) -> list[dict]:
     if claim.evidence is None:
         return []
     judged = claim.evidence.judge()
-    shares = share(judged, claim.evidence.smallest, claim.evidence.headroom)
     key = digest(judged, claim.evidence.smallest, claim.evidence.headroom)
+    shares = share(judged, claim.evidence.smallest, claim.evidence.headroom, key=key)
     out = []
     for where, j in judged.items():
         out.append({"claim_id": claim.id, "where": where or NO_SIZE, "verdict": j.verdict if j.complete else "incomplete",
