@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .method.kinds import KINDS, kinds_of
 from .points import arithmetic_experiments
-from .vision.layers import LAYER_ARGUMENTS
+from .vision.layers import BATCHNORM_ARCHS, BATCHNORM_STARTS, LAYER_ARGUMENTS
 from .vision.sources import SOURCES
 
 
@@ -110,6 +110,9 @@ def vision_problems(vision: dict) -> list[str]:
         problems.append(f"config vision.transfer.run: {unknown} are not defined in vision.transfer.variants "
                         f"{sorted(variants)}")
     for name in run:
+        if variants.get(name, {}).get("top_k") and not KINDS[variants[name]["kind"]].masked:
+            problems.append(f"config vision.transfer.variants.{name}.top_k: kind {variants[name]['kind']} transfers "
+                            "no mask to take the top of; top_k needs a masked kind (subnetwork, sampled, complement)")
         kwargs = variants.get(name, {}).get("model_kwargs")
         if kwargs and variants[name]["kind"] != "random":
             problems.append(f"config vision.transfer.variants.{name}: model_kwargs changes the architecture, so "
@@ -123,11 +126,36 @@ def vision_problems(vision: dict) -> list[str]:
             problems.append(f"config vision.transfer.variants.{name}.model_kwargs.aa_layer: the blur pads by "
                             f"reflection, which needs 2 px or more before each of a ResNet's five strides: "
                             f"vision.data.reading.image_size {size} is below 32")
+    problems += batchnorm_problems(vision, run)
     swap = [name for name in run if name in variants and variants[name]["data"] == "texture_swap"]
     source = vision["data"]["source"]
     if swap and SOURCES[source].user_tree:
         problems.append(f"config vision.transfer.variants {swap}: data texture_swap re-renders the generated world's "
                         f"images with textures no class uses; vision.data.source is {source}, not world")
+    return problems
+
+
+def batchnorm_problems(vision: dict, run: list[str]) -> list[str]:
+    """A variant's `batchnorm` start needs BatchNorm layers to start (a ResNet whose norm_layer is BatchNorm), and
+    unit_scales a fresh BatchNorm: not kind full, not inherit_unmasked (those take the base's)."""
+    variants, model = vision["transfer"]["variants"], vision["model"]
+    problems = []
+    for name in run:
+        variant = variants.get(name, {})
+        start = variant.get("batchnorm")
+        if start is None:
+            continue
+        where = f"config vision.transfer.variants.{name}.batchnorm ({start}: {BATCHNORM_STARTS[start]})"
+        norm = (model.get("model_kwargs") or {}).get("norm_layer")
+        if not model["arch"].startswith(BATCHNORM_ARCHS) or norm not in (None, "batchnorm"):
+            problems.append(f"{where}: vision.model {model['arch']!r}"
+                            + (f" with norm_layer {norm!r}" if norm else "")
+                            + f" has no BatchNorm to start; the starts need one of {list(BATCHNORM_ARCHS)} with its "
+                              "default BatchNorm")
+        if start == "unit_scales" and (variant["kind"] == "full" or variant["inherit_unmasked"]):
+            problems.append(f"{where}: kind {variant['kind']} with inherit_unmasked {variant['inherit_unmasked']} "
+                            "takes the base's BatchNorm, so no fresh one starts: use kind subnetwork, sampled or "
+                            "random without inherit_unmasked")
     return problems
 
 

@@ -216,7 +216,12 @@ class TransferPlan:
     def masks(self, subnetwork: dict) -> dict[str, torch.Tensor]:
         """The masks this plan transfers from a discovery's saved subnetwork (its hard masks, or with top_k
         the top fraction of its scores: a kept-% dial)."""
-        return top_k_masks(subnetwork["scores"], self.top_k) if self.top_k else subnetwork["masks"]
+        if not self.top_k:
+            return subnetwork["masks"]
+        if subnetwork.get("scores") is None:
+            raise ValueError(f"top_k {self.top_k:g} takes the top of the discovery's mask scores, and this subnetwork "
+                             "file holds none (made before its discovery kept them): delete it and rerun its discovery")
+        return top_k_masks(subnetwork["scores"], self.top_k)
 
     def build(self, base: nn.Module, fresh: nn.Module, masks: dict[str, torch.Tensor] | None,
               generator: torch.Generator) -> nn.Module:

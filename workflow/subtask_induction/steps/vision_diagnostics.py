@@ -5,14 +5,13 @@ diagnostics.csv and diagnostics.md."""
 from pathlib import Path
 
 import pandas as pd
-import torch
 
 from ..method.masks import load_subnetwork
 from ..method.transfer import TransferPlan
 from ..runtime import configure, resolve_device, save_text
 from ..vision.diagnostics import diagnose, diagnostics_markdown
 from ..vision.classes import run_classes
-from ..vision.models import build_classifier, load_classifier
+from ..vision.models import build_classifier, load_classifier, transfer_start
 from ..vision.tasks import open_split
 from ..seeds import vision_seeds
 from .common import parser, require
@@ -35,7 +34,8 @@ def main(argv=None):
     configure(args.threads, s["chain"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
-    masks = load_subnetwork(args.subnetwork)["masks"]
+    subnetwork = load_subnetwork(args.subnetwork)
+    masks = subnetwork["masks"]
     classes = run_classes(s)
     sets = {"train": open_split(args.train, s["data"], "train", classes),
             "pooled_discovery": open_split(args.pooled_discovery, s["data"], "pooled discovery", classes),
@@ -44,9 +44,8 @@ def main(argv=None):
     si_start = {}
     for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
         require(variant, "kind", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
-        si_start[f"{name} at start"] = TransferPlan.from_settings(variant).build(
-            base, build_classifier(spec, seeds["init"]), masks, torch.Generator().manual_seed(seeds["mask"]),
-        ).to(device)
+        plan = TransferPlan.from_settings(variant)
+        si_start[f"{name} at start"] = transfer_start(plan, variant, base, spec, plan.masks(subnetwork), seeds).to(device)
     rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, seeds["init"]).to(device), **sets,
                     max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["chain"], device=device,
                     classes=len(classes))

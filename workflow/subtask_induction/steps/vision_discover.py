@@ -8,7 +8,7 @@ answers on the original eval images (settings `originals`: the discovery and eva
 only to report test accuracy, as for every discovery."""
 
 from ..method.discovery import MaskSearch, discover_subnetwork, majority_share, mask_settings
-from ..method.masks import find_masks, hard_masks_on, kept_fraction, save_subnetwork
+from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
 from ..vision.models import masked_weight_names
@@ -84,7 +84,8 @@ def main(argv=None):
     targets = "base answers on the originals" if args.init == "label_free" else "labels"
     save_subnetwork(args.out_subnetwork, masks, kept=kept, l0_weight=args.l0_weight, init=args.init, chain=s["chain"],
                     mask_method=method, eval_accuracy=result.best_metrics["eval_accuracy"], chance_accuracy=chance,
-                    subtask="mean-pooled", eval_targets=targets)
+                    subtask="mean-pooled", eval_targets=targets,
+                    scores=mask_scores(find_masks(model)))   # the order a top_k variant reads (the paper's size)
     save_json({"identity": args.identity,
                "metrics": {"eval_accuracy": result.best_metrics["eval_accuracy"], "kept_fraction": kept["overall"],
                            "chance_accuracy": chance, "eval_targets": targets,

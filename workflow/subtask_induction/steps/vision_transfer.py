@@ -7,7 +7,6 @@ weights its forward pass uses (the frozen subnetwork folded in) for the cue-conf
 
 import math
 
-import torch
 
 from ..method.masks import load_subnetwork
 from ..method.kinds import kinds_of
@@ -16,7 +15,7 @@ from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..images import concatenate
 from ..vision.classes import run_classes
-from ..vision.models import build_classifier, head_parameter_names, load_classifier, save_classifier, variant_spec
+from ..vision.models import head_parameter_names, load_classifier, save_classifier, transfer_start, variant_spec
 from ..vision.tasks import accuracy, class_weights, make_optimizer, nll_loss, open_split, shuffled_batches
 from ..seeds import vision_seeds, vision_train_subset_seed
 from ..records import fingerprint, provenance
@@ -57,7 +56,10 @@ def main(argv=None):
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)
     spec = variant_spec(spec, v)
-    masks = plan.masks(load_subnetwork(args.subnetwork)) if plan.reads_subnetwork else None
+    try:   # a top_k variant needs the discovery's scores: said before any image is read
+        masks = plan.masks(load_subnetwork(args.subnetwork)) if plan.reads_subnetwork else None
+    except ValueError as error:
+        raise SystemExit(f"error: variant '{name}', {args.subnetwork}: {error}") from error
     classes = run_classes(s)
     train = open_split(args.train, data, "train", classes, per_class=v.get("train_per_class"),
                        seed=vision_train_subset_seed(s["chain"]))
@@ -68,8 +70,7 @@ def main(argv=None):
     eval_set = open_split(args.eval, data, "eval", classes)
     pooled_eval = open_split(args.pooled_eval, data, "pooled eval", classes)
     evaluation = EvaluationSets(args, data, classes)
-    model = plan.build(base, build_classifier(spec, seeds["init"]), masks,
-                       torch.Generator().manual_seed(seeds["mask"])).to(device)
+    model = transfer_start(plan, v, base, spec, masks, seeds).to(device)
     # trainable head (a linear probe): only the classifier learns, the rest stays as it was
     groups = plan.parameter_groups(model, t["lr"], head=head_parameter_names(model))
     batch = s["eval_batch_size"]

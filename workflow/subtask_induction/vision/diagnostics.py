@@ -24,11 +24,21 @@ import torch
 from torch import nn
 
 from ..images import ImageSet
+from .models import FrozenStatisticsBatchNorm2d
 from .tasks import accuracy
 
 
 def _norm_layers(model: nn.Module) -> list[nn.modules.batchnorm._BatchNorm]:
-    return [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    """The BatchNorm layers whose statistics a re-estimation may move: not those a variant keeps frozen from the base
+    (batchnorm base_frozen: they normalise with the base's statistics in training too)."""
+    return [m for m in model.modules()
+            if isinstance(m, nn.modules.batchnorm._BatchNorm) and not isinstance(m, FrozenStatisticsBatchNorm2d)]
+
+
+def statistics_source(model: nn.Module, images: str) -> str:
+    """What a re-estimated model's BatchNorm statistics come from (the table's column)."""
+    frozen = any(isinstance(m, FrozenStatisticsBatchNorm2d) for m in model.modules())
+    return "the base's (kept frozen)" if frozen else images
 
 
 @torch.no_grad()
@@ -113,7 +123,7 @@ def diagnose(base: nn.Module, subnetwork_masks: dict, si_start: dict[str, nn.Mod
         model = reestimated(model, train)
         features = penultimate_features(model, pooled_discovery, batch_size, device)
         test_features = penultimate_features(model, pooled_test, batch_size, device)
-        rows.append({"check": "linear probe", "model": name, "batchnorm_statistics": "original train",
+        rows.append({"check": "linear probe", "model": name, "batchnorm_statistics": statistics_source(model, "original train"),
                      "original_accuracy": None,
                      "pooled_accuracy": linear_probe_accuracy(features, pooled_discovery.labels, test_features,
                                                               pooled_test.labels, classes=classes, seed=seed)})

@@ -23,7 +23,7 @@ from torch.nn.utils import parametrize  # noqa: E402
 from ..runtime import load_torch  # noqa: E402
 from .classes import member_indices  # noqa: E402
 from .imagenet16 import category_probabilities  # noqa: E402
-from .layers import LAYER_ARGUMENTS  # noqa: E402
+from .layers import BATCHNORM_STARTS, LAYER_ARGUMENTS  # noqa: E402
 
 
 @timm.models.register_model
@@ -113,6 +113,54 @@ def variant_spec(spec: dict, variant: dict) -> dict:
     if not variant.get("model_kwargs"):
         return spec
     return {**spec, "model_kwargs": {**(spec.get("model_kwargs") or {}), **variant["model_kwargs"]}}
+
+
+class FrozenStatisticsBatchNorm2d(nn.BatchNorm2d):
+    """A BatchNorm that stays in evaluation mode, in training too: its stored statistics normalise every batch and
+    are never updated. Its state (and a saved model's) is a BatchNorm2d's, so a saved model loads as a plain one."""
+
+    def train(self, mode: bool = True):
+        return super().train(False)
+
+
+def keep_base_batchnorm(model: Classifier, base: Classifier) -> Classifier:
+    """Every BatchNorm of `model` takes the base's statistics and affine weights, frozen (no gradient) and in
+    evaluation mode while the rest trains (a variant's batchnorm: base_frozen). Modifies `model` in place."""
+    base_modules = dict(base.named_modules())
+    kept = 0
+    for name, module in model.named_modules():
+        if type(module) is nn.BatchNorm2d:
+            source = base_modules.get(name)
+            if not isinstance(source, nn.BatchNorm2d):
+                raise ValueError(f"batchnorm base_frozen: the base has no BatchNorm at {name!r}")
+            module.load_state_dict(source.state_dict())
+            for parameter in module.parameters(recurse=False):
+                parameter.requires_grad_(False)
+            module.__class__ = FrozenStatisticsBatchNorm2d
+            kept += 1
+    if not kept:
+        raise ValueError("batchnorm base_frozen: the network has no BatchNorm2d layer to keep")
+    return model
+
+
+def transfer_start(plan, variant: dict, base: Classifier, spec: dict, masks, seeds: dict) -> Classifier:
+    """The model a vision transfer variant starts from, as its run and the diagnostics build it: a fresh classifier
+    of `spec` from the init seed (with batchnorm unit_scales, without timm's zero initialisation of each residual
+    block's last scale), given the base's weights by the TransferPlan `plan` (`masks`: the masks it transfers, or
+    None), then (batchnorm base_frozen) the base's BatchNorm, frozen."""
+    start = variant.get("batchnorm")
+    if start is not None and start not in BATCHNORM_STARTS:
+        raise ValueError(f"batchnorm {start!r} is not one of {sorted(BATCHNORM_STARTS)}")
+    fresh_spec = spec
+    if start == "unit_scales":
+        fresh_spec = {**spec, "model_kwargs": {**(spec.get("model_kwargs") or {}), "zero_init_last": False}}
+    try:
+        fresh = build_classifier(fresh_spec, seeds["init"])
+    except TypeError as error:
+        raise ValueError(f"batchnorm unit_scales: timm model {spec['arch']!r} takes no zero_init_last "
+                         f"({error})") from error
+    model = plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"]))
+    return keep_base_batchnorm(model, base) if start == "base_frozen" else model
 
 
 def build_classifier(spec: dict, seed: int) -> Classifier:
