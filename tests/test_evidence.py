@@ -203,6 +203,25 @@ def test_store_refuses_a_dirty_tree_a_missing_point_and_a_missing_table(finished
     assert not data.exists() or not any(data.iterdir())
 
 
+def test_same_tables_as_is_computed_from_the_run_and_a_difference_is_refused(finished_run, tmp_path):
+    """A record's same_tables_as is made when it is stored, from the run's tables against the named record's (each
+    training's `seconds` left out), never typed: a run whose tables differ is refused, naming the table."""
+    data = tmp_path / "records"
+    shutil.copytree(DATA / "default", data / "default")
+    commit = run_records.load("default", data).provenance["commit"]
+    timed = finished_run / "results" / "arithmetic" / "summary" / "transfer.csv"
+    edit_csv(timed, lambda f: f.assign(seconds=f["seconds"] * 2))   # another run's wall times: the same tables
+    folder = run_records.store(finished_run, "timed", "t", "make reproduce", ["config/config.yaml"], 10.0, "1 min",
+                               data, same_as=["default"])
+    assert yaml.safe_load((folder / "run.yaml").read_text())["same_tables_as"] == {"default": commit}
+    edit_csv(timed, lambda f: f.assign(test_accuracy=f["test_accuracy"].mask(f.index == 3, 0.5)))
+    with pytest.raises(run_records.RecordError, match=r"did not make the tables of run record default.*"
+                                                      r"arithmetic/transfer.csv: columns \['test_accuracy'\]"):
+        run_records.store(finished_run, "timed", "t", "make reproduce", ["config/config.yaml"], 10.0, "1 min", data,
+                          same_as=["default"])
+    assert yaml.safe_load((folder / "run.yaml").read_text())["same_tables_as"] == {"default": commit}  # kept as it was
+
+
 def test_a_table_of_an_earlier_config_is_refused(finished_run, tmp_path):
     """A point no config of the record planned (left by an earlier config in results/) is a stale table."""
     edit_csv(finished_run / "results" / "arithmetic" / "summary" / "transfer.csv",

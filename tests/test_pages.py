@@ -374,6 +374,28 @@ def test_a_verdict_shows_whether_the_second_record_agrees(tmp_path):
     assert "SI beats random initialisation" in next(l for l in lines if l.startswith("- **Differs between the two"))
 
 
+def test_the_readme_quotes_the_run_a_timing_record_marks_quiet(tmp_path):
+    """Of a timing record's fresh clones, the README quotes the one its reports mark quiet at the record's commit, not
+    the first (contended) figure of its wall; with none marked quiet, the wall's leading figure."""
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs" / "data", data)
+    run_yaml = data / "time_to_figure" / "run.yaml"
+    timing = yaml.safe_load(run_yaml.read_text())
+    default_commit = yaml.safe_load((data / "default" / "run.yaml").read_text())["commit"]
+    quiet = [r for r in timing["reports"] if r.get("quiet") and r["commit"] == timing["commit"]]
+    assert quiet and not str(timing["wall"]).startswith(quiet[-1]["wall"])
+
+    def quoted(reports):
+        run_yaml.write_text(yaml.safe_dump({**timing, "commit": default_commit, "reports": reports}, sort_keys=False))
+        line = readme.timings(run_records.load_all(data)).splitlines()[0]
+        return re.search(r"`make reproduce` (\d+ min \d+ s)", line).group(1)
+
+    commits = [{**r, "commit": default_commit if r["commit"] == timing["commit"] else r["commit"]}
+               for r in timing["reports"]]
+    assert quoted(commits) == quiet[-1]["wall"]
+    assert quoted([{**r, "quiet": False} for r in commits]) == re.match(r"\d+ min \d+ s", timing["wall"]).group(0)
+
+
 def test_make_reproduces_time_is_the_timing_records_only_where_it_timed_todays_default(tmp_path):
     """The README's `make reproduce` time comes from the time_to_figure record (quiet fresh clones) where it timed the
     default record's commit, or a later commit whose run made the default record's tables exactly; a timing of any

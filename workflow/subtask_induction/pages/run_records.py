@@ -275,8 +275,48 @@ def _git(run_dir: Path, *args: str) -> str:
 RUN_CODE = ("Snakefile", "workflow", "config")
 
 
+# A table column that is a measurement of the run, not a result of it: left out when two runs' tables are compared
+TIMING_COLUMNS = ("seconds",)
+
+
+def different_tables(results: Path, record: RunRecord) -> list[str]:
+    """The summary CSVs of a finished run (`results`: its folder, holding results/<family>/summary/) that differ from
+    the stored `record`'s, each named with what differs; the columns of TIMING_COLUMNS (each training's wall time)
+    are left out. Empty: the run made the record's tables exactly."""
+    differ = []
+    for path in sorted(record.folder.glob("*/*.csv")):
+        table = str(path.relative_to(record.folder))
+        if table.startswith("planned/"):
+            continue
+        ours = Path(results) / "results" / path.parent.name / "summary" / path.name
+        if not ours.is_file():
+            differ.append(f"{table}: not made by the run")
+            continue
+        theirs, mine = (pd.read_csv(p, dtype=str, keep_default_na=False) for p in (path, ours))
+        theirs, mine = (t.drop(columns=[c for c in TIMING_COLUMNS if c in t]) for t in (theirs, mine))
+        if not theirs.equals(mine):
+            differ.append(f"{table}: {len(mine)} rows against {len(theirs)}" if len(mine) != len(theirs)
+                          else f"{table}: columns {sorted(c for c in theirs if c not in mine or not theirs[c].equals(mine[c]))}")
+    return differ
+
+
+def same_tables_as(results: Path, names: list[str], data: Path = DATA) -> dict[str, str]:
+    """`same_tables_as` of a record, computed: for each stored record named, its commit, where the run at `results`
+    made its tables exactly (different_tables); a difference refuses, naming the tables."""
+    found = {}
+    for name in names:
+        record = load(name, data)
+        differ = different_tables(results, record)
+        if differ:
+            raise RecordError(f"{results}: the run did not make the tables of run record {name} "
+                              f"(commit {record.provenance['commit']}): " + "; ".join(differ))
+        found[name] = record.provenance["commit"]
+    return found
+
+
 def store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float,
-          wall: str, data: Path = DATA, note: str = "", run_folder: str = ".", decisive_batches: int | None = None) -> Path:
+          wall: str, data: Path = DATA, note: str = "", run_folder: str = ".", decisive_batches: int | None = None,
+          same_as: list[str] = ()) -> Path:
     """Copy a finished run's summary tables of the families its configs run into docs/data/<name>/, with the points
     its configs planned and its run.yaml; the record is checked before it replaces the old one (which a failure
     leaves as it was). `run_dir` is the clone the run ran in; `run_folder` the run's folder within it (Snakemake's
@@ -284,11 +324,11 @@ def store(run_dir: Path, name: str, title: str, command: str, configs: list[str]
     (`make decisive BATCHES=k`), and the record names the later batches' chains as its known gaps."""
     with store_lock(data):
         return _store(Path(run_dir), name, title, command, configs, plain_step_ms, wall, Path(data), note, run_folder,
-                      decisive_batches)
+                      decisive_batches, list(same_as))
 
 
 def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float, wall: str,
-           data: Path, note: str, run_folder: str, decisive_batches: int | None) -> Path:
+           data: Path, note: str, run_folder: str, decisive_batches: int | None, same_as: list[str]) -> Path:
     results = run_dir / run_folder
     dirty = _git(run_dir, "status", "--porcelain", "--", *RUN_CODE).strip()
     if dirty:
@@ -317,6 +357,8 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
                               f"{commit} ({version}). " + note).strip()
     elif note:
         provenance["note"] = note
+    if same_as:   # computed from the run's tables, never typed: a record whose tables differ is refused here
+        provenance["same_tables_as"] = same_tables_as(results, same_as, data)
     if decisive_batches:
         gaps = later_batches(config, decisive_batches)
         if gaps:
@@ -437,6 +479,9 @@ def main(argv=None) -> None:
     parser.add_argument("--wall", help="the run's wall time, and under what load")
     parser.add_argument("--run-folder", default=".", help="the run's folder in the clone (Snakemake's --directory)")
     parser.add_argument("--note", default="")
+    parser.add_argument("--same-tables-as", nargs="+", default=[], metavar="RECORD",
+                        help="stored records whose tables the run made exactly (checked, `seconds` left out): "
+                             "run.yaml's same_tables_as, with their commits")
     parser.add_argument("--decisive-batches", type=int, metavar="K",
                         help="the run made the first K batches of the decisive plan (make decisive BATCHES=K): the "
                              "later batches' chains are the record's known gaps")
@@ -455,7 +500,7 @@ def main(argv=None) -> None:
     if missing:
         parser.error(f"storing a run needs {', '.join(missing)}")
     print(store(args.run_dir, args.name, args.title, args.command, args.configs, args.plain_step_ms, args.wall,
-                args.data, args.note, args.run_folder, args.decisive_batches))
+                args.data, args.note, args.run_folder, args.decisive_batches, args.same_tables_as))
 
 
 if __name__ == "__main__":
