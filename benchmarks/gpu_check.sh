@@ -12,7 +12,7 @@
 # 4. runs `benchmarks/pack_throughput.py --device cuda` with packs of 1, 8, 32, 128 and 256 points (capped at
 #    230 s): ms per step, points per hour against one process per point and K processes sharing the GPU, and
 #    the paper grid's estimated GPU-hours.
-# Writes env.txt, pytest_cuda.log, pack_throughput.md and summary.txt to $OUT when set (a folder), else to
+# Writes env.txt, pytest_cuda.log, pack_throughput.md, pack_estimate.csv and summary.txt to $OUT when set (a folder), else to
 # ./gpu_check_out/. Exit 0 when the tests and the benchmark ran through, 1 when either failed, 2 when refused.
 #
 # Python: ${PYTHON:-python}, the machine's own, with PYTHONPATH=workflow (nothing is installed from the
@@ -127,7 +127,8 @@ else
     bench=(--sizes 1 8 32 128 256 --concurrent 4 8 16)
 fi
 bench_rc=0
-timeout -k 10 230 "$PY" benchmarks/pack_throughput.py --device cuda "${bench[@]}" 2>&1 \
+timeout -k 10 230 "$PY" benchmarks/pack_throughput.py --device cuda "${bench[@]}" \
+    --estimate-csv "$OUTDIR/pack_estimate.csv" 2>&1 \
     | tee "$OUTDIR/pack_throughput.md" || bench_rc=$?
 
 status() { case "$1" in 0) echo "ok" ;; 124|137) echo "stopped at its time cap (exit $1)" ;; *) echo "failed (exit $1)" ;; esac; }

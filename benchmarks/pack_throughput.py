@@ -134,6 +134,8 @@ def main():
     p.add_argument("--steps", type=int, default=20, help="timed steps per pack (a pack of 128 on CPU uses steps // 4)")
     p.add_argument("--concurrent", type=int, nargs="*", default=None, help="K for K processes at once (CUDA: 4 8 16)")
     p.add_argument("--paper", default=str(REPO / "config/paper.yaml"))
+    p.add_argument("--estimate-csv", type=Path, help="also write the estimate here as data (a GPU check's "
+                   "pack_estimate.csv, which the README's paper-scale line reads)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -173,8 +175,10 @@ def main():
     # Estimate: step cost per point grows linearly with depth; measured at a second depth for each pack size.
     print(f"\nestimated paper arithmetic transfer grid ({len(points)} points) on {name}, training steps only "
           f"(scoring each epoch adds a few percent):")
-    print(f"| run | ms per step per point at {args.layers} / {args.deep} layers | device-hours |")
+    per_step = f"ms per step per point at {args.layers} / {args.deep} layers"
+    print(f"| run | {per_step} | device-hours |")
     print("|---|---|---|")
+    estimate = []
     for size in sorted(args.sizes):
         steps = max(2, (max(3, args.steps // 4) if device.type == "cpu" and size >= 64 else args.steps) // 2)
         deep_ms = pack_step_ms(size, args.deep, device, steps) / size
@@ -183,12 +187,20 @@ def main():
         seconds = sum(count * (shallow_ms + per_layer * (layers - args.layers)) / 1000 for layers, count in points)
         seconds += math.ceil(len(points) / size) * single["startup"]
         print(f"| pack of {size} | {shallow_ms:.2f} / {deep_ms:.2f} | {seconds / 3600:.0f} |")
+        estimate.append((f"pack of {size}", f"{shallow_ms:.2f} / {deep_ms:.2f}", f"{seconds / 3600:.0f}"))
     shallow_ms = single["step"] * 1000
     deep_ms = single_processes(1, args.deep, args.device, args.threads, args.steps)[0]["step"] * 1000
     per_layer = (deep_ms - shallow_ms) / (args.deep - args.layers)
     seconds = sum(single["startup"] + count * (shallow_ms + per_layer * (layers - args.layers)) / 1000
                   for layers, count in points)
     print(f"| 1 process per point | {shallow_ms:.2f} / {deep_ms:.2f} | {seconds / 3600:.0f} |")
+    estimate.append(("1 process per point", f"{shallow_ms:.2f} / {deep_ms:.2f}", f"{seconds / 3600:.0f}"))
+    if args.estimate_csv:   # the same cells as the table above, with the grid's points, the device and the start-up
+        import pandas as pd
+
+        frame = pd.DataFrame(estimate, columns=["run", per_step, "device-hours"])
+        frame.assign(points=len(points), device=name, start_up_s=round(single["startup"], 1)).to_csv(
+            args.estimate_csv, index=False)
 
 if __name__ == "__main__":
     main()

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from subtask_induction.pages.table_upgrade import pipe_tables
 from subtask_induction.arithmetic.tables import arithmetic_headroom, chains_markdown, plain_variants
 from subtask_induction.vision.tables import vision_headroom
 from subtask_induction.claims import NO_EFFECT, NO_EVIDENCE, RULE_VERSION, VERDICTS, judge, smallest_effect
@@ -59,7 +60,7 @@ def arithmetic_pages_agree(record) -> int:
     text = record.text("arithmetic/chains.md")
     if not this_rule(text):
         return 0
-    for heading, table in run_records.markdown_tables(text):
+    for heading, table in record.tables("arithmetic/chains.md"):
         protocol = re.search(r"protocol `(\w+)`", heading)
         if "verdict" not in table.columns or not protocol:
             continue
@@ -78,7 +79,7 @@ def arithmetic_pages_agree(record) -> int:
             compared += len(words)
     if record.has("arithmetic/sparsity_dial.md") and this_rule(record.text("arithmetic/sparsity_dial.md")):
         dial = transfer[transfer["top_k"].notna()] if "top_k" in transfer else transfer[:0]
-        for heading, table in run_records.markdown_tables(record.text("arithmetic/sparsity_dial.md")):
+        for heading, table in pipe_tables(record.text("arithmetic/sparsity_dial.md")):   # a page no page quotes
             found = re.search(r"(\d+) layers, n = (\d+), protocol `(\w+)`", heading)
             if not found or "verdict" not in table.columns:
                 continue
@@ -103,7 +104,7 @@ def vision_page_agrees(record) -> int:
     if not this_rule(record.text("vision/comparisons.md")):
         return 0
     classes = record.csv("vision/per_class.csv")["category"].nunique() if record.has("vision/per_class.csv") else None
-    for _, table in run_records.markdown_tables(record.text("vision/comparisons.md")):
+    for _, table in record.tables("vision/comparisons.md"):
         if "verdict" not in table.columns:
             continue
         for row in table.to_dict("records"):

@@ -23,7 +23,8 @@ PACK_POINTS = f"{DIR}/transfer/packs/{{pack}}.points.json"
 
 FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
 TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv",
-          "transfer.md", "chains.csv", "chains.md", "sparsity_dial.md", "same_labels.md", "paper_comparison.md"]
+          "transfer.md", "chains.csv", "chains.md", "sparsity_dial.md", "same_labels.md", "paper_comparison.md",
+          "chains.tables.csv", "paper_comparison.tables.csv"]   # the tables the pages quote, as data (page_tables.py)
 # Report captions by file name (workflow/report/<caption>.rst): every figure (its PNG) and summary table.
 CAPTIONS = {
     "transfer.csv": "arithmetic/transfer_table",

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..page_tables import PageTables
+
 from ..labels import TRANSFER
 from ..method.kinds import KINDS
 
@@ -110,7 +112,8 @@ def _cell(stat) -> str:
     return f"{stat['mean']:.3f}" + (f" ± {stat['std']:.3f}" if stat["count"] > 1 else "") + f" ({int(stat['count'])})"
 
 
-def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: pd.DataFrame) -> str:
+def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: pd.DataFrame,
+                              tables: PageTables | None = None) -> str:
     """Per depth of the main experiment: base and subnetwork beside the paper; each of the figure's curves, the
     authors' values beside ours under both protocols at every n the figure has, with the smallest n reaching
     0.95 and 0.99; and the text's three claims against the authors' figure and ours."""
@@ -127,7 +130,7 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
              "their eval rows). Ours: mean ± std over runs (chains x replicates) (runs in parentheses).", ""]
     for layers, at_depth in rows.groupby("layers"):
         theirs = authors[authors["depth"] == layers]
-        lines += _depth_header(base, kept, layers)
+        lines += _depth_header(base, kept, layers, PageTables() if tables is None else tables)
         sizes = sorted(set(at_depth["n"]) & set(theirs["n"])) if not theirs.empty else sorted(at_depth["n"].unique())
         if theirs.empty:
             lines += [f"The authors' figure has no {layers}-layer panel: ours alone.", ""]
@@ -169,20 +172,22 @@ def _our_row(kind: str, source: str, stats: pd.DataFrame, sizes: list) -> str:
             + " | " + " | ".join(_first(stats["mean"], t) for t in THRESHOLDS) + " |")
 
 
-def _depth_header(base: pd.DataFrame, kept: pd.DataFrame, layers) -> list[str]:
+def _depth_header(base: pd.DataFrame, kept: pd.DataFrame, layers, tables: PageTables) -> list[str]:
+    """The depth's base and subnetwork beside the paper: the table the pages quote (kept as data in `tables`)."""
     base_name, subtask, _ = MAIN_EXPERIMENT
     bases = base[(base["base"] == base_name) & (base["layers"] == layers)]
     subnetworks = kept[(kept["base"] == base_name) & (kept["subtask"] == subtask) & (kept["layers"] == layers)]
     paper_kept = TABLE3_KEPT_PERCENT.get(int(layers))
-    return [f"### {layers} layers", "",
-            "| | paper | ours (per chain) |", "|---|---|---|",
-            f"| base test accuracy on {base_name} | ≥ 0.999 | "
-            + ", ".join(f"{value:.4f}" for value in bases["test_accuracy"]) + " |",
-            f"| kept % of the masked weights (Table 3) | {paper_kept if paper_kept is not None else '—'} | "
-            + ", ".join(f"{value:.2f} (λ {l0:g})" for value, l0 in zip(subnetworks["kept_percent"],
-                                                                   subnetworks["l0_weight"])) + " |",
-            f"| subnetwork test accuracy on {subtask} | ~1.0 | "
-            + ", ".join(f"{value:.4f}" for value in subnetworks["test_accuracy"]) + " |", ""]
+    rows = [[f"base test accuracy on {base_name}", "≥ 0.999",
+             ", ".join(f"{value:.4f}" for value in bases["test_accuracy"])],
+            ["kept % of the masked weights (Table 3)", paper_kept if paper_kept is not None else "—",
+             ", ".join(f"{value:.2f} (λ {l0:g})" for value, l0 in zip(subnetworks["kept_percent"],
+                                                                     subnetworks["l0_weight"]))],
+            [f"subnetwork test accuracy on {subtask}", "~1.0",
+             ", ".join(f"{value:.4f}" for value in subnetworks["test_accuracy"])]]
+    heading = f"{layers} layers"
+    return ([f"### {heading}", ""] + tables.render(heading, pd.DataFrame(rows, columns=["", "paper", "ours (per chain)"]))
+            + [""])
 
 
 def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers) -> list[str]:

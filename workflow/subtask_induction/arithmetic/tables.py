@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..page_tables import PageTables
+
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
                       mcnemar_p, paired_by_run, smallest_effect)
 from ..protocols import PROTOCOLS, selection_key
@@ -240,32 +242,33 @@ def run_differences(rows: pd.DataFrame, first: str, second: str, runs: list[tupl
     return differences, pd.Series(counted, index=differences.index, dtype=float)
 
 
-def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) -> str:
+def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list, tables: PageTables | None = None) -> str:
     """Every chain's test accuracy (mean over its replicates), per depth (no averaging over depths), and
     the comparisons that hold in every run (chain x replicate): SI against its controls, per depth and n,
-    each run's difference counted only when beyond noise on the same test items."""
+    each run's difference counted only when beyond noise on the same test items. `tables` keeps the page's tables
+    as data (chains.tables.csv)."""
+    tables = PageTables() if tables is None else tables
     lines = [rows_statement(transfer), ""]
     transfer = transfer[transfer["protocol"] == protocol]
     for (base, subtask, target), experiment in transfer.groupby(EXPERIMENT):
         chains = chains_table(experiment, protocol)
         chain_ids = sorted(experiment["chain"].unique())
-        lines += [f"### {subtask} of {base} -> {target}, protocol `{protocol}`: test accuracy per chain", "",
-                  "| layers | variant | n | " + " | ".join(f"chain {c}" for c in chain_ids) + " |",
-                  "|---|---|---|" + "---|" * len(chain_ids)]
+        heading = f"{subtask} of {base} -> {target}, protocol `{protocol}`: test accuracy per chain"
+        accuracy = []
         for (layers, variant, n), rows in chains.groupby(["layers", "variant", "n"]):
             values = dict(zip(rows["chain"], rows["test_accuracy"]))
-            lines.append(f"| {layers} | {variant} | {n} | " + " | ".join(
-                f"{values[c]:.3f}" if c in values else "" for c in chain_ids) + " |")
+            accuracy.append([layers, variant, n] + [f"{values[c]:.3f}" if c in values else "" for c in chain_ids])
+        lines += [f"### {heading}", ""]
+        lines += tables.render(heading, pd.DataFrame(accuracy, columns=["layers", "variant", "n"]
+                                                     + [f"chain {c}" for c in chain_ids]))
         lines += ["", f"Comparisons per depth and n, run by run (chain/replicate): differences in accuracy points, `*` where "
                   f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}. The verdict is the rule's "
                   f"(docs/decisions.md, \"The verdict rule\"): over chain means (replicates averaged), an exact sign-flip "
                   f"test with Holm's correction over the comparison's n, at {LEVEL:g}; the mean over chains with its "
                   f"{CONFIDENCE:.0%} t interval beside it; neither holding nor reversed, it is no effect larger than S = "
                   f"{smallest_effect():g} points where the 90% interval lies inside ±S, else undecided; the whole "
-                  f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", "",
-                  "| layers | n | comparison | runs | difference per run | mean over chains | verdict |",
-                  "|---|---|---|---|---|---|---|"]
-        compared, rooms = {}, {}
+                  f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", ""]
+        compared, rooms, verdicts = {}, {}, []
         for (layers, n), rows in experiment.groupby(["layers", "n"]):
             runs = sorted({(r.chain, r.replicate) for r in rows.itertuples()})
             variants = set(rows["variant"])
@@ -281,8 +284,11 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list) ->
                 verdict = (f"{judgement.said()} (Holm p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
                            f"{judgement.interval_90()})"
                            if judgement.complete else f"incomplete: {judgement.tally.gaps}")
-                lines.append(f"| {layers} | {n} | {first} vs {second} | {', '.join(difference.index)} | "
-                             f"{format_paired(difference, counted)} | {judgement.summary()} | {verdict} |")
+                verdicts.append([layers, n, f"{first} vs {second}", ", ".join(difference.index),
+                                 format_paired(difference, counted), judgement.summary(), verdict])
+        lines += tables.render(heading, pd.DataFrame(verdicts, columns=["layers", "n", "comparison", "runs",
+                                                                        "difference per run", "mean over chains",
+                                                                        "verdict"]))
         lines.append("")
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from . import wording
 from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
 from .results import all_claims
 from .claims import Claim, default_questions
-from .run_records import RunRecord, markdown_tables
+from .run_records import RunRecord
 from . import first_screen
 from .sections import premises, validity
 from .subnetworks import chain_table, kept_dial
@@ -270,17 +270,13 @@ def paper_scale_time(records: dict) -> str:
     discoveries unmeasured), and "unmeasured" for the rest."""
     if GPU_CHECK not in records:
         return "unmeasured (no GPU record)."
-    record = records[GPU_CHECK]
-    text = record.text("pack_throughput.md")
-    estimate = text.split("estimated paper arithmetic transfer grid")[1]
-    points = re.search(r"\((\d+) points\) on ([^,]+),", estimate)
-    table = markdown_tables(estimate)[0][1].set_index("run")
-    hours = table.loc[f"pack of {PACK}", "device-hours"]
-    start = float(re.search(r"start-up ([\d.]+) s", text).group(1))
-    packs = -(-int(points.group(1)) // PACK)
-    return (f"the paper's arithmetic sweep ({int(points.group(1)):,} trainings on a²+ab, {PACK} trained together in "
+    estimate = records[GPU_CHECK].csv("pack_estimate.csv")   # benchmarks/pack_throughput.py --estimate-csv
+    row = estimate.set_index("run").loc[f"pack of {PACK}"]
+    hours, start, points = row["device-hours"], float(row["start_up_s"]), int(row["points"])
+    packs = -(-points // PACK)
+    return (f"the paper's arithmetic sweep ({points:,} trainings on a²+ab, {PACK} trained together in "
             f"one process) takes about "
-            f"{hours} GPU-hours of training steps on one {points.group(2)} "
+            f"{hours} GPU-hours of training steps on one {row['device']} "
             f"([record](docs/results.md#run-gpu_check)). Not in those hours: starting each of its {packs} processes, "
             f"{start:g} s each as measured, about {packs * start / 3600:.1f} GPU-hours; scoring each epoch, "
             "estimated at a few percent; the bases and discoveries before it, unmeasured. Vision and submasking at "

@@ -54,6 +54,9 @@ TABLES = {
     "vision/discovery_curves.csv": TableSpec(("chain", "init", "l0_weight", "epoch"),
                                              ("eval_pooled_accuracy", "kept_fraction")),
     "vision/diagnostics.csv": TableSpec(("check", "model"), ("pooled_accuracy",), ("original_accuracy",)),
+    # a page's tables as data (page_tables.py): one row per cell
+    **{f"{page}.tables.csv": TableSpec(("table", "row", "column"), (), ("heading", "name", "cell"))
+       for page in ("arithmetic/chains", "arithmetic/paper_comparison", "vision/table1", "vision/comparisons")},
     "submasking/points.csv": TableSpec(_SUBMASKING + ("replicate",), ("test_accuracy",), ("off_fraction",)),
     "submasking/accuracy.csv": TableSpec(_SUBMASKING, ("mean", "replicates"), ("std",)),
     "submasking/knn.csv": TableSpec(_SUBMASKING, ("mean", "replicates"), ("std",)),

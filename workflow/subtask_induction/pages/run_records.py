@@ -44,6 +44,7 @@ import yaml
 from ..files import (FolderLock, copy_file, current_umask, fsync_folder, make_folder, remove_temporaries, remove_tree,
                      write_json, write_text)
 from ..legacy import run_versions, upgrade_record
+from ..page_tables import read_tables, tables_path
 from ..workflow_config import later_batches
 from . import planned as planning
 from .record_schemas import TABLES, RecordError, check_table
@@ -73,6 +74,16 @@ class RunRecord:
 
     def csv(self, table: str) -> pd.DataFrame:
         return upgrade_record(pd.read_csv(self.path(table)), "table", str(self.path(table)))
+
+    def tables(self, page: str) -> list[tuple[str, pd.DataFrame]]:
+        """The tables of one of the record's pages (`arithmetic/chains.md`), as the pipeline kept them beside it
+        (page_tables.py: `chains.tables.csv`; a record made before has it from the upgrade, named in run.yaml's
+        `upgrades`): (the heading above each, its cells as written)."""
+        path = tables_path(self.path(page))
+        if not path.exists():
+            raise RecordError(f"run record {self.name}: no {path.name} beside {page} (made before the pipeline kept "
+                              "its tables as data): run `python -m subtask_induction.pages.table_upgrade` to add it")
+        return read_tables(path)
 
     def text(self, table: str) -> str:
         return upgrade_record(self.path(table).read_text(), "markdown", str(self.path(table)))
@@ -228,29 +239,6 @@ def bad_record_line(name: str, error: Exception) -> str:
         message = f"run record {name}: {message}"
     return (f"{message} -- fix: correct docs/data/{name}/ (or name the exception in its run.yaml's known_gaps / "
             "unplanned), or store the run again (python -m subtask_induction.pages.run_records)")
-
-
-def markdown_tables(text: str) -> list[tuple[str, pd.DataFrame]]:
-    """Every pipe table of a Markdown page the pipeline wrote, with the heading it sits under: the verdicts of
-    chains.md and comparisons.md are written there (they need per-item correctness, which the CSVs do not keep)."""
-    tables, heading, rows = [], "", []
-
-    def close():
-        if len(rows) >= 2:
-            header = rows[0]
-            body = [row + [""] * (len(header) - len(row)) for row in rows[2:]]
-            tables.append((heading, pd.DataFrame([row[:len(header)] for row in body], columns=header)))
-        rows.clear()
-
-    for line in text.splitlines():
-        if line.startswith("|"):
-            rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
-            continue
-        close()
-        if line.startswith("#"):
-            heading = line.lstrip("#").strip()
-    close()
-    return tables
 
 
 def _machine() -> str:

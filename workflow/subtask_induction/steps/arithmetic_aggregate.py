@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from ..arithmetic.paper import paper_comparison_markdown
+from ..page_tables import PageTables, tables_path
 from ..arithmetic.tables import (base_table, chains_markdown, chains_table, discovery_tables, plain_variants,
                                  same_labels_markdown, sparsity_dial_markdown, table3, table3_markdown, transfer_markdown, transfer_table)
 from ..protocols import PROTOCOLS
@@ -48,10 +49,15 @@ def main(argv=None):
     save_text(table3_markdown(kept), out / "table3.md")
     order = [args.protocol] + [name for name in PROTOCOLS if name != args.protocol]
     save_text(transfer_markdown(transfer, order), out / "transfer.md")
-    save_text(chains_markdown(plain_variants(transfer), args.protocol, args.comparisons), out / "chains.md")
+    pages = {"chains.md": PageTables(), "paper_comparison.md": PageTables()}   # the tables the pages quote, as data
+    save_text(chains_markdown(plain_variants(transfer), args.protocol, args.comparisons, pages["chains.md"]),
+              out / "chains.md")
     save_text(sparsity_dial_markdown(transfer, args.protocol), out / "sparsity_dial.md")
     save_text(same_labels_markdown(transfer, args.protocol), out / "same_labels.md")
-    save_text(paper_comparison_markdown(tables["base.csv"], kept, transfer), out / "paper_comparison.md")
+    save_text(paper_comparison_markdown(tables["base.csv"], kept, transfer, pages["paper_comparison.md"]),
+              out / "paper_comparison.md")
+    for page, kept_tables in pages.items():
+        save_text(kept_tables.long().to_csv(index=False), tables_path(out / page))
     print(table3_markdown(kept))
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..method.masks import load_subnetwork
 from ..method.overlap import mask_overlap
 from ..runtime import save_text
+from ..page_tables import PageTables, tables_path
 from ..vision.tables import (collect, comparisons_markdown, label_free_markdown, per_chain_markdown, table1_markdown,
                              table2_markdown)
 from ..timing import run_step
@@ -44,14 +45,18 @@ def main(argv=None):
     out = Path(args.outdir)
     for name in ("table1", "table2"):
         save_text(tables[name].to_csv(index=False), out / f"{name}.csv")
-    save_text(table1_markdown(tables["table1"]), out / "table1.md")
+    table1_tables = PageTables()   # the pages quote Table 1's and the comparisons' rows from these (page_tables.py)
+    save_text(table1_markdown(tables["table1"], table1_tables), out / "table1.md")
+    save_text(table1_tables.long().to_csv(index=False), tables_path(out / "table1.md"))
     save_text(table2_markdown(tables["table2"]) + label_free_markdown(tables["label_free"]), out / "table2.md")
     save_text(tables["runs"].drop(columns=["items"]).to_csv(index=False), out / "chains.csv")  # items: records only
     save_text(per_chain_markdown(tables["runs"]), out / "chains.md")
+    compared = PageTables()
     comparisons = comparisons_markdown(tables["runs"], args.report["comparisons"],
                                        args.report.get("original_comparisons", []),
-                                       classes=tables["per_class"]["category"].nunique() or None)
+                                       classes=tables["per_class"]["category"].nunique() or None, tables=compared)
     save_text(comparisons, out / "comparisons.md")
+    save_text(compared.long().to_csv(index=False), tables_path(out / "comparisons.md"))
     save_text(tables["per_class"].to_csv(index=False), out / "per_class.csv")
     save_text(tables["curves"].to_csv(index=False), out / "curves.csv")
     save_text(tables["discovery_curves"].to_csv(index=False), out / "discovery_curves.csv")

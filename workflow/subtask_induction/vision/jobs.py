@@ -23,7 +23,8 @@ TEXTURE_SWAP = f"{DIR}/data/texture_swap"
 CUE_CONFLICT_CHECK = f"{DIR}/data/cue_conflict_check.json"
 POOLED_SPLITS = ["discovery", "eval", "test"]
 TABLES = ["table1.csv", "table1.md", "table2.csv", "table2.md", "chains.csv", "chains.md", "comparisons.md",
-          "per_class.csv", "curves.csv", "discovery_curves.csv"]
+          "per_class.csv", "curves.csv", "discovery_curves.csv",
+          "table1.tables.csv", "comparisons.tables.csv"]   # the tables the pages quote, as data (page_tables.py)
 FIGURES = ["fig5", "fig11", "per_class"]
 # Report captions by file name (workflow/report/<caption>.rst): every figure (its PNG) and summary table.
 CAPTIONS = {

@@ -11,6 +11,8 @@ import math
 
 import pandas as pd
 
+from ..page_tables import PageTables
+
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
                       mcnemar_p, shape_bias_difference, smallest_effect)
 from ..points import SUBNETWORK_ROWS
@@ -134,12 +136,12 @@ def _cell(row, metric: str, scale: float = 100) -> str:
     return cell
 
 
-def table1_markdown(table1: pd.DataFrame) -> str:
+def table1_markdown(table1: pd.DataFrame, tables: PageTables | None = None) -> str:
     """Table 1 as in the paper (percent), with the spread over chains where there are several."""
     shown = [(metric, header) for metric, header in zip(TABLE1_METRICS, TABLE1_HEADERS) if metric in table1.columns]
-    lines = ["| model | " + " | ".join(header for _, header in shown) + " |", "|---|" + "---|" * len(shown)]
-    for _, row in table1.iterrows():
-        lines.append(f"| {row['model']} | " + " | ".join(_cell(row, metric) for metric, _ in shown) + " |")
+    rows = [[row["model"]] + [_cell(row, metric) for metric, _ in shown] for _, row in table1.iterrows()]
+    tables = PageTables() if tables is None else tables
+    lines = tables.render("", pd.DataFrame(rows, columns=["model"] + [header for _, header in shown]))
     return "\n".join(lines) + "\n\n" + TABLE1_DEFINITIONS
 
 
@@ -236,7 +238,7 @@ def vision_headroom(one, other, metric: str, classes: int | None) -> float | Non
 
 
 def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_comparisons: list = (),
-                         classes: int | None = None) -> str:
+                         classes: int | None = None, tables: PageTables | None = None) -> str:
     """For each comparison (config vision.report.comparisons: (first, second) row pairs) and metric: the per-chain difference, `*` where it is beyond noise on the same test
     items (McNemar; shape bias by a paired bootstrap), and whether it holds in every chain. A difference
     within noise is a tie; only a comparison that holds in every chain is a claim we state. The pairs of
@@ -251,8 +253,8 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
              f"{LEVEL:g}, the mean over chains with its {CONFIDENCE:.0%} t interval beside it; neither holding nor "
              f"reversed, it is no effect larger than S ({smallest_effect():g} points, shape bias "
              f"{smallest_effect('shape_bias'):g}) where the 90% interval lies inside ±S, else undecided; the whole "
-             f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", "",
-             "| comparison | metric | difference per chain (points) | mean over chains | verdict |", "|---|---|---|---|---|"]
+             f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", ""]
+    rows = []
     for first, second in comparisons:
         if first not in models or second not in models:
             continue
@@ -277,6 +279,9 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
             verdict = (f"{judgement.said()} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
                        f"{judgement.interval_90()})"
                        if judgement.complete else f"incomplete: {judgement.tally.gaps}")
-            lines.append(f"| {first} vs {second} | {metric} | {format_paired(difference, counted)} | "
-                         f"{judgement.summary()} | {verdict} |")
+            rows.append([f"{first} vs {second}", metric, format_paired(difference, counted), judgement.summary(),
+                         verdict])
+    tables = PageTables() if tables is None else tables
+    lines += tables.render("", pd.DataFrame(rows, columns=["comparison", "metric", "difference per chain (points)",
+                                                           "mean over chains", "verdict"]))
     return "\n".join(lines) + "\n"

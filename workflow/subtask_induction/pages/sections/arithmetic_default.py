@@ -8,7 +8,7 @@ import pandas as pd
 from .. import claims as claims_module
 from .. import subnetworks
 from ..page import FIGURES, embed, provenance_line
-from ..run_records import RunRecord, markdown_tables
+from ..run_records import RunRecord
 
 
 def _means_table(transfer: pd.DataFrame, layers: int) -> list[str]:
@@ -45,7 +45,7 @@ def arithmetic_default(record: RunRecord) -> list[str]:
     lines += ["### Transfer to a²+ab", ""]
     for layers in sorted(main["layers"].unique()):
         lines += _means_table(main, int(layers))
-    verdicts = [(heading, table) for heading, table in markdown_tables(record.text("arithmetic/chains.md"))
+    verdicts = [(heading, table) for heading, table in record.tables("arithmetic/chains.md")
                 if "verdict" in table.columns and "protocol `last`" in heading]
     lines += ["Every run's difference and the verdict (the record's `chains.md`, `last`; `*`: McNemar p < 0.05 on the "
               "same test pairs, without `*` a tie):", ""]

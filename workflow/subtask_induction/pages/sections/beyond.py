@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from .. import claims as claims_module
 from ..page import embed, provenance_line
-from ..run_records import RunRecord, markdown_tables
+from ..run_records import RunRecord
 
 
-def table_rows(text: str, keep) -> list[str]:
-    """The rows of a page's pipe tables for which keep(row) holds, each table under its heading (a table with no
-    such row left out)."""
+def table_rows(tables: list, keep) -> list[str]:
+    """The rows of a page's tables (RunRecord.tables) for which keep(row) holds, each table under its heading (a table
+    with no such row left out)."""
     lines = []
-    for heading, frame in markdown_tables(text):
+    for heading, frame in tables:
         frame = frame[frame.apply(keep, axis=1)]
         if frame.empty:
             continue
@@ -33,13 +33,13 @@ def beyond_section(record: RunRecord) -> list[str]:
              "`magnitude` freezes, in each tensor, the base's largest-|w| weights, as many as the subnetwork keeps "
              "there (PAC-Net's rival), inherited as SI inherits; every 2-layer run of the default. The record's "
              "`chains.md`, its rows with `magnitude`:", ""]
-    lines += table_rows(record.text("arithmetic/chains.md"), lambda row: "magnitude" in str(row.get("comparison")))
+    lines += table_rows(record.tables("arithmetic/chains.md"), lambda row: "magnitude" in str(row.get("comparison")))
     lines += ["### An architectural route to shape bias (vision)", "",
               "`scratch_blurpool` is `scratch` with anti-aliased downsampling (Zhang 2019: a blur before every "
               "stride), the same weights and training. Table 1's rows and the paired comparisons:", ""]
-    lines += table_rows(record.text("vision/table1.md"),
+    lines += table_rows(record.tables("vision/table1.md"),
                         lambda row: str(row.iloc[0]) in ("si", "scratch", "texture_swap", "scratch_blurpool"))
-    lines += table_rows(record.text("vision/comparisons.md"), names("scratch_blurpool"))
+    lines += table_rows(record.tables("vision/comparisons.md"), names("scratch_blurpool"))
     lines += ["### Arithmetic -> vision: the GPT-2's ab subnetwork frozen in a world ViT", "",
               "A ViT with the 2-layer GPT-2 base's blocks (width 128, 4 heads, MLP 512); `vit_gpt2_si_N`: the ab "
               "subnetwork's weights in its qkv / proj / fc1 / fc2, frozen; `vit_gpt2_sampled_N`: a count-matched "
@@ -54,8 +54,8 @@ def cross_domain_rows(record: RunRecord) -> list[str]:
     def names(row):
         return "vit_" in str(row.iloc[0])
 
-    return (table_rows(record.text("vision/table1.md"), names)
-            + table_rows(record.text("vision/comparisons.md"), names))
+    return (table_rows(record.tables("vision/table1.md"), names)
+            + table_rows(record.tables("vision/comparisons.md"), names))
 
 
 def decisive_cross_domain_section(record: RunRecord) -> list[str]:
@@ -76,7 +76,7 @@ def older_questions(record: RunRecord) -> list[str]:
     lines = ["### Rewinding: fresh unkept weights or the base's own initial values? (arithmetic)", "",
              "`si_rewind` is SI whose unkept weights start at the base's own initialisation (the lottery-ticket "
              "rewind) instead of a fresh network's. The record's `chains.md`, its rows with `si_rewind`:", ""]
-    lines += table_rows(record.text("arithmetic/chains.md"), lambda row: "si_rewind" in str(row.get("comparison")))
+    lines += table_rows(record.tables("arithmetic/chains.md"), lambda row: "si_rewind" in str(row.get("comparison")))
     if record.has("arithmetic/same_labels.md"):
         lines += ["### The same labels given as data (arithmetic)", "",
                   "The subtask rows the discovery read, given to the new model as data instead (multi-task `mixture`, "
@@ -84,7 +84,7 @@ def older_questions(record: RunRecord) -> list[str]:
                   "unmasked tensors (`_inherit`). The record's `same_labels.md`:", ""]
         lines += embed(record.text("arithmetic/same_labels.md"), 4)
         lines += ["Paired, run by run (the record's `chains.md`):", ""]
-        lines += table_rows(record.text("arithmetic/chains.md"),
+        lines += table_rows(record.tables("arithmetic/chains.md"),
                             lambda row: any(w in str(row.get("comparison")) for w in ("mixture", "distill")))
     for page, heading, prose in (
             ("arithmetic/sparsity_dial.md", "The bias's strength by kept fraction: the kept-% dial (arithmetic)",
@@ -99,13 +99,13 @@ def older_questions(record: RunRecord) -> list[str]:
               "The record's `table2.md` (every discovery) and the paired comparisons of the label-free subnetwork and "
               "its SI:", ""]
     lines += embed(record.text("vision/table2.md"), 4)
-    lines += table_rows(record.text("vision/comparisons.md"), names("label_free"))
+    lines += table_rows(record.tables("vision/comparisons.md"), names("label_free"))
     lines += ["### Shape bias by augmentation: the texture swap (vision)", "",
               "`texture_swap` trains from scratch on the world's shapes drawn with textures no class and no cue-conflict "
               "stimulus uses (Stylized-ImageNet's idea without a style network); `texture_swap_finetune` fine-tunes "
               "the base on them. Table 1's rows and the paired comparisons:", ""]
-    lines += table_rows(record.text("vision/table1.md"), names("texture_swap", "si", "scratch"))
-    lines += table_rows(record.text("vision/comparisons.md"), names("texture_swap"))
+    lines += table_rows(record.tables("vision/table1.md"), names("texture_swap", "si", "scratch"))
+    lines += table_rows(record.tables("vision/comparisons.md"), names("texture_swap"))
     return lines
 
 
@@ -118,8 +118,8 @@ def signs_section(record: RunRecord) -> list[str]:
              "ICLR 2025), inherited as SI inherits; `mimetic` sets every head's attention so that Q·Kᵀ and V·O look "
              "trained (Trockman & Kolter, ICML 2023; no data, no teacher), trained as `random` is; `mimetic_inherit` "
              "takes the base's unmasked tensors as SI does. The record's `chains.md`, the rows that compare them:", ""]
-            + table_rows(record.text("arithmetic/chains.md"),
+            + table_rows(record.tables("arithmetic/chains.md"),
                          lambda row: any(f" {name}" in f" {row.get('comparison')}".replace(" vs ", "  ")
                                          for name in ("signs", "mimetic", "mimetic_inherit")))
             + ["Test accuracy per chain (the record's `chains.md`):", ""]
-            + table_rows(record.text("arithmetic/chains.md"), lambda row: str(row.get("variant")) in names))
+            + table_rows(record.tables("arithmetic/chains.md"), lambda row: str(row.get("variant")) in names))

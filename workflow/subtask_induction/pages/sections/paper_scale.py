@@ -12,7 +12,7 @@ from ..curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE
                       NEAR_PERFECT, PAPER_TEXT, beside_authors, cell, curve_rows, effect_text, moved,
                       on_their_curve, option_effect, our_curves, pipeline_curves, rival_beside_si, text_claims)
 from ..page import FIGURES, embed, provenance_line
-from ..run_records import RunRecord, markdown_tables
+from ..run_records import RunRecord
 
 
 def _curves_table(compared: pd.DataFrame) -> list[str]:
@@ -84,7 +84,7 @@ def depth_transfer(records: dict[str, RunRecord], name: str) -> pd.DataFrame:
 
 
 def kept_percent(record: RunRecord) -> str:
-    for table in (t for _, t in markdown_tables(record.text("arithmetic/paper_comparison.md"))
+    for table in (t for _, t in record.tables("arithmetic/paper_comparison.md")
                   if list(t.columns)[:2] == ["", "paper"]):
         row = table[table[""].str.startswith("kept %")]
         if len(row):
@@ -267,7 +267,7 @@ def paper_scale(records: dict[str, RunRecord], name: str, layers: int) -> list[s
     transfer = depth_transfer(records, name)   # the slice's rows and its options', read once for the section
     compared = beside_authors(our_curves(transfer, record.provenance.get("unplanned") or []))
     compared = compared[compared["layers"] == layers]
-    header = [table for _, table in markdown_tables(record.text("arithmetic/paper_comparison.md"))
+    header = [table for _, table in record.tables("arithmetic/paper_comparison.md")
               if list(table.columns)[:2] == ["", "paper"]]
     lines = [f"### {layers} layers", "", provenance_line(record), "", record.provenance["title"] + ".", ""]
     for table in header[:1]:
