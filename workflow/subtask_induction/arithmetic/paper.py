@@ -128,14 +128,14 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
              "Fig 6", "", rows_statement(rows), "",
              "The authors' curves are their Fig 6 as plotted (one run per depth, 1,000 numbers, 100 epochs, selected on "
              "their eval rows). Ours: mean ± std over runs (chains x replicates) (runs in parentheses).", ""]
+    tables = PageTables() if tables is None else tables
     for layers, at_depth in rows.groupby("layers"):
         theirs = authors[authors["depth"] == layers]
-        lines += _depth_header(base, kept, layers, PageTables() if tables is None else tables)
+        lines += _depth_header(base, kept, layers, tables)
         sizes = sorted(set(at_depth["n"]) & set(theirs["n"])) if not theirs.empty else sorted(at_depth["n"].unique())
         if theirs.empty:
             lines += [f"The authors' figure has no {layers}-layer panel: ours alone.", ""]
-        lines += ["| curve | source | " + " | ".join(f"n={n:,}" for n in sizes)
-                  + " | smallest n ≥ 0.95 | smallest n ≥ 0.99 |", "|---|---|" + "---|" * (len(sizes) + 2)]
+        curves = []
         firsts = {}
         at_layers = rows_all[rows_all["layers"] == layers]
         options = at_layers.apply(authors_code_option, axis=1) if len(at_layers) else pd.Series(dtype=object)
@@ -148,28 +148,29 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
             theirs_curve = theirs[theirs["kind"] == kind].set_index("n")["test_accuracy"]
             if len(theirs_curve):
                 firsts[(kind, "authors")] = smallest_n(theirs_curve)
-                lines.append(f"| {TRANSFER[kind].markdown()} | authors' figure | "
-                             + " | ".join(f"{theirs_curve[n]:.3f}" if n in theirs_curve.index else "" for n in sizes)
-                             + " | " + " | ".join(_first(theirs_curve, t) for t in THRESHOLDS) + " |")
+                curves.append([TRANSFER[kind].markdown(), "authors' figure"]
+                              + [f"{theirs_curve[n]:.3f}" if n in theirs_curve.index else "" for n in sizes]
+                              + [_first(theirs_curve, t) for t in THRESHOLDS])
             for protocol in PROTOCOLS:
                 stats = _ours(ours[ours["protocol"] == protocol])
                 firsts[(kind, protocol)] = smallest_n(stats["mean"])
-                lines.append(_our_row(kind, f"ours `{protocol}` ({', '.join(sorted(ours['variant'].unique()))})",
-                                      stats, sizes))
+                curves.append(_our_row(kind, f"ours `{protocol}` ({', '.join(sorted(ours['variant'].unique()))})",
+                                       stats, sizes))
             option = authors_code[authors_code["curve"] == kind] if len(authors_code) else authors_code
             for (variant, label, protocol), of_variant in option.groupby(["variant", "option", "protocol"]):
-                lines.append(_our_row(kind, f"ours `{protocol}` ({variant}: {label})", _ours(of_variant), sizes))
+                curves.append(_our_row(kind, f"ours `{protocol}` ({variant}: {label})", _ours(of_variant), sizes))
+        lines += tables.render(f"{layers} layers", pd.DataFrame(
+            curves, columns=["curve", "source", *(f"n={n:,}" for n in sizes), "smallest n ≥ 0.95", "smallest n ≥ 0.99"]))
         lines += ["", f"Columns: the n both ran. Smallest n: the authors' on their figure's {theirs['n'].nunique()} "
                   f"sizes, ours on our {at_depth['n'].nunique()}; each is the first size of its own grid at or above "
                   "the threshold.", ""] if not theirs.empty else [""]
-        lines += _claims(at_depth, theirs, firsts, layers)
+        lines += _claims(at_depth, theirs, firsts, layers, tables)
     return "\n".join(lines)
 
 
-def _our_row(kind: str, source: str, stats: pd.DataFrame, sizes: list) -> str:
-    return (f"| {TRANSFER[kind].markdown()} | {source} | "
-            + " | ".join(_cell(stats.loc[n]) if n in stats.index else "" for n in sizes)
-            + " | " + " | ".join(_first(stats["mean"], t) for t in THRESHOLDS) + " |")
+def _our_row(kind: str, source: str, stats: pd.DataFrame, sizes: list) -> list[str]:
+    return ([TRANSFER[kind].markdown(), source] + [_cell(stats.loc[n]) if n in stats.index else "" for n in sizes]
+            + [_first(stats["mean"], t) for t in THRESHOLDS])
 
 
 def _depth_header(base: pd.DataFrame, kept: pd.DataFrame, layers, tables: PageTables) -> list[str]:
@@ -190,12 +191,11 @@ def _depth_header(base: pd.DataFrame, kept: pd.DataFrame, layers, tables: PageTa
             + [""])
 
 
-def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers) -> list[str]:
+def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers, tables: PageTables) -> list[str]:
     """The text's three claims at this depth: the text, the authors' figure, ours under each protocol."""
     n_si, n_random = PAPER_TEXT["si_near_perfect_n"], PAPER_TEXT["random_at_n"]
     figure = theirs.set_index(["kind", "n"])["test_accuracy"] if not theirs.empty else pd.Series(dtype=float)
-    lines = ["| the text's claim | text | authors' figure | " + " | ".join(f"ours `{p}`" for p in PROTOCOLS) + " |",
-             "|---|---|---|" + "---|" * len(PROTOCOLS)]
+    claims = []
 
     def ours_at(kind, n):
         cells = []
@@ -207,10 +207,10 @@ def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers) 
     def figure_at(kind, n):
         return f"{figure[(kind, n)]:.3f}" if (kind, n) in figure.index else "—"
 
-    lines.append(f"| SI near-perfect with {n_si:,} rows | ≥ {NEAR_PERFECT} | {figure_at('subnetwork', n_si)} | "
-                 + " | ".join(ours_at("subnetwork", n_si)) + " |")
-    lines.append(f"| random init trained on the same data ({n_random:,} rows) | {PAPER_TEXT['random']:.3f} | "
-                 f"{figure_at('random', n_random)} | " + " | ".join(ours_at("random", n_random)) + " |")
+    claims.append([f"SI near-perfect with {n_si:,} rows", f"≥ {NEAR_PERFECT}", figure_at("subnetwork", n_si),
+                   *ours_at("subnetwork", n_si)])
+    claims.append([f"random init trained on the same data ({n_random:,} rows)", f"{PAPER_TEXT['random']:.3f}",
+                   figure_at("random", n_random), *ours_at("random", n_random)])
 
     def factor(source):
         si, sampled = firsts.get(("subnetwork", source)), firsts.get(("sampled", source))
@@ -218,7 +218,8 @@ def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers) 
             return "—"
         return f"{sampled / si:.1f}x ({sampled:,} / {si:,})" if sampled is not None else f"sampled never ({si:,} for SI)"
 
-    lines.append(f"| sampled needs about {PAPER_TEXT['sampled_factor']}x SI's data to reach {NEAR_PERFECT} | "
-                 f"{PAPER_TEXT['sampled_factor']}x | {factor('authors') if not theirs.empty else '—'} | "
-                 + " | ".join(factor(p) for p in PROTOCOLS) + " |")
-    return lines + [""]
+    claims.append([f"sampled needs about {PAPER_TEXT['sampled_factor']}x SI's data to reach {NEAR_PERFECT}",
+                   f"{PAPER_TEXT['sampled_factor']}x", factor("authors") if not theirs.empty else "—",
+                   *(factor(p) for p in PROTOCOLS)])
+    columns = ["the text's claim", "text", "authors' figure", *(f"ours `{p}`" for p in PROTOCOLS)]
+    return tables.render(f"{layers} layers", pd.DataFrame(claims, columns=columns)) + [""]
