@@ -3,7 +3,9 @@ for its one cause: the base's BatchNorm kept frozen, no zeroed residual scales, 
 
 import copy
 import json
+import shutil
 
+import pandas as pd
 import pytest
 import torch
 import yaml
@@ -189,3 +191,61 @@ def test_the_causes_overlays_on_a_finished_run_train_only_their_own_variants(smo
     assert all(f"| {variant} vs si |" in comparisons for variant in CAUSES.values())   # the smoke runs no finetune
     top = json.loads((workdir / "results/vision/chain0/transfer/si_top15/metrics.json").read_text())
     assert top["config"]["variant"]["top_k"] == 0.149
+
+
+def causes_record(tmp_path, gains):
+    """The decisive record's vision tables as a `vision_causes` record whose three causes score SI's pooled accuracy
+    plus `gains[variant]` (points, per chain): the claims and the section read it as they will read the real one."""
+    import pandas as pd
+
+    from subtask_induction.pages import run_records
+
+    data = tmp_path / "data"
+    shutil.copytree(REPO / "docs/data/decisive", data / "vision_causes", ignore=shutil.ignore_patterns("arithmetic",
+                                                                                                        "submasking"))
+    folder = data / "vision_causes"
+    chains = pd.read_csv(folder / "vision/chains.csv")
+    si = chains[chains["model"] == "si"]
+    added = [si.assign(model=variant, pooled_accuracy=si["pooled_accuracy"] + gain(si["chain"]) / 100)
+             for variant, gain in gains.items()]
+    pd.concat([chains, *added]).to_csv(folder / "vision/chains.csv", index=False)
+    table1 = pd.read_csv(folder / "vision/table1.csv")
+    row = table1[table1["model"] == "si"]
+    pd.concat([table1, *(row.assign(model=v, pooled_accuracy=a[a["model"] == v]["pooled_accuracy"].mean())
+                         for v, a in zip(gains, added))]).to_csv(folder / "vision/table1.csv", index=False)
+    planned = pd.read_csv(folder / "planned/vision.csv")
+    extra = [pd.DataFrame({"chain": sorted(si["chain"]), "variant": v}) for v in gains]
+    pd.concat([planned, *extra]).to_csv(folder / "planned/vision.csv", index=False)
+    return run_records.load("vision_causes", data, check=False), run_records.load("decisive", REPO / "docs/data")
+
+
+def test_the_causes_claims_and_the_readme_sentence_follow_the_plans_reading(tmp_path):
+    """A cause keeps the shape when "SI with X keeps more of the subnetwork's pooled accuracy than SI" holds; as the
+    paper reports when it also keeps 75 % of the subnetwork's; the same chains as decisive's are said equal."""
+    from subtask_induction.pages import claims as page_claims
+    from subtask_induction.pages.sections import causes
+
+    gains = {"si_bn_kept": lambda chain: 30 + chain % 3,    # 20 % + 30 points of 60 %: keeps 83 %
+             "si_unit_scales": lambda chain: 6 + chain % 2,  # keeps about 44 %
+             "si_top15": lambda chain: (-1) ** chain * 0.5}  # no change
+    record, decisive = causes_record(tmp_path, gains)
+    found = page_claims.vision_causes(record)
+    assert len(found) == 6 and {c.id for c in found} == {page_claims.claim_id("vision", v, s, "pooled_accuracy")
+                                                         for v in gains for s in ("si", "finetune")}
+    assert causes.keeps(record, found) == {"si_bn_kept": "as the paper reports", "si_unit_scales": "keeps",
+                                           "si_top15": "no"}
+    said = causes.sentence(record, found)
+    assert said.startswith("the base's BatchNorm kept (frozen) keeps it as the paper reports (")
+    assert "no zeroed residual scales keeps it (" in said and "the paper's size (the top 14.9 % of the scores) does not" in said
+    lines = causes.section(record, decisive, found)
+    assert any("`vision/chains.csv` (base, subnetwork, si, finetune, mixture): 60 rows, every column equal" in l
+               for l in lines)
+    # the check can fail: a changed SI row is named with its column and chain
+    chains = record.folder / "vision/chains.csv"
+    frame = pd.read_csv(chains)
+    frame.loc[(frame["model"] == "si") & (frame["chain"] == 17), "pooled_accuracy"] += 0.01
+    frame.to_csv(chains, index=False)
+    assert any("differs in ['pooled_accuracy'] (chains [17])" in line for line in causes.equality(record, decisive))
+    # none holds: the sentence says so
+    record, _ = causes_record(tmp_path / "none", {v: (lambda chain: (-1) ** chain * 0.5) for v in gains})
+    assert causes.sentence(record, page_claims.vision_causes(record)).startswith("none of the three causes")

@@ -128,6 +128,15 @@ GROUPNORM_VISION = [
     ("si vs scratch", "pooled_accuracy", "With GroupNorm, SI beats training from scratch on pooled images", False),
     ("si vs scratch", "shape_bias", "With GroupNorm, SI has more shape bias than training from scratch", False),
 ]
+# Why SI loses its subnetwork's shape (issue 82; config/causes/, the record `vision_causes`; the plan in docs/decisions.md,
+# "Why SI loses the shape"): each cause a variant of SI, judged against SI and against the mixture as the authors ran it
+CAUSES = {"si_bn_kept": "the base's BatchNorm kept (frozen)", "si_unit_scales": "no zeroed residual scales",
+          "si_top15": "the paper's size (the top 14.9 % of the scores)"}
+CAUSES_VISION = [question for variant, words in CAUSES.items() for question in (
+    (f"{variant} vs si", "pooled_accuracy", f"SI with {words} keeps more of the subnetwork's pooled accuracy than SI",
+     False, None),
+    (f"{variant} vs finetune", "pooled_accuracy", f"SI with {words} beats {MIXTURE_AS_RUN} on pooled images", False,
+     _paper("si", "finetune", "pooled_accuracy")))]
 # The two rivals of issue 59 (config/beyond/signs.yaml, the record `beyond_signs`), every 2-layer run of the default
 SIGNS_CLAIMS = [
     ("si", "signs", "SI beats the signs alone: the subnetwork's positions with the base's signs and fresh magnitudes "
@@ -418,6 +427,13 @@ def groupnorm(record: RunRecord) -> list[Claim]:
     return [replace(claim, scale=claim.scale.replace("default (generated world)", "GroupNorm ResNet, generated world"),
                     id=f"groupnorm/{claim.id}")
             for claim in vision_default(record, GROUPNORM_VISION)]
+
+
+def vision_causes(record: RunRecord) -> list[Claim]:
+    """The causes of SI's lost shape, each a variant of SI (the record `vision_causes`), on the decisive vision chains."""
+    return [replace(claim, scale=claim.scale.replace("default (generated world)", "the causes of SI's lost shape "
+                                                     "(generated world)"))
+            for claim in vision_default(record, CAUSES_VISION)]
 
 
 @by_record

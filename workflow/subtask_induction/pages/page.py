@@ -21,6 +21,9 @@ DECISIVE = "decisive"
 # six chains, a record of its own (it runs apart); once whole, it decides the cross-domain claims and `beyond` stands
 # beside it
 DECISIVE_CROSS_DOMAIN = "decisive_cross_domain"
+# `make vision-causes` (config/causes/ over config/vision_causes.yaml): the causes of SI's lost shape, each a variant of
+# SI, on the decisive record's vision chains, SI, finetune and mixture rerun beside them
+VISION_CAUSES = "vision_causes"
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/

@@ -10,12 +10,12 @@ from pathlib import Path
 
 from ..claims import AT_FLOOR, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
-from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING
+from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_CAUSES
 from .results import all_claims
 from .claims import Claim, default_questions
 from .run_records import RunRecord
 from . import first_screen
-from .sections import premises, validity
+from .sections import causes, premises, validity
 from .subnetworks import chain_table, kept_dial
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
@@ -341,5 +341,8 @@ def blocks(records: dict, found: list | None = None) -> dict[str, str]:
     found = all_claims(records) if found is None else found
     decisive = records.get(DECISIVE)
     premise = premises.sentence(decisive) if decisive is not None and any(c.record == DECISIVE for c in found) else ""
+    if premise and VISION_CAUSES in records:   # which cause of the lost shape, if any, keeps it (issue 82)
+        tested = causes.sentence(records[VISION_CAUSES], found)
+        premise += f"\nWhy: {tested[:1].lower() + tested[1:]}"
     return {"finding": first_screen.finding(found, records, premise), "headlines": headlines(records, found),
             "timings": timings(records), "beyond": make_beyond(REPO / "Makefile"), "key": wording.readme_key()}
