@@ -213,7 +213,7 @@ def every_claim():
         record = RECORDS[name]
         gathered += claims.arithmetic_default(record) + claims.vision_default(record) + claims.submasking_default(record)
     gathered += claims.beyond(RECORDS[results.BEYOND]) + claims.groupnorm(RECORDS[results.GROUPNORM])
-    gathered += claims.signs(RECORDS[results.SIGNS])
+    gathered += claims.signs(RECORDS[results.SIGNS]) + claims.vision_causes(RECORDS[results.VISION_CAUSES])
     for name, layers in results.PAPER_DEPTHS.items():
         gathered += claims.magnitude_rival(RECORDS, name, layers)
     return gathered

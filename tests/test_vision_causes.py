@@ -235,8 +235,10 @@ def test_the_causes_claims_and_the_readme_sentence_follow_the_plans_reading(tmp_
     assert causes.keeps(record, found) == {"si_bn_kept": "as the paper reports", "si_unit_scales": "keeps",
                                            "si_top15": "no"}
     said = causes.sentence(record, found)
-    assert said.startswith("the base's BatchNorm kept (frozen) keeps it as the paper reports (")
-    assert "no zeroed residual scales keeps it (" in said and "the paper's size (the top 14.9 % of the scores) does not" in said
+    assert said.startswith("of three causes on the same 12 chains, keeping the base's BatchNorm (frozen) keeps "
+                           "it as the paper reports (")
+    assert "; no zeroed residual scales keeps more of it (" in said and said.endswith("; the paper's size does not"
+                                                                                         " ([causes](docs/results.md#why-si-loses-the-shape-make-vision-causes)).")
     lines = causes.section(record, decisive, found)
     assert any("`vision/chains.csv` (base, subnetwork, si, finetune, mixture): 60 rows, every column equal" in l
                for l in lines)
@@ -248,4 +250,4 @@ def test_the_causes_claims_and_the_readme_sentence_follow_the_plans_reading(tmp_
     assert any("differs in ['pooled_accuracy'] (chains [17])" in line for line in causes.equality(record, decisive))
     # none holds: the sentence says so
     record, _ = causes_record(tmp_path / "none", {v: (lambda chain: (-1) ** chain * 0.5) for v in gains})
-    assert causes.sentence(record, page_claims.vision_causes(record)).startswith("none of the three causes")
+    assert "none keeps the shape" in causes.sentence(record, page_claims.vision_causes(record))

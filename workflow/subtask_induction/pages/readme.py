@@ -340,9 +340,9 @@ def wrapped(line: str, width: int = 280) -> str:
 def blocks(records: dict, found: list | None = None) -> dict[str, str]:
     found = all_claims(records) if found is None else found
     decisive = records.get(DECISIVE)
-    premise = premises.sentence(decisive) if decisive is not None and any(c.record == DECISIVE for c in found) else ""
-    if premise and VISION_CAUSES in records:   # which cause of the lost shape, if any, keeps it (issue 82)
-        tested = causes.sentence(records[VISION_CAUSES], found)
-        premise += f"\nWhy: {tested[:1].lower() + tested[1:]}"
+    why = (causes.sentence(records[VISION_CAUSES], found, brief=True)   # which cause of the lost shape keeps it (issue 82)
+           if VISION_CAUSES in records else "")
+    premise = (premises.sentence(decisive, why) if decisive is not None and any(c.record == DECISIVE for c in found)
+               else "")
     return {"finding": first_screen.finding(found, records, premise), "headlines": headlines(records, found),
             "timings": timings(records), "beyond": make_beyond(REPO / "Makefile"), "key": wording.readme_key()}

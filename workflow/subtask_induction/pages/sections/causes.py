@@ -74,7 +74,7 @@ def keeps(record: RunRecord, found: list) -> dict[str, str]:
 def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[str]:
     mine = [claim for claim in found if claim.record == record.name]
     table = shares(record)
-    lines = ["## Why SI loses its subnetwork's shape: three causes (`make vision-causes`)", "", provenance_line(record), "",
+    lines = ["## Why SI loses the shape (`make vision-causes`)", "", provenance_line(record), "",
              record.provenance["title"] + ".", "",
              "Each cause is SI with one thing changed (config/causes/, one overlay each): the base's BatchNorm "
              "statistics and affine weights kept, frozen in evaluation mode (`si_bn_kept`); SI's fresh BatchNorm "
@@ -99,23 +99,29 @@ def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[
     return lines
 
 
-def sentence(record: RunRecord, found: list, link: bool = True) -> str:
-    """The README's sentence: which cause keeps the shape, by the plan's reading."""
+# The causes as the README's sentence names them (claims.CAUSES: as the claims read)
+SHORT = {"si_bn_kept": "keeping the base's BatchNorm (frozen)", "si_unit_scales": "no zeroed residual scales",
+         "si_top15": "the paper's size"}
+
+
+def sentence(record: RunRecord, found: list, link: bool = True, brief: bool = False) -> str:
+    """The README's sentence: which cause keeps the shape, by the plan's reading (brief: each share alone, where the
+    sentence before it gives SI's and the paper's)."""
     kept = keeps(record, found)
     table = shares(record)
-    words = claims_module.CAUSES
-    held = [v for v, k in kept.items() if k != "no"]
+    share = {v: f"{table.loc[v, 'share']:.0%}" for v in SHORT}
+    held = [v for v in SHORT if kept[v] != "no"]
+    rest = [SHORT[v] for v in SHORT if kept[v] == "no"]
     chains = record.csv("vision/chains.csv")["chain"].nunique()
-    where = ("([causes](docs/results.md#why-si-loses-its-subnetworks-shape-three-causes-make-vision-causes))"
+    where = (" ([causes](docs/results.md#why-si-loses-the-shape-make-vision-causes))"
              if link else "")
-    share = {v: f"{table.loc[v, 'share']:.0%}" for v in words}
+    lead = f"of three causes on the same {chains} chains, "
     if not held:
-        return (f"none of the three causes tested on the same {chains} chains ({', '.join(words.values())}) keeps it: "
-                f"SI with each keeps {', '.join(share.values())} of the subnetwork's pooled accuracy {where}".rstrip()
-                + ".")
-    parts = [f"{words[v]} keeps it{' as the paper reports' if kept[v] == 'as the paper reports' else ''} "
-             f"({share[v]} of the subnetwork's pooled accuracy, SI {table.loc['si', 'share']:.0%})"
-             for v in held]
-    rest = [words[v] for v in words if v not in held]
-    return ("; ".join(parts) + (f"; {', '.join(rest)} {'does' if len(rest) == 1 else 'do'} not" if rest else "")
-            + f" (tested on the same {chains} chains) {where}".rstrip() + ".")
+        return (f"{lead}none keeps the shape ({', '.join(SHORT.values())}: SI with each keeps "
+                f"{', '.join(share.values())} of the subnetwork's pooled accuracy){where}.")
+    beside = "" if brief else (f" of the subnetwork's pooled accuracy; SI {table.loc['si', 'share']:.0%}, the paper's SI "
+                               f"{kept_share(theirs()):.0%}")
+    parts = [f"{SHORT[v]} keeps {'it as the paper reports' if kept[v] == 'as the paper reports' else 'more of it'} "
+             f"({share[v]}{beside})" for v in held]
+    return (lead + "; ".join(parts) + (f"; {' and '.join(rest)} {'does' if len(rest) == 1 else 'do'} not" if rest else "")
+            + f"{where}.")

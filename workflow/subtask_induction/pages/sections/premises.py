@@ -64,14 +64,15 @@ def table(record: RunRecord) -> list[str]:
             + [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""])
 
 
-def sentence(record: RunRecord) -> str:
-    """The README's one sentence of it."""
+def sentence(record: RunRecord, why: str = "") -> str:
+    """The README's one sentence of it; `why`: what the causes' record says of the lost shape (its own line)."""
     ours = world(record)
     if ours is None:
         return ""
-    return (f"In this world SI keeps {kept_share(ours):.0%} of its subnetwork's pooled accuracy "
-            f"({ours['si_pooled']:.1f} of {ours['subnetwork_pooled']:.1f} %), the paper's "
-            f"{kept_share(theirs()):.0%}:\nthe vision verdicts are the [generated world](docs/glossary.md#generated-world)'s, "
-            "where the subnetwork's shape "
-            "does not survive the transfer ([premises](docs/results.md#the-papers-premises-in-this-world-"
-            f"{record.name}-{ours['chains']}-chains)).")
+    premises = f"([premises](docs/results.md#the-papers-premises-in-this-world-{record.name}-{ours['chains']}-chains))"
+    lead = (f"In this world SI keeps {kept_share(ours):.0%} of its subnetwork's pooled accuracy "
+            f"({ours['si_pooled']:.1f} of {ours['subnetwork_pooled']:.1f} %), the paper's {kept_share(theirs()):.0%}:")
+    world_s = "the vision verdicts are the [generated world](docs/glossary.md#generated-world)'s"
+    if why:
+        return f"{lead} {world_s} {premises}.\nThe subnetwork's shape is lost in the transfer: {why}"
+    return f"{lead}\n{world_s}, where the subnetwork's shape does not survive the transfer {premises}."
