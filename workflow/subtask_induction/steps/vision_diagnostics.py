@@ -45,7 +45,11 @@ def main(argv=None):
     for name, variant in s["variants"].items():   # the subnetwork variants, as their transfer runs start
         require(variant, "kind", "lr_scale", "inherit_unmasked", where=f"variant '{name}'")
         plan = TransferPlan.from_settings(variant)
-        si_start[f"{name} at start"] = transfer_start(plan, variant, base, spec, plan.masks(subnetwork), seeds).to(device)
+        try:   # a top_k variant needs the discovery's scores: said as the transfer step says it, no traceback
+            masks_of_plan = plan.masks(subnetwork)
+        except ValueError as error:
+            raise SystemExit(f"error: variant '{name}', {args.subnetwork}: {error}") from error
+        si_start[f"{name} at start"] = transfer_start(plan, variant, base, spec, masks_of_plan, seeds).to(device)
     rows = diagnose(base.to(device), masks, si_start, build_classifier(spec, seeds["init"]).to(device), **sets,
                     max_images=s["max_images"], batch_size=s["eval_batch_size"], seed=s["chain"], device=device,
                     classes=len(classes))
