@@ -14,7 +14,7 @@ cp -r "$repo/workflow/subtask_induction" "$work/src/"
 find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
 # the rule's tests, and what they read: the tests' helpers and the stored records (test_evidence_as_data.py)
 for test in conftest.py test_verdict_rule.py test_verdict_lines.py test_evidence.py test_evidence_as_data.py test_claims_mutants.py \
-    test_floors_and_claims.py test_precedence.py test_equivalence.py test_decisive.py harness.py record.py legacy_record.py; do
+    test_claims_batch.py independent_rule.py test_floors_and_claims.py test_precedence.py test_equivalence.py test_decisive.py harness.py record.py legacy_record.py; do
   cp "$repo/tests/$test" "$work/tests/"
 done
 cp -r "$repo/docs" "$repo/config" "$work/"   # the records, the pages the precedence test renders, the configs

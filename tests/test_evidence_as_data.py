@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import independent_rule
 from subtask_induction.pages.table_upgrade import pipe_tables
 from subtask_induction.arithmetic.tables import arithmetic_headroom, chains_markdown, plain_variants
 from subtask_induction.vision.tables import vision_headroom
@@ -148,12 +149,8 @@ def test_the_pipelines_tables_made_today_from_a_record_give_the_rules_verdicts(t
 
 def independent_verdicts(evidence) -> tuple:
     """The rule (rule version 2) written out again from the issue's words, without the package's rule: chain means by
-    pandas, every sign pattern enumerated, Holm by hand, scipy's one-sample t tests, the table's order as an if-chain."""
-    from itertools import product
-
-    from scipy import stats
-
-    level, smallest = 0.05, evidence.smallest
+    pandas, then tests/independent_rule.py (every sign pattern enumerated, Holm by hand, scipy's one-sample t tests,
+    the table's order as an if-chain)."""
     means, out = {}, {}
     for where, difference in evidence.differences.items():
         planned = evidence.runs.get(where) or list(difference.index)
@@ -163,47 +160,7 @@ def independent_verdicts(evidence) -> tuple:
             continue
         chosen = difference[[run in set(planned) for run in difference.index]]
         means[where] = chosen.groupby([str(run).split("/")[0] for run in chosen.index], sort=False).mean().to_numpy()
-
-    def exact(values):
-        if len(values) < 2 or not values.any():
-            return 1.0
-        sums = np.array([abs(np.dot(signs, np.abs(values))) for signs in product((1, -1), repeat=len(values))])
-        return float(np.mean(sums >= abs(values.sum()) - 1e-9 * np.abs(values).sum()))
-
-    def holm(ps):
-        order, adjusted, running = np.argsort(ps, kind="stable"), [0.0] * len(ps), 0.0
-        for rank, i in enumerate(order):
-            running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
-            adjusted[i] = running
-        return adjusted
-
-    def one_sided(values, bound, alternative):
-        if len(values) < 2:
-            return 1.0
-        if np.std(values) == 0:
-            return 0.0 if (values.mean() < bound if alternative == "less" else values.mean() > bound) else 1.0
-        return float(stats.ttest_1samp(values, bound, alternative=alternative).pvalue)
-
-    sizes = list(means)
-    p = [exact(means[w]) for w in sizes]
-    direction = holm(p)
-    if smallest is not None:
-        equivalent = holm([max(one_sided(means[w], smallest, "less"), one_sided(means[w], -smallest, "greater"))
-                           for w in sizes])
-    for i, where in enumerate(sizes):
-        best = list(p)
-        best[i] = min(1.0, 2 / 2 ** len(means[where]))
-        room = (evidence.headroom or {}).get(where)
-        if direction[i] < level:
-            out[where] = "holds" if means[where].mean() > 0 else "reversed"
-        elif holm(best)[i] >= level:
-            out[where] = "too few chains to decide"
-        elif smallest is not None and room is not None and room < smallest:
-            out[where] = "at floor"
-        elif smallest is not None and equivalent[i] < level:
-            out[where] = "no effect larger than S"
-        else:
-            out[where] = "undecided" if smallest is not None else "no evidence either way"
+    out.update(independent_rule.verdicts(means, evidence.smallest, evidence.headroom))
     return tuple((where, out[where]) for where in evidence.differences)
 
 
