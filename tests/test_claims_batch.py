@@ -6,16 +6,18 @@ by rounding. These tests kill the mutants of benchmarks/mutate_claims.sh that th
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import independent_rule as plain
 from subtask_induction import claims
-from subtask_induction.claims import (AT_FLOOR, ENUMERATED, HOLDS, INCOMPLETE, NO_EFFECT, REVERSED, SUBSETS_EXACT,
+from subtask_induction.claims import (AT_FLOOR, ENUMERATED, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED,
+                                      SUBSETS_EXACT,
                                       TOO_FEW, UNDECIDED, _at_least, _fragile, _sums, beyond_batch,
                                       equivalence_batch, headroom, holm_batch, judge, judge_means, sign_flip_batch,
                                       sign_flip_p, sign_patterns, size_word, subset_share, t_below_batch, tally,
@@ -50,6 +52,34 @@ def test_sign_flip_batch_is_exact_on_both_sides_of_where_it_stops_enumerating(k)
     assert sign_flip_batch(values).tolist() == pytest.approx([plain.exact_p(row) for row in values], abs=1e-12)
 
 
+def test_sign_flip_batch_of_many_chains_takes_the_halves_not_every_pattern():
+    """24 chains: past the 44-chain cap of a single enumeration's half (2^22 patterns), so the batch must go row by
+    row through the halves; the p is still exact."""
+    rows = np.array([[1.0] * 24, [1.0] * 23 + [-1.0]])
+    assert sign_flip_batch(rows).tolist() == [2 / 2 ** 24, 2 * 25 / 2 ** 24]
+
+
+def test_a_tie_lost_to_rounding_still_counts_at_any_scale_and_order():
+    """Chains 1-3 cancel (100000.1 + 200000.2 - 300000.3 is 0 in decimals, not in binary): flipping all three gives
+    the observed sum again, a tie the p must count, in whatever order the chains come. TIE is relative to the
+    values' own size, so it holds at this scale too."""
+    values = [100000.1, 200000.2, -300000.3, 50000.0, 60000.0, 70000.0]
+    orders = [values, values[::-1], values[3:] + values[:3], [values[i] for i in (2, 4, 0, 5, 1, 3)]]
+    got = sign_flip_batch(np.array(orders))
+    assert len(set(got.tolist())) == 1
+    assert got[0] == pytest.approx(plain.exact_p(values)) == sign_flip_p(values[::-1])
+
+
+def test_each_row_s_tie_tolerance_is_its_own():
+    """A pattern 2e-7 below the first row's observed sum is not a tie at that row's scale (1e-9 x 16); a second row
+    of large values in the same batch must not widen it."""
+    small = [1.0000001, -1.0, 2.0, 3.0, 4.0, 5.0]
+    large = [1000.0] * 6
+    assert sign_flip_batch(np.array([small, large])).tolist() == pytest.approx(
+        [plain.exact_p(small), plain.exact_p(large)], abs=1e-15)
+    assert sign_flip_batch(np.array([small, large]))[0] == sign_flip_batch(np.array([small]))[0] == 4 / 64
+
+
 def test_sign_flip_batch_of_a_single_list_is_one_row():
     assert sign_flip_batch([1.0, 2.0, 3.0]).tolist() == [pytest.approx(plain.exact_p([1.0, 2.0, 3.0]))]
     assert sign_flip_batch(np.array([[2.0], [-1.0]])).tolist() == [1.0, 1.0]   # one chain: both patterns as extreme
@@ -73,6 +103,23 @@ def test_sign_patterns_are_every_pattern_once_and_read_only():
         assert not made.flags.writeable
     with pytest.raises(ValueError, match="44 chains"):
         sign_patterns(23)
+
+
+def test_sign_flip_p_stays_exact_beyond_twice_the_enumerated_half():
+    """36 chains: each half's 2^18 patterns are enumerated, never 2^36 (nor a lopsided split past 2^22)."""
+    assert sign_flip_p([1.0] * 36) == 2 / 2 ** 36   # only all-positive (and its mirror) reach the observed sum
+    one_down = [1.0] * 35 + [-1.0]                   # sum 34: all-positive and the 36 single flips reach it
+    assert sign_flip_p(one_down) == 2 * 37 / 2 ** 36
+
+
+def test_a_size_whose_chains_all_agree_or_are_absent_is_tested_without_a_warning():
+    """Equal chains have no spread (a division by zero the t test decides by the side of the bound), and a size of no
+    chains has no mean: neither may print a numpy warning into a user's run."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert t_below_batch(np.array([[2.0, 2.0, 2.0], [3.0, 3.0, 3.0]]), 3.0).tolist() == [0.0, 1.0]
+        empty = verdicts_batch([np.zeros((2, 0)), np.ones((2, 3))])
+        assert np.isnan(empty["mean"][:, 0]).all() and empty["mean"][:, 1].tolist() == [1.0, 1.0]
 
 
 @settings(max_examples=150, deadline=None)
@@ -137,17 +184,23 @@ ROOMS = st.one_of(st.none(), st.sampled_from([1.0, 2.5, 3.0, 20.0]))
 
 
 @settings(max_examples=150, deadline=None)
-@given(sizes_of(), st.sampled_from([None, 1.0, 3.0]), st.lists(ROOMS, min_size=3, max_size=3), st.booleans())
-def test_verdicts_batch_is_the_plain_rule_on_each_row(batch, smallest, rooms, exact):
+@given(sizes_of(), st.sampled_from([None, 1.0, 3.0]), st.lists(ROOMS, min_size=3, max_size=3), st.booleans(),
+       st.sampled_from([0.05, 0.1]))
+# rows where the exact equivalence test and the t tests disagree (no effect by t, undecided exactly)
+@example([np.array([[-3.0, -1.5, 0.5, -3.0, -0.5, -0.5], [2.0, -3.5, 1.0, 1.0, 2.0, -3.0]])], 3.0, [None] * 3, True,
+         0.05)
+@example([np.array([[1.0, 1.5, -1.0, 1.5, -4.5, 6.5, -4.0, 2.5]])], 3.0, [20.0] * 3, True, 0.1)
+def test_verdicts_batch_is_the_plain_rule_on_each_row(batch, smallest, rooms, exact, level):
     rooms = rooms[:len(batch)]
-    got = verdicts_batch(batch, smallest=smallest, headroom=rooms, exact=exact)
+    got = verdicts_batch(batch, level, smallest, rooms, exact)
     rows, sizes = len(batch[0]), len(batch)
     for key in ("p", "adjusted", "too_few", "verdict", "mean"):
         assert got[key].shape == (rows, sizes)
     assert (set(got) >= {"equivalence", "beyond"}) == (smallest is not None)
     assert (set(got) >= {"exact", "exact_verdict"}) == (smallest is not None and exact)
+    assert got["too_few"].dtype == np.bool_
     for i in range(rows):
-        expected = plain.rule({j: batch[j][i] for j in range(sizes)}, smallest, dict(enumerate(rooms)))
+        expected = plain.rule({j: batch[j][i] for j in range(sizes)}, smallest, dict(enumerate(rooms)), level)
         for j in range(sizes):
             want = expected[j]
             assert got["verdict"][i, j] == want["verdict"], (i, j, batch, want)
@@ -164,6 +217,14 @@ def test_verdicts_batch_is_the_plain_rule_on_each_row(batch, smallest, rooms, ex
 
 
 @pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")   # a size of no chains
+def test_verdicts_batch_leaves_the_exact_equivalence_test_out_unless_asked():
+    """The leave-one-chain-out and the subsets call it by the thousand: the exact test (2^k patterns per row) is only
+    made where a page shows it."""
+    values = [np.array([[0.5, -0.5, 1.0, 0.0, 0.5, -1.0, 0.5]])]
+    assert "exact" not in verdicts_batch(values, smallest=3.0) and "exact_verdict" not in verdicts_batch(values, 0.05, 3.0)
+    assert "exact" in verdicts_batch(values, smallest=3.0, exact=True)
+
+
 def test_verdicts_batch_reaches_every_row_of_the_table():
     """One batch whose rows are, in turn, each verdict: the rows do not leak into each other."""
     four = np.array([[5.0, 6.0, 5.5, 6.5, 5.0, 6.0],       # holds
@@ -232,6 +293,17 @@ def test_judge_means_of_nothing_is_nothing():
     assert judge_means({}, {}) == {}
 
 
+def test_judge_without_what_a_page_shows_beside_makes_the_verdicts_alone():
+    """A fragile verdict (one chain far below seven small gains) whose exact equivalence test differs: beside=False
+    gives the same verdict with neither the leave-one-chain-out nor the exact test's verdict."""
+    values = pd.Series([2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 1.0, -4.0], index=[str(i) for i in range(8)])
+    full, alone = (judge({"": values}, smallest=3.0, beside=beside)[""] for beside in (True, False))
+    assert full.fragile and alone.fragile == () and alone.verdict == full.verdict
+    differs = pd.Series([-3.0, -1.5, 0.5, -3.0, -0.5, -0.5], index=[str(i) for i in range(6)])
+    assert judge({"": differs}, smallest=3.0)[""].exact_verdict == UNDECIDED
+    assert judge({"": differs}, smallest=3.0, beside=False)[""].exact_verdict == ""
+
+
 def plain_fragile(means: dict, smallest, rooms: dict) -> dict:
     """Each chain left out of every size in turn, the claim judged again by the plain rule."""
     verdicts = plain.verdicts({size: m.to_numpy() for size, m in means.items()}, smallest, rooms)
@@ -248,7 +320,7 @@ def plain_fragile(means: dict, smallest, rooms: dict) -> dict:
 
 
 @settings(max_examples=60, deadline=None)
-@given(sizes_of(rows=(1, 1), chains=(1, 7)), st.sampled_from([None, 3.0]), st.booleans())
+@given(sizes_of(rows=(1, 1), sizes=(1, 2), chains=(5, 9)), st.sampled_from([None, 3.0]), st.booleans())
 def test_the_leave_one_chain_out_is_the_plain_rule_without_each_chain(batch, smallest, ragged):
     values = {f"n = {j}": v[0] for j, v in enumerate(batch)}
     if not ragged:   # the same chains at every size: the one-batch path
@@ -262,6 +334,37 @@ def test_the_leave_one_chain_out_is_the_plain_rule_without_each_chain(batch, sma
     assert {s: list(j.fragile) for s, j in judged.items() if j.fragile} == plain_fragile(means, smallest, rooms)
     assert all(j.fragile == () for j in judge_means(means, complete(means), smallest=smallest, headroom=rooms,
                                                      beside=False).values())
+
+
+NEAR_ZERO = [0.5, -0.5, 0.0, 0.5, -0.5, 0.0, 0.5, 0.0, -0.5, 0.5]   # no effect larger than 3, with or without any chain
+SPREAD = [8.0, -8.0, 9.0, -7.0, 10.0, -9.0, 8.5, -8.5, 7.5, -8.0]    # undecided; at floor where an arm is near chance
+
+
+@pytest.mark.parametrize("ragged", [False, True])
+def test_the_leave_one_chain_out_keeps_s_and_the_headroom(ragged):
+    """Without any one chain a size stays "no effect larger than 3" (S kept: not "no evidence"), and a size at floor
+    stays at floor (its headroom kept: not "undecided"), on the one-batch path and on the chain-by-chain one."""
+    means = means_of({"n = 0": NEAR_ZERO, "n = 1": SPREAD})
+    if ragged:   # the second size without the first's last chain: the chain-by-chain path
+        means["n = 1"] = means["n = 1"].drop("c9")
+    rooms = [20.0, 2.0]
+    judged = judge_means(means, complete(means), smallest=3.0, headroom=dict(zip(means, rooms)))
+    assert [j.verdict for j in judged.values()] == [NO_EFFECT, AT_FLOOR]
+    assert [j.fragile for j in judged.values()] == [(), ()]
+    assert _fragile(means, 0.05, 3.0, rooms, [NO_EFFECT, AT_FLOOR]) == {}
+    undecided = _fragile(means, 0.05, 3.0, [20.0, 20.0], [NO_EFFECT, UNDECIDED])
+    assert undecided == {}
+    without_s = _fragile(means, 0.05, None, rooms, [NO_EVIDENCE, NO_EVIDENCE])
+    assert without_s == {}
+
+
+def test_the_leave_one_chain_out_names_its_verdicts_as_python_strings():
+    """The verdicts it names go into the verdict files (CSV) and the pages' text: str, not numpy's."""
+    means = means_of({"n = 0": [2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 1.0, -4.0], "n = 1": [5.0] * 7})
+    verdicts = [j.verdict for j in judge_means(means, complete(means), smallest=3.0, beside=False).values()]
+    changed = _fragile(means, 0.05, 3.0, [None, None], verdicts)
+    assert changed and all(type(chain) is str and type(verdict) is str
+                           for named in changed.values() for chain, verdict in named)
 
 
 def test_a_chain_only_one_size_has_leaves_every_size_incomplete_when_it_goes():
@@ -330,6 +433,35 @@ def test_subset_share_judges_only_the_chains_every_size_has_and_only_decided_siz
     assert subset_share(judged, 6, 3.0) == {}   # the common chains are six: no smaller record
     unfinished = judge({"x": pd.Series([1.0, np.nan], index=["0", "1"])})
     assert unfinished["x"].verdict == INCOMPLETE and subset_share(unfinished, 1) == {}
+
+
+def test_subset_share_pairs_the_sizes_chains_by_name_not_by_position():
+    """The second size lacks chains c0 and c1, so the subsets are drawn from the eight chains both sizes have
+    (c2-c9), every one of them above 0 at the first size: each 7-chain subset holds there. Pairing by position
+    would keep c0 (below 0) and c1 instead of c8 and c9, and only one subset in eight would hold."""
+    first = means_of({"n = 0": [-3.0, 6.0, 5.5, 6.5, 5.0, 6.0, 7.0, 6.0, 5.5, 6.0]})["n = 0"]
+    second = pd.Series([0.5, -0.5, 0.0, 0.5, -0.5, 1.0, 0.5, 0.0], index=[f"c{i}" for i in range(2, 10)])
+    means = {"n = 0": first, "n = 1": second}
+    judged = judge_means(means, complete(means), smallest=3.0, beside=False)
+    assert judged["n = 0"].verdict == HOLDS
+    every = list(itertools.combinations(range(8), 7))
+    assert subset_share(judged, 7, 3.0)["n = 0"] == 1.0
+    assert subset_share(judged, 7, 3.0) == pytest.approx(plain_share(judged, 7, 3.0, {}, every))
+    by_position = {"n = 0": pd.Series(first.to_numpy()[:8], index=second.index), "n = 1": second}
+    misread = judge_means(by_position, complete(by_position), smallest=3.0, beside=False)
+    assert plain_share(misread, 7, 3.0, {}, every)["n = 0"] == 1 / 8
+
+
+def test_subset_share_enumerates_every_subset_up_to_subsets_exact(monkeypatch):
+    """Exactly SUBSETS_EXACT subsets are still enumerated (not drawn): the share is the plain rule's over all 28
+    (a quarter: the 6-chain subsets without c5)."""
+    means = means_of({"n = 0": [5.0, 6.0, 5.5, 6.5, 5.0, -1.0, 7.0, 6.0]})
+    judged = judge_means(means, complete(means), smallest=3.0, beside=False)
+    monkeypatch.setattr(claims, "SUBSETS_EXACT", math.comb(8, 6))
+    monkeypatch.setattr(claims, "SUBSETS_DRAWN", 3)
+    assert subset_share(judged, 6, 3.0) == {"n = 0": 0.25}
+    assert subset_share(judged, 6, 3.0) == pytest.approx(
+        plain_share(judged, 6, 3.0, {}, list(itertools.combinations(range(8), 6))))
 
 
 # --- the small words ---------------------------------------------------------------------------------------------
