@@ -148,7 +148,7 @@ def test_equivalence_and_beyond_are_the_two_one_sided_tests_of_each_row(values, 
 
 
 def test_beyond_reads_the_side_of_the_mean():
-    """+4 and -4 over four chains are both beyond S = 3, each in its own direction; a row that cancels (mean 0) is not."""
+    """+4 and -4 over four chains are both beyond S = 3, each in its own direction; a row that cancels is not."""
     values = np.array([[4.0, 4.5, 3.5, 4.0], [-4.0, -4.5, -3.5, -4.0], [3.5, -3.5, 3.5, -3.5]])
     got = beyond_batch(values, 3.0)
     assert got[0] < 0.05 and got[1] < 0.05 and got[2] > 0.5
@@ -221,7 +221,8 @@ def test_verdicts_batch_leaves_the_exact_equivalence_test_out_unless_asked():
     """The leave-one-chain-out and the subsets call it by the thousand: the exact test (2^k patterns per row) is only
     made where a page shows it."""
     values = [np.array([[0.5, -0.5, 1.0, 0.0, 0.5, -1.0, 0.5]])]
-    assert "exact" not in verdicts_batch(values, smallest=3.0) and "exact_verdict" not in verdicts_batch(values, 0.05, 3.0)
+    assert "exact" not in verdicts_batch(values, smallest=3.0)
+    assert "exact_verdict" not in verdicts_batch(values, 0.05, 3.0)
     assert "exact" in verdicts_batch(values, smallest=3.0, exact=True)
 
 
@@ -363,8 +364,12 @@ def test_the_leave_one_chain_out_names_its_verdicts_as_python_strings():
     means = means_of({"n = 0": [2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 1.0, -4.0], "n = 1": [5.0] * 7})
     verdicts = [j.verdict for j in judge_means(means, complete(means), smallest=3.0, beside=False).values()]
     changed = _fragile(means, 0.05, 3.0, [None, None], verdicts)
+    # and where every chain's absence leaves some size with nothing (each size has one chain of its own)
+    alone = {"n = 0": pd.Series([4.0], index=["c0"]), "n = 1": pd.Series([5.0], index=["c1"])}
+    emptied = _fragile(alone, 0.05, 3.0, [None, None], [TOO_FEW, TOO_FEW])
+    assert emptied == dict.fromkeys(alone, [("c0", INCOMPLETE), ("c1", INCOMPLETE)])
     assert changed and all(type(chain) is str and type(verdict) is str
-                           for named in changed.values() for chain, verdict in named)
+                           for named in (*changed.values(), *emptied.values()) for chain, verdict in named)
 
 
 def test_a_chain_only_one_size_has_leaves_every_size_incomplete_when_it_goes():
@@ -412,7 +417,8 @@ def test_subset_share_over_many_subsets_draws_them_from_its_own_seed(monkeypatch
     derive_seed("subset share", 16, 8): the same subsets the plain rule is run over here (400 of them, for time)."""
     monkeypatch.setattr(claims, "SUBSETS_DRAWN", 400)
     rng = np.random.default_rng(1)
-    means = means_of({"n = 0": np.round(rng.normal(2.5, 3, 16) * 2) / 2, "n = 1": np.round(rng.normal(0, 1, 16) * 2) / 2})
+    halves = {"n = 0": rng.normal(2.5, 3, 16), "n = 1": rng.normal(0, 1, 16)}
+    means = means_of({size: np.round(v * 2) / 2 for size, v in halves.items()})
     judged = judge_means(means, complete(means), smallest=3.0, beside=False)
     assert judged["n = 0"].verdict == HOLDS and judged["n = 1"].verdict == NO_EFFECT
     assert math.comb(16, 8) > SUBSETS_EXACT
@@ -429,7 +435,8 @@ def test_subset_share_judges_only_the_chains_every_size_has_and_only_decided_siz
     assert judged["n = 1"].verdict == UNDECIDED
     got = subset_share(judged, 5, 3.0)
     assert list(got) == ["n = 0"]   # the undecided size has no share
-    assert got["n = 0"] == pytest.approx(plain_share(judged, 5, 3.0, {}, list(itertools.combinations(range(6), 5)))["n = 0"])
+    every = list(itertools.combinations(range(6), 5))
+    assert got["n = 0"] == pytest.approx(plain_share(judged, 5, 3.0, {}, every)["n = 0"])
     assert subset_share(judged, 6, 3.0) == {}   # the common chains are six: no smaller record
     unfinished = judge({"x": pd.Series([1.0, np.nan], index=["0", "1"])})
     assert unfinished["x"].verdict == INCOMPLETE and subset_share(unfinished, 1) == {}
