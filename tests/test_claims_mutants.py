@@ -14,9 +14,9 @@ import pytest
 from scipy import stats
 
 from subtask_induction.claims import (HOLDS, NO_EVIDENCE, REVERSED, TOO_FEW, Evidence, Judgement, Tally, bits_correct,
-                                      chain_means, correct_bits, could_not_decide, format_paired, holm, judge,
-                                      mcnemar_p, paired_by_run, shape_bias_difference, sign_flip_p, smallest_p,
-                                      t_interval, tally)
+                                      chain_means, correct_bits, could_not_decide, equivalence_exact_p, format_paired,
+                                      holm, judge, mcnemar_p, paired_by_run, shape_bias_difference, sign_flip_greater,
+                                      sign_flip_p, smallest_p, t_interval, tally)
 
 
 def chains(values) -> pd.Series:
@@ -292,3 +292,40 @@ def test_evidence_judges_the_planned_runs_not_the_index():
     judged = evidence.judge()["n"]
     assert not judged.complete and judged.tally.missing == ("7",) and judged.verdict == "incomplete"
     assert judged.summary() == "—"
+
+
+def test_evidence_judges_with_its_headroom():
+    """Near-zero differences whose lower arm is 2 points above chance (S = 3): at floor, not "no effect"."""
+    near = {"n": chains([0.5, -0.5, 0.0, 0.5, -0.5, 0.0, 0.5, 0.0])}
+    runs = {"n": [str(c) for c in range(8)]}
+    assert Evidence(near, runs, smallest=3.0).judge()["n"].verdict == "no effect larger than S"
+    assert Evidence(near, runs, smallest=3.0, headroom={"n": 2.0}).judge()["n"].verdict == "at floor"
+
+
+def test_a_holds_without_s_is_said_as_holds_alone():
+    """With no S there is no test beyond S: the verdict is said without a size."""
+    judged = judge({"n": chains([5.0, 6.0, 5.5, 6.5, 5.0, 6.0])})["n"]
+    assert judged.verdict == HOLDS and judged.beyond is None and judged.said() == "holds"
+
+
+def test_the_exact_p_does_not_depend_on_the_values_scale():
+    """Differences given as fractions (0.1 of a point) decide as the same differences in points do."""
+    values = [0.1, 0.2, 0.15, 0.3, 0.1, 0.25, 0.2, -0.05]
+    assert sign_flip_p(values) == sign_flip_p([100 * v for v in values]) < 0.05
+    assert sign_flip_greater(values) == sign_flip_greater([100 * v for v in values]) < 0.05
+
+
+def test_the_one_sided_exact_p_of_nothing_is_one():
+    """No chains, or every chain exactly at the bound (S - mean = 0): no evidence in either direction."""
+    assert sign_flip_greater([]) == 1.0 and sign_flip_greater([0.0, 0.0, 0.0]) == 1.0
+    assert equivalence_exact_p([3.0] * 6, 3.0) == 1.0
+
+
+def test_the_one_sided_exact_p_counts_a_tie_lost_to_rounding_in_any_order():
+    """As the two-sided p (test_claims_batch.py): 100000.1 + 200000.2 - 300000.3 is 0 in decimals only; flipping the
+    three gives the observed sum again, a tie counted in every order of the chains."""
+    import independent_rule as plain
+
+    values = [100000.1, 200000.2, -300000.3, 50000.0, 60000.0, 70000.0]
+    orders = [values, values[::-1], values[3:] + values[:3], [values[i] for i in (2, 4, 0, 5, 1, 3)]]
+    assert {sign_flip_greater(order) for order in orders} == {plain.exact_greater(values)}
