@@ -309,8 +309,8 @@ def test_a_holds_without_s_is_said_as_holds_alone():
 
 
 def test_the_exact_p_does_not_depend_on_the_values_scale():
-    """Differences given as fractions (0.1 of a point) decide as the same differences in points do."""
-    values = [0.1, 0.2, 0.15, 0.3, 0.1, 0.25, 0.2, -0.05]
+    """Differences given as fractions (a sum under one point) decide as the same differences in points do."""
+    values = [0.01, 0.02, 0.015, 0.03, 0.01, 0.025, 0.02, -0.005]
     assert sign_flip_p(values) == sign_flip_p([100 * v for v in values]) < 0.05
     assert sign_flip_greater(values) == sign_flip_greater([100 * v for v in values]) < 0.05
 
