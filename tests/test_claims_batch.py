@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 import independent_rule as plain
 from subtask_induction import claims
 from subtask_induction.claims import (AT_FLOOR, ENUMERATED, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED,
-                                      SUBSETS_EXACT,
-                                      TOO_FEW, UNDECIDED, _at_least, _fragile, _sums, beyond_batch,
+                                      SUBSETS_EXACT, TOO_FEW, UNDECIDED, _at_least, _fragile, _sums, beyond_batch,
                                       equivalence_batch, headroom, holm_batch, judge, judge_means, sign_flip_batch,
                                       sign_flip_p, sign_patterns, size_word, subset_share, t_below_batch, tally,
                                       verdicts_batch)
@@ -53,8 +52,8 @@ def test_sign_flip_batch_is_exact_on_both_sides_of_where_it_stops_enumerating(k)
 
 
 def test_sign_flip_batch_of_many_chains_takes_the_halves_not_every_pattern():
-    """24 chains: past the 44-chain cap of a single enumeration's half (2^22 patterns), so the batch must go row by
-    row through the halves; the p is still exact."""
+    """24 chains: more than one enumeration may hold (sign_patterns stops at 22, 2^22 rows), so the batch must go row
+    by row through the two halves; the p is still exact."""
     rows = np.array([[1.0] * 24, [1.0] * 23 + [-1.0]])
     assert sign_flip_batch(rows).tolist() == [2 / 2 ** 24, 2 * 25 / 2 ** 24]
 
