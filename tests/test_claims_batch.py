@@ -215,7 +215,6 @@ def test_verdicts_batch_is_the_plain_rule_on_each_row(batch, smallest, rooms, ex
                 assert got["exact_verdict"][i, j] == want["exact_verdict"]
 
 
-@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")   # a size of no chains
 def test_verdicts_batch_leaves_the_exact_equivalence_test_out_unless_asked():
     """The leave-one-chain-out and the subsets call it by the thousand: the exact test (2^k patterns per row) is only
     made where a page shows it."""
@@ -225,6 +224,7 @@ def test_verdicts_batch_leaves_the_exact_equivalence_test_out_unless_asked():
     assert "exact" in verdicts_batch(values, smallest=3.0, exact=True)
 
 
+@pytest.mark.filterwarnings("ignore:Mean of empty slice", "ignore:invalid value encountered")   # a size of no chains
 def test_verdicts_batch_reaches_every_row_of_the_table():
     """One batch whose rows are, in turn, each verdict: the rows do not leak into each other."""
     four = np.array([[5.0, 6.0, 5.5, 6.5, 5.0, 6.0],       # holds
