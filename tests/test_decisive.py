@@ -279,3 +279,16 @@ def test_an_undecided_or_no_effect_size_reads_with_its_interval_on_the_readme_li
         low, high = judged[where].equivalence
         assert f"{where}: " in reason and f"90% [{low:+.1f}, {high:+.1f}]" in reason.split(f"{where}: ")[1].split(";")[0]
     assert "90%" not in reason.split("n = 750: ")[1]
+
+
+def test_the_record_effect_stands_with_the_decisive_record_whether_or_not_the_causes_record_exists():
+    """The record-effect section belongs to the decisive record's part of the page (issue 80), not to the causes'."""
+    from subtask_induction.pages import page, results
+
+    records = run_records.load_all()
+    without = {name: record for name, record in records.items() if name != page.VISION_CAUSES}
+    for chosen in (records, without):
+        rendered = results.render(chosen)
+        assert "## Do the records disagree? A record effect per cell" in rendered
+        assert rendered.index("## Vision against the paper's premises") < rendered.index("## Do the records disagree?")
+    assert "## Why SI loses the shape" not in results.render(without)

@@ -122,9 +122,9 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
     if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
         lines += protocol.lines(records[DECISIVE], found)
         lines += ["## Vision against the paper's premises", ""] + premises.table(records[DECISIVE])
+        lines += record_effect.lines(records)
     if VISION_CAUSES in records:
         lines += causes.section(records[VISION_CAUSES], records.get(DECISIVE), found)
-        lines += record_effect.lines(records)
     if "default" in records:
         lines += arithmetic_default(records["default"])
     if any(name in records for name in PAPER_DEPTHS):
