@@ -196,8 +196,6 @@ def test_the_causes_overlays_on_a_finished_run_train_only_their_own_variants(smo
 def causes_record(tmp_path, gains):
     """The decisive record's vision tables as a `vision_causes` record whose three causes score SI's pooled accuracy
     plus `gains[variant]` (points, per chain): the claims and the section read it as they will read the real one."""
-    import pandas as pd
-
     from subtask_induction.pages import run_records
 
     data = tmp_path / "data"

@@ -21,7 +21,7 @@ AS_THE_PAPER = 0.75
 def _rows(record: RunRecord, table: str, column: str, values, chains) -> pd.DataFrame:
     frame = record.csv(table)
     frame = frame[frame[column].isin(values) & frame["chain"].isin(chains)]
-    frame = frame.drop(columns=[c for c in ("seconds",) if c in frame])
+    frame = frame.drop(columns="seconds", errors="ignore")   # timings differ between runs of the same numbers
     return frame.sort_values([c for c in (column, "chain", "epoch", "category") if c in frame]).reset_index(drop=True)
 
 
@@ -113,8 +113,7 @@ def sentence(record: RunRecord, found: list, link: bool = True, brief: bool = Fa
     held = [v for v in SHORT if kept[v] != "no"]
     rest = [SHORT[v] for v in SHORT if kept[v] == "no"]
     chains = record.csv("vision/chains.csv")["chain"].nunique()
-    where = (" ([causes](docs/results.md#why-si-loses-the-shape-make-vision-causes))"
-             if link else "")
+    where = " ([causes](docs/results.md#why-si-loses-the-shape-make-vision-causes))" if link else ""
     lead = f"of three causes on the same {chains} chains, "
     if not held:
         return (f"{lead}none keeps the shape ({', '.join(SHORT.values())}: SI with each keeps "
