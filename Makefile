@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce replication decisive decisive-cross-domain vision-causes beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paths test-all test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce replication decisive decisive-cross-domain vision-causes vision-authors beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paths test-all test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -86,6 +86,15 @@ vision-causes: $(STAMP)
 	$(BYTECODE)
 	$(UNLOCK) runs/vision_causes
 	$(BIN)/snakemake --cores $(CORES) --directory runs/vision_causes --configfile $(CAUSES)
+
+# SI as the authors' code ran it (issue 88): `si_authors` (config/si_authors.yaml) beside every Table 1 arm on the
+# decisive record's vision chains, in a folder of its own (the record vision_authors; docs/decisions.md, "SI as the
+# authors' code ran it").
+AUTHORS := config/config.yaml config/si_authors.yaml config/vision_authors.yaml
+vision-authors: $(STAMP)
+	$(BYTECODE)
+	$(UNLOCK) runs/vision_authors
+	$(BIN)/snakemake --cores $(CORES) --directory runs/vision_authors --configfile $(AUTHORS)
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .method.kinds import KINDS, kinds_of
 from .points import arithmetic_experiments
-from .vision.layers import BATCHNORM_ARCHS, BATCHNORM_STARTS, LAYER_ARGUMENTS
+from .vision.layers import BATCHNORM_ARCHS, BATCHNORM_STARTS, HEAD_STARTS, LAYER_ARGUMENTS, UNKEPT_STARTS
 from .vision.sources import SOURCES
 
 
@@ -113,6 +113,15 @@ def vision_problems(vision: dict) -> list[str]:
         if variants.get(name, {}).get("top_k") and not KINDS[variants[name]["kind"]].masked:
             problems.append(f"config vision.transfer.variants.{name}.top_k: kind {variants[name]['kind']} transfers "
                             "no mask to take the top of; top_k needs a masked kind (subnetwork, sampled, complement)")
+        if variants.get(name, {}).get("unkept") and not KINDS[variants[name]["kind"]].masked:
+            unkept = variants[name]["unkept"]
+            problems.append(f"config vision.transfer.variants.{name}.unkept ({unkept}: {UNKEPT_STARTS[unkept]}): kind "
+                            f"{variants[name]['kind']} transfers no mask, so no weight is unkept; unkept needs a masked "
+                            "kind (subnetwork, sampled, complement)")
+        if variants.get(name, {}).get("head") and variants[name].get("trainable") == "head":
+            head = variants[name]["head"]
+            problems.append(f"config vision.transfer.variants.{name}.head ({head}: {HEAD_STARTS[head]}): trainable "
+                            "head trains only the head, which this freezes; drop one of the two")
         kwargs = variants.get(name, {}).get("model_kwargs")
         if kwargs and variants[name]["kind"] != "random":
             problems.append(f"config vision.transfer.variants.{name}: model_kwargs changes the architecture, so "

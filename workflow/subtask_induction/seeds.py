@@ -26,7 +26,8 @@ ROLES = (
     "transfer batches",     # a transfer point's batch order (and dropout)
     "subtask batches",      # the order of the subtask rows a mixture or distillation point trains beside its own
     "task marker",          # the embedding row of the token that marks those subtask rows (a fresh weight)
-    "masked init",          # the fresh masked weights drawn again from N(0, std): the authors' code's init option
+    "masked init",          # the fresh masked weights drawn again as the authors' code does: arithmetic's N(0, std)
+                            # option, vision's unkept weights uniform in ±1/√fan_in (unkept: authors_frozen)
     "transfer train subset",  # the smaller training set of a vision variant's train_per_class (one per chain)
     "cross-domain init",    # the world ViT the arithmetic GPT-2's matrices are copied into
     "cross-domain fresh frozen",  # the fresh ViT whose weights the cross-domain fresh-frozen control freezes
@@ -78,8 +79,10 @@ def vision_train_subset_seed(chain: int) -> int:
     return role_seed("transfer train subset", "vision", chain)
 
 
-def vision_seeds(stage: str, chain: int) -> dict[str, int]:
-    """A vision stage of one chain: base, discovery (random init: its own network) or transfer."""
+def vision_seeds(stage: str, chain: int, masked_init: bool = False) -> dict[str, int]:
+    """A vision stage of one chain: base, discovery (random init: its own network) or transfer (`masked_init`: a
+    variant that draws its unkept weights as the authors' code does, unkept: authors_frozen, draws them by a role of
+    their own; the others' seeds are the same with or without it)."""
     if stage == "base":
         return {"init": role_seed("base init", "vision", chain), "batches": role_seed("base batches", "vision", chain)}
     if stage == "discovery":
@@ -87,7 +90,8 @@ def vision_seeds(stage: str, chain: int) -> dict[str, int]:
                 "batches": role_seed("discovery batches", "vision", chain)}
     if stage == "transfer":
         return {"init": role_seed("transfer init", "vision", chain), "mask": role_seed("sampled mask", "vision", chain),
-                "batches": role_seed("transfer batches", "vision", chain)}
+                "batches": role_seed("transfer batches", "vision", chain),
+                **({"masked_init": role_seed("masked init", "vision", chain)} if masked_init else {})}
     if stage == "cross_domain":   # the ViT the GPT-2's matrices go into, and the one the fresh-frozen control freezes
         return {"init": role_seed("cross-domain init", "vision", chain),
                 "fresh": role_seed("cross-domain fresh frozen", "vision", chain)}

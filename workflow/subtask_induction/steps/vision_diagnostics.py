@@ -30,7 +30,7 @@ def main(argv=None):
     args = p.parse_args(argv)
     s = args.settings
     require(s, "chain", "data", "eval_batch_size", "variants", "max_images")
-    seeds = vision_seeds("transfer", s["chain"])  # SI's start as its transfer run builds it
+    seeds = vision_seeds("transfer", s["chain"], masked_init=True)  # each start as its transfer run builds it
     configure(args.threads, s["chain"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)

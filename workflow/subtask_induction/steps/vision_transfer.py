@@ -51,7 +51,7 @@ def main(argv=None):
     plan = TransferPlan.from_settings(v)
     if plan.reads_subnetwork and not args.subnetwork:
         raise SystemExit(f"error: variant '{name}' (kind {v['kind']}) needs --subnetwork")
-    seeds = vision_seeds("transfer", s["chain"])
+    seeds = vision_seeds("transfer", s["chain"], masked_init=v.get("unkept") == "authors_frozen")
     configure(args.threads, seeds["batches"])
     device = resolve_device(args.device)
     base, spec = load_classifier(args.base)

@@ -14,3 +14,11 @@ BATCHNORM_STARTS = {
 }
 # The architectures whose normalisation is BatchNorm by default and whose timm constructor takes zero_init_last
 BATCHNORM_ARCHS = ("resnet", "resnext", "wide_resnet", "seresnet")
+# A transfer variant's `head` (vision.transfer.variants.*.head): where not as its kind gives it (absent: fresh, or the
+# base's and trained with inherit_unmasked or kind full). The authors' code's vision transfer (docs/decisions.md, "SI as
+# the authors' code ran it") loads the base whole and freezes every weight and bias of it, its classifier's included.
+HEAD_STARTS = {"base_frozen": "the base's classifier head, frozen (no gradient)"}
+# A transfer variant's `unkept` (masked kinds): the weights under a mask's zeros, where not the fresh network's own init
+# trained. The authors' code redraws each masked conv's weight in place, uniform in ±1/√fan_in (fan_in = in_channels
+# × kernel size, NeuroSurgeon's _init_subnet_transfer), and, the base frozen, never trains it.
+UNKEPT_STARTS = {"authors_frozen": "drawn again uniform in ±1/√fan_in (the authors' code's re-initialisation), frozen"}

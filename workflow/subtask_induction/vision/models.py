@@ -9,6 +9,7 @@ Pretrained weights come only from a local file; nothing is downloaded.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from torch.nn.utils import parametrize  # noqa: E402
 from ..runtime import load_torch  # noqa: E402
 from .classes import member_indices  # noqa: E402
 from .imagenet16 import category_probabilities  # noqa: E402
-from .layers import BATCHNORM_STARTS, LAYER_ARGUMENTS  # noqa: E402
+from ..method.transfer import FrozenSubnetwork  # noqa: E402
+from .layers import BATCHNORM_STARTS, HEAD_STARTS, LAYER_ARGUMENTS, UNKEPT_STARTS  # noqa: E402
 
 
 @timm.models.register_model
@@ -143,14 +145,53 @@ def keep_base_batchnorm(model: Classifier, base: Classifier) -> Classifier:
     return model
 
 
+def keep_base_head(model: Classifier, base: Classifier) -> Classifier:
+    """The classifier head of `model` takes the base's weights, frozen (a variant's head: base_frozen). Modifies `model`
+    in place."""
+    head, source = model.net.get_classifier(), base.net.get_classifier()
+    if not isinstance(head, nn.Module) or not list(head.parameters()):
+        raise ValueError("head base_frozen: the network has no classifier head with weights to keep")
+    head.load_state_dict(source.state_dict())
+    for parameter in head.parameters():
+        parameter.requires_grad_(False)
+    return model
+
+
+def freeze_unkept_at_authors_draw(model: Classifier, seed: int) -> Classifier:
+    """Every transferred tensor's weights under the mask's zeros drawn again uniform in ±1/√fan_in and frozen (a
+    variant's unkept: authors_frozen): the authors' code redraws each masked conv's weight in place so (NeuroSurgeon's
+    _init_subnet_transfer) and, its base frozen, never trains it. fan_in is torch's (in_channels / groups × kernel),
+    the authors' in_channels × kernel for the ungrouped convs of a ResNet. One generator (`seed`, the role "masked
+    init") draws the tensors in module order. Modifies `model` in place."""
+    generator, drawn = torch.Generator().manual_seed(seed), 0
+    for module in model.modules():
+        if not parametrize.is_parametrized(module):
+            continue
+        for attribute, chain in module.parametrizations.items():
+            if not any(isinstance(p, FrozenSubnetwork) for p in chain):
+                continue
+            unkept = chain.original
+            bound = 1.0 / math.sqrt(unkept[0].numel())
+            with torch.no_grad():
+                draw = torch.rand(unkept.shape, generator=generator, dtype=torch.float32) * (2 * bound) - bound
+                unkept.copy_(draw.to(unkept.device, unkept.dtype))
+            unkept.requires_grad_(False)
+            drawn += 1
+    if not drawn:
+        raise ValueError("unkept authors_frozen: the network has no transferred (masked) weight; it needs a masked kind")
+    return model
+
+
 def transfer_start(plan, variant: dict, base: Classifier, spec: dict, masks, seeds: dict) -> Classifier:
     """The model a vision transfer variant starts from, as its run and the diagnostics build it: a fresh classifier
     of `spec` from the init seed (with batchnorm unit_scales, without timm's zero initialisation of each residual
     block's last scale), given the base's weights by the TransferPlan `plan` (`masks`: the masks it transfers, or
-    None), then (batchnorm base_frozen) the base's BatchNorm, frozen."""
+    None), then (batchnorm base_frozen) the base's BatchNorm, frozen; (head base_frozen) the base's head, frozen;
+    (unkept authors_frozen) the weights under the masks' zeros at the authors' draw, frozen (seeds["masked_init"])."""
     start = variant.get("batchnorm")
-    if start is not None and start not in BATCHNORM_STARTS:
-        raise ValueError(f"batchnorm {start!r} is not one of {sorted(BATCHNORM_STARTS)}")
+    for key, starts in (("batchnorm", BATCHNORM_STARTS), ("head", HEAD_STARTS), ("unkept", UNKEPT_STARTS)):
+        if variant.get(key) is not None and variant[key] not in starts:
+            raise ValueError(f"{key} {variant[key]!r} is not one of {sorted(starts)}")
     fresh_spec = spec
     if start == "unit_scales":
         fresh_spec = {**spec, "model_kwargs": {**(spec.get("model_kwargs") or {}), "zero_init_last": False}}
@@ -160,7 +201,16 @@ def transfer_start(plan, variant: dict, base: Classifier, spec: dict, masks, see
         raise ValueError(f"batchnorm unit_scales: timm model {spec['arch']!r} takes no zero_init_last "
                          f"({error})") from error
     model = plan.build(base, fresh, masks, torch.Generator().manual_seed(seeds["mask"]))
-    return keep_base_batchnorm(model, base) if start == "base_frozen" else model
+    if start == "base_frozen":
+        keep_base_batchnorm(model, base)
+    if variant.get("head") == "base_frozen":
+        keep_base_head(model, base)
+    if variant.get("unkept") == "authors_frozen":
+        if "masked_init" not in seeds:
+            raise ValueError("unkept authors_frozen draws the unkept weights by the seed role 'masked init': give "
+                             "seeds['masked_init'] (seeds.vision_seeds('transfer', chain, masked_init=True))")
+        freeze_unkept_at_authors_draw(model, seeds["masked_init"])
+    return model
 
 
 def build_classifier(spec: dict, seed: int) -> Classifier:
