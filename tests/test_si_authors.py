@@ -306,3 +306,85 @@ def test_the_overlay_on_a_finished_run_trains_only_si_authors(smoke_run, tmp_pat
     metrics = json.loads((workdir / "results/vision/chain0/transfer/si_authors/metrics.json").read_text())
     assert metrics["seeds"]["masked_init"] == vision_seeds("transfer", 0, masked_init=True)["masked_init"]
     assert metrics["config"]["variant"]["unkept"] == "authors_frozen"
+
+
+# --- the record's pages, on a stand-in made from the decisive record's tables ------------------------------------------
+
+def authors_record(tmp_path, shift):
+    """The decisive record's vision tables as a `vision_authors` record whose si_authors is SI plus `shift[metric]`
+    (points, a function of the chain): the claims, the section and the README read it as they will read the real one."""
+    import shutil
+
+    import pandas as pd
+
+    from subtask_induction.pages import run_records
+
+    folder = tmp_path / "data" / "vision_authors"
+    shutil.copytree(REPO / "docs/data/decisive", folder, ignore=shutil.ignore_patterns("arithmetic", "submasking"))
+    chains = pd.read_csv(folder / "vision/chains.csv")
+    si = chains[chains["model"] == "si"]
+    added = si.assign(model="si_authors", **{metric: si[metric] + move(si["chain"]) / 100
+                                             for metric, move in shift.items()})
+    pd.concat([chains, added]).to_csv(folder / "vision/chains.csv", index=False)
+    table1 = pd.read_csv(folder / "vision/table1.csv")
+    row = table1[table1["model"] == "si"].assign(model="si_authors", **{m: added[m].mean() for m in shift})
+    pd.concat([table1, row]).to_csv(folder / "vision/table1.csv", index=False)
+    planned = pd.read_csv(folder / "planned/vision.csv")
+    extra = pd.DataFrame({"chain": sorted(si["chain"]), "variant": "si_authors"})
+    pd.concat([planned, extra]).to_csv(folder / "planned/vision.csv", index=False)
+    records = {"vision_authors": run_records.load("vision_authors", tmp_path / "data", check=False),
+               "decisive": run_records.load("decisive", REPO / "docs/data")}
+    return records
+
+
+def wobble(points):
+    return lambda chain: points + (chain % 3) - 1
+
+
+def test_the_readings_follow_the_plan(tmp_path):
+    """A disagreement of our SI with the paper is the protocol's where si_authors points the paper's way, the world's
+    where it points against the paper too; a row where our SI agrees or is undecided is no disagreement."""
+    from subtask_induction.pages import claims as page_claims
+    from subtask_induction.pages.results import all_claims
+    from subtask_induction.pages.sections import authors
+
+    # pooled +20 (beats the base and the mixture as run, and SI), cue shape +0 (SI's reversal stays), robustness +0
+    records = authors_record(tmp_path, {"pooled_accuracy": wobble(20), "cue_shape_accuracy": wobble(0)})
+    found = all_claims(records)
+    mine = [c for c in found if c.record == "vision_authors"]
+    assert {c.id for c in mine} == {page_claims.claim_id("vision", "si_authors", s, m) for s, m in (
+        ("base", "pooled_accuracy"), ("finetune", "pooled_accuracy"), ("scratch", "original_accuracy"),
+        ("finetune", "cue_shape_accuracy"), ("finetune", "cue_robustness"), ("si", "pooled_accuracy"))}
+    readings = {row.si.id: row.reading for row in authors.rows(found)}
+    # decisive's SI: no effect against the mixture as run on pooled images (against the paper), reversed on cue shape
+    assert readings["vision/si-finetune/pooled_accuracy"] == authors.PROTOCOL
+    assert readings["vision/si-finetune/cue_shape_accuracy"] == authors.WORLD
+    assert readings["vision/si-base/pooled_accuracy"] == authors.NONE         # our SI holds: no disagreement
+    assert readings["vision/si-finetune/cue_robustness"] == authors.NONE      # our SI undecided: no disagreement
+    said = authors.sentence(records["vision_authors"], found)
+    assert ("the disagreements are the protocol's against the mixture as the authors ran it on pooled images; the "
+            "world's against that mixture on cue-conflict shape accuracy") in said
+    lines = authors.section(records["vision_authors"], records["decisive"], found)
+    assert any("(base, subnetwork, si, scratch, finetune, mixture): " in line and "every column equal" in line
+               for line in lines)
+    assert any(line.startswith("| the mixture as the authors ran it on pooled images | +17.3 |") and
+               line.endswith("| the protocol's |") for line in lines)
+
+
+def test_the_readme_judges_table_1_like_for_like(tmp_path):
+    from subtask_induction.pages import first_screen
+    from subtask_induction.pages.results import all_claims
+
+    records = authors_record(tmp_path, {"pooled_accuracy": wobble(20), "cue_shape_accuracy": wobble(0)})
+    found = all_claims(records)
+    table = first_screen.table(found, records).splitlines()
+    vision = [i for i, line in enumerate(table) if line.startswith("| SI beats") and "pooled" in line or
+              line.startswith(("| SI beats training from scratch", "| SI beats that mixture"))]
+    assert len(vision) == 5 and all(table[i + 1].startswith("| ↳ the same, SI as the authors' code ran it") for i in vision)
+    assert "(our `si`'s disagreement: the protocol's)" in table[vision[1] + 1]
+    finding = first_screen.finding(found, records)
+    assert "vision's judged like for like, SI as the authors' code ran it" in finding
+    # without the record, the table and the count are as before
+    plain = {"decisive": records["decisive"]}
+    assert "↳" not in first_screen.table(all_claims(plain), plain)
+    assert "like for like" not in first_screen.finding(all_claims(plain), plain)

@@ -137,6 +137,15 @@ CAUSES_VISION = [question for variant, words in CAUSES.items() for question in (
      False, None),
     (f"{variant} vs finetune", "pooled_accuracy", f"SI with {words} beats {MIXTURE_AS_RUN} on pooled images", False,
      _paper("si", "finetune", "pooled_accuracy")))]
+# SI as the authors' code ran it (issue 88; config/si_authors.yaml, the record `vision_authors`; the plan in
+# docs/decisions.md, "SI as the authors' code ran it"): `si_authors` against each Table 1 rival the README judges SI
+# against (VISION_CLAIMS' headlines, the paper's numbers beside), then against our paper-text SI
+SI_AUTHORS = "si_authors"
+AUTHORS_VISION = [(comparison.replace("si vs ", f"{SI_AUTHORS} vs ", 1), metric,
+                   text.replace("SI beats", "SI as the authors' code ran it (`si_authors`) beats", 1), False, paper)
+                  for comparison, metric, text, headline, paper in VISION_CLAIMS if headline] + [
+    (f"{SI_AUTHORS} vs si", "pooled_accuracy", "SI as the authors' code ran it beats SI as the paper's text describes "
+                                               "it (ours, `si`) on pooled images", False, None)]
 # The two rivals of issue 59 (config/beyond/signs.yaml, the record `beyond_signs`), every 2-layer run of the default
 SIGNS_CLAIMS = [
     ("si", "signs", "SI beats the signs alone: the subnetwork's positions with the base's signs and fresh magnitudes "
@@ -434,6 +443,14 @@ def vision_causes(record: RunRecord) -> list[Claim]:
     return [replace(claim, scale=claim.scale.replace("default (generated world)", "the causes of SI's lost shape "
                                                      "(generated world)"))
             for claim in vision_default(record, CAUSES_VISION)]
+
+
+def vision_authors(record: RunRecord) -> list[Claim]:
+    """SI as the authors' code ran it (the record `vision_authors`) against Table 1's rivals and our SI, on the decisive
+    vision chains."""
+    return [replace(claim, scale=claim.scale.replace("default (generated world)", "SI as the authors' code ran it "
+                                                     "(generated world)"))
+            for claim in vision_default(record, AUTHORS_VISION)]
 
 
 @by_record

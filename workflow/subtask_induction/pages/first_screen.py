@@ -16,6 +16,7 @@ from ..arithmetic.paper import authors_curves
 from ..claims import AT_FLOOR, HOLDS, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED
 from ..vision import paper as vision_paper
 from .claims import ARITHMETIC_CLAIMS, SUBMASKING_CLAIMS, VISION_CLAIMS, claim_id
+from .sections import authors
 
 # The headlines, in the order the first screen shows them: (claim id, the claim in plain words, what SI is set against)
 ARITHMETIC = [(claim_id("arithmetic", first, second), words, against) for first, second, words, against in (
@@ -85,16 +86,22 @@ def said(judgement) -> str:
 
 
 def rows(found: list, records: dict) -> list[dict]:
-    """One entry per headline and size: the claim (its first size only), the paper's number, ours, the verdict."""
+    """One entry per headline and size: the claim (its first size only), the paper's number, ours, the verdict; a
+    vision row also carries the same comparison for SI as the authors' code ran it (`like`: its claim, or None where
+    the record `vision_authors` is not stored) and the plan's reading of the row (authors.reading)."""
+    like = {row.si.id: row for row in authors.rows(found)}
     out = []
     for claim, words in headline_claims(found):
         judged = claim.evidence.judge()
         for i, (where, j) in enumerate(judged.items()):
             what, theirs = paper_difference(claim, where)
             unit = "backbones" if claim.family == "submasking" else "chains"
+            row = like.get(claim.id)
             out.append({"claim": claim, "words": words if i == 0 else "", "where": where, "paper": what,
                         "theirs": theirs, "mean": j.mean, "low": j.low, "high": j.high, "chains": len(j.chains),
-                        "unit": unit, "verdict": said(j), "judgement": j})
+                        "unit": unit, "verdict": said(j), "judgement": j,
+                        "like": row.authors if row is not None else None,
+                        "reading": row.reading if row is not None and row.authors is not None else None})
     return out
 
 
@@ -109,6 +116,11 @@ def table(found: list, records: dict, premise: str = "") -> str:
         if row["claim"].family == "vision" and premise and row["judgement"].verdict == REVERSED:
             verdict = f"in this world ({premise}): {verdict}"
         lines.append(f"| {row['words']} | {row['where'] or '—'} | {theirs} | {ours} | **{verdict}** |")
+        if row["like"] is not None:   # the SI that produced the paper's number, judged on the same comparison
+            j = row["like"].evidence.judge()[""]
+            reading = "" if row["reading"] == authors.NONE else f" (our `si`'s disagreement: {row['reading']})"
+            lines.append(f"| ↳ the same, SI as the authors' code ran it (`si_authors`) | — | the same | {j.mean:+.1f} "
+                         f"[{j.low:+.1f}, {j.high:+.1f}]; {len(j.chains)} chains | **{said(j)}**{reading} |")
     return "\n".join(lines)
 
 
@@ -152,15 +164,27 @@ def finding(found: list, records: dict, premise_sentence: str = "") -> str:
             block += premise_sentence.splitlines()
         lines += bullet(block)
     rivals = dict((c.id, a) for c, a in headlines)
-    found_rows = [row for row in rows(found, records) if row["theirs"] is not None]
+    found_rows = [like_for_like(row) for row in rows(found, records) if row["theirs"] is not None]
     apart = [row for row in found_rows if (row["theirs"] > 0) != (row["mean"] > 0)]
     if found_rows:
         items = [f"{rivals[row['claim'].id]}{' at ' + row['where'] if row['where'] else ''} (theirs "
                  f"{row['theirs']:+.1f}, ours {row['mean']:+.1f})" for row in apart]
-        head = (f"**Against the paper**: where it gives a number ({len(found_rows)} comparisons), SI's difference "
-                f"points its way in {len(found_rows) - len(apart)}" + ("; not against" if apart else "."))
+        like = any(row["like"] is not None for row in found_rows)
+        head = (f"**Against the paper**: where it gives a number ({len(found_rows)} comparisons"
+                + ("; vision's judged like for like, SI as the authors' code ran it" if like else "")
+                + f"), SI's difference points its way in {len(found_rows) - len(apart)}" + ("; not against" if apart else "."))
         lines += bullet(pack([head] + [item + (";" if i < len(items) - 1 else ".") for i, item in enumerate(items)]))
     return "\n".join(lines).strip()
+
+
+def like_for_like(row: dict) -> dict:
+    """A row as the paper's number is compared like for like: a vision row by SI as the authors' code ran it, where its
+    record is stored (its claim is the row's `like`); any other row as it is."""
+    if row["like"] is None:
+        return row
+    j = row["like"].evidence.judge()[""]
+    return {**row, "mean": j.mean, "low": j.low, "high": j.high, "chains": len(j.chains), "verdict": said(j),
+            "judgement": j}
 
 
 def bullet(lines: list[str]) -> list[str]:

@@ -24,6 +24,9 @@ DECISIVE_CROSS_DOMAIN = "decisive_cross_domain"
 # `make vision-causes` (config/causes/ over config/vision_causes.yaml): the causes of SI's lost shape, each a variant of
 # SI, on the decisive record's vision chains, SI, finetune and mixture rerun beside them
 VISION_CAUSES = "vision_causes"
+# `make vision-authors` (config/si_authors.yaml over config/vision_authors.yaml): SI as the authors' code ran it beside
+# every Table 1 arm, on the decisive record's vision chains
+VISION_AUTHORS = "vision_authors"
 GPU_CHECK = "gpu_check"   # benchmarks/gpu_check.sh on a lent GPU: its summary and pack throughput
 TIMING = "time_to_figure"   # benchmarks/time_to_figure.py on fresh-clone runs of make reproduce and make beyond
 FIGURES = "figures"   # relative to docs/

@@ -10,12 +10,13 @@ from pathlib import Path
 
 from ..claims import AT_FLOOR, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
-from .page import BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_CAUSES
+from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_AUTHORS,
+                   VISION_CAUSES)
 from .results import all_claims
 from .claims import Claim, default_questions
 from .run_records import RunRecord
 from . import first_screen
-from .sections import causes, premises, validity
+from .sections import authors, causes, premises, validity
 from .subnetworks import chain_table, kept_dial
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
@@ -342,7 +343,8 @@ def blocks(records: dict, found: list | None = None) -> dict[str, str]:
     decisive = records.get(DECISIVE)
     why = (causes.sentence(records[VISION_CAUSES], found, brief=True)   # which cause of the lost shape keeps it (issue 82)
            if VISION_CAUSES in records else "")
-    premise = (premises.sentence(decisive, why) if decisive is not None and any(c.record == DECISIVE for c in found)
-               else "")
+    like = authors.sentence(records[VISION_AUTHORS], found) if VISION_AUTHORS in records else ""   # issue 88
+    premise = (premises.sentence(decisive, why, like[:1].upper() + like[1:]) if decisive is not None
+               and any(c.record == DECISIVE for c in found) else "")
     return {"finding": first_screen.finding(found, records, premise), "headlines": headlines(records, found),
             "timings": timings(records), "beyond": make_beyond(REPO / "Makefile"), "key": wording.readme_key()}

@@ -11,13 +11,13 @@ import pandas as pd
 from . import claims as claims_module
 from . import subnetworks, wording
 from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS,
-                   VISION_CAUSES)
+                   VISION_AUTHORS, VISION_CAUSES)
 from .sections.arithmetic_default import arithmetic_default
 from .sections.beyond import beyond_section, decisive_cross_domain_section, signs_section
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
-from .sections import causes, premises, protocol, record_effect, validity
+from .sections import authors, causes, premises, protocol, record_effect, validity
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -93,6 +93,8 @@ def all_claims(records: dict[str, RunRecord]) -> list:
         rivals += claims_module.signs(records[SIGNS])
     if VISION_CAUSES in records:
         rivals += claims_module.vision_causes(records[VISION_CAUSES])
+    if VISION_AUTHORS in records:
+        rivals += claims_module.vision_authors(records[VISION_AUTHORS])
     mine = {claim.id: claim for claim in [*(decided or []), *(decisive_claims(records, DECISIVE_CROSS_DOMAIN) or [])]}
     if mine:   # a rival a decisive record judged is read from it, its smaller record beside it (paired by id)
         rivals = [wording.beside_smaller(mine[claim.id], {claim.record: claim}) if claim.id in mine else claim
@@ -125,6 +127,8 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
         lines += record_effect.lines(records)
     if VISION_CAUSES in records:
         lines += causes.section(records[VISION_CAUSES], records.get(DECISIVE), found)
+    if VISION_AUTHORS in records:
+        lines += authors.section(records[VISION_AUTHORS], records.get(DECISIVE), found)
     if "default" in records:
         lines += arithmetic_default(records["default"])
     if any(name in records for name in PAPER_DEPTHS):

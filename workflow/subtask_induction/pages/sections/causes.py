@@ -25,14 +25,14 @@ def _rows(record: RunRecord, table: str, column: str, values, chains) -> pd.Data
     return frame.sort_values([c for c in (column, "chain", "epoch", "category") if c in frame]).reset_index(drop=True)
 
 
-def equality(record: RunRecord, decisive: RunRecord) -> list[str]:
-    """Where the record's bases, subnetworks and SI / finetune / mixture differ from the decisive record's on the same
-    chains (chains.csv, per_class.csv and curves.csv by model; discovery_curves.csv of the labelled discovery): one line
-    per table, `equal` or what differs."""
+def equality(record: RunRecord, decisive: RunRecord, rerun: tuple = RERUN) -> list[str]:
+    """Where the record's bases, subnetworks and the transfers it reruns (`rerun`: models of chains.csv) differ from
+    the decisive record's on the same chains (chains.csv, per_class.csv and curves.csv by model; discovery_curves.csv
+    of the labelled discovery): one line per table, `equal` or what differs."""
     chains = sorted(record.csv("vision/chains.csv")["chain"].unique())
     lines = []
-    for table, column, values in (("vision/chains.csv", "model", RERUN), ("vision/per_class.csv", "model", RERUN),
-                                  ("vision/curves.csv", "model", RERUN),
+    for table, column, values in (("vision/chains.csv", "model", rerun), ("vision/per_class.csv", "model", rerun),
+                                  ("vision/curves.csv", "model", rerun),
                                   ("vision/discovery_curves.csv", "init", ("pretrained",))):
         ours, theirs_ = (_rows(r, table, column, values, chains) for r in (record, decisive))
         if list(ours.columns) == list(theirs_.columns) and ours.equals(theirs_):

@@ -64,8 +64,10 @@ def table(record: RunRecord) -> list[str]:
             + [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""])
 
 
-def sentence(record: RunRecord, why: str = "") -> str:
-    """The README's one sentence of it; `why`: what the causes' record says of the lost shape (its own line)."""
+def sentence(record: RunRecord, why: str = "", like: str = "") -> str:
+    """The README's one sentence of it; `why`: what the causes' record says of the lost shape (its own line); `like`:
+    what the record of SI as the authors' code ran it says of the disagreements (authors.sentence), which then replaces
+    the sentence that puts them down to the world."""
     ours = world(record)
     if ours is None:
         return ""
@@ -73,6 +75,8 @@ def sentence(record: RunRecord, why: str = "") -> str:
     lead = (f"In this world SI keeps {kept_share(ours):.0%} of its subnetwork's pooled accuracy "
             f"({ours['si_pooled']:.1f} of {ours['subnetwork_pooled']:.1f} %), the paper's {kept_share(theirs()):.0%}:")
     world_s = "the vision verdicts are the [generated world](docs/glossary.md#generated-world)'s"
+    if like:
+        return f"{lead[:-1]} {premises}.\n{like}" + (f"\nThe subnetwork's shape is lost in the transfer: {why}" if why else "")
     if why:
         return f"{lead} {world_s} {premises}.\nThe subnetwork's shape is lost in the transfer: {why}"
     return f"{lead}\n{world_s}, where the subnetwork's shape does not survive the transfer {premises}."
