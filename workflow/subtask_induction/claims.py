@@ -254,7 +254,7 @@ def smallest_p(chains: int) -> float:
 # (scipy's permutation_test scales its tolerance by the observed statistic, so chains whose large differences nearly
 # cancel lost their ties to rounding and the p depended on the chains' order.)
 TIE = 1e-9
-HALF = 22   # the largest half enumerated: 44 chains
+HALF = 22   # the largest half enumerated: 44 chains; beyond, the patterns are counted on the values' grid
 
 
 @functools.lru_cache(maxsize=None)
@@ -273,13 +273,68 @@ def _sums(magnitudes: np.ndarray) -> np.ndarray:
 
 
 def _at_least(magnitudes: np.ndarray, threshold: float) -> int:
-    """How many of the 2^k sign patterns of `magnitudes` sum to at least `threshold`: every pattern of each half of
-    the (sorted) magnitudes, one half's sums sorted and searched for each of the other's (exact at any k <= 44, and
-    independent of the chains' order)."""
+    """How many of the 2^k sign patterns of `magnitudes` sum to at least `threshold`. Up to 44 values: every pattern of
+    each half of the (sorted) magnitudes, one half's sums sorted and searched for each of the other's (independent of
+    the chains' order). Beyond: counted over the grid the values lie on (on_grid), exactly, in time linear in k and in
+    the grid's span."""
+    if len(magnitudes) > 2 * HALF:
+        return _at_least_on_grid(magnitudes, threshold)
     ordered = np.sort(np.abs(magnitudes))[::-1]
     half = len(ordered) // 2
     first, second = _sums(ordered[:half]), np.sort(_sums(ordered[half:]))
     return int((len(second) - np.searchsorted(second, threshold - first, side="left")).sum())
+
+
+# A grid's finest step a value may need (its denominator), and the widest span of signed sums counted on it: an
+# accuracy difference in points is a multiple of 100 / test items (100 / 1,280 = 5/64 on the world's cue-conflict
+# images), a mean over r replicates of 1 / r of that, and S a multiple of 1 / 2.
+GRID_DENOMINATOR = 10 ** 6
+GRID_SPAN = 2 * 10 ** 7
+LIMB = 62   # bits of a count each int64 limb holds (a sum of two stays below 2^63)
+
+
+def on_grid(values) -> tuple[np.ndarray, int]:
+    """`values` as integers on the coarsest grid that holds them all: (integers, denominator), each value equal to its
+    integer / denominator within 1e-9 of its size. A value on no grid of denominator up to GRID_DENOMINATOR (or a grid
+    whose sums span more than GRID_SPAN) cannot be counted exactly beyond 44 chains: a ValueError says so."""
+    from fractions import Fraction
+
+    values = [float(v) for v in values]
+    fractions = [Fraction(v).limit_denominator(GRID_DENOMINATOR) for v in values]
+    off = [v for v, f in zip(values, fractions) if abs(float(f) - v) > 1e-9 * max(1.0, abs(v))]
+    denominator = math.lcm(*(f.denominator for f in fractions))
+    integers = [int(f * denominator) for f in fractions]
+    if off or denominator > GRID_DENOMINATOR or 2 * sum(abs(i) for i in integers) > GRID_SPAN:
+        raise ValueError(f"the exact sign-flip test counts more than {2 * HALF} chains on the grid their values lie on "
+                         f"(an accuracy difference is a multiple of 100 / test items); these values lie on no grid "
+                         f"of step 1/{GRID_DENOMINATOR} or finer whose sums span at most {GRID_SPAN:,} steps: "
+                         f"{(off or values)[:3]}")
+    return np.array(integers, dtype=np.int64), denominator
+
+
+def _at_least_on_grid(magnitudes: np.ndarray, threshold: float) -> int:
+    """_at_least beyond enumeration: the number of sign patterns at each signed sum, built value by value on the values'
+    grid (on_grid) in integers of LIMB-bit int64 limbs (2^k outgrows one int64), then summed from the threshold up. A
+    threshold within a millionth of a grid step below a sum counts it (the tie tolerance TIE is far finer than a step)."""
+    integers, denominator = on_grid(np.abs(magnitudes))
+    total = int(integers.sum())
+    limbs = len(integers) // LIMB + 2
+    counts = np.zeros((limbs, 2 * total + 1), dtype=np.int64)
+    counts[0, total] = 1
+    mask = (1 << LIMB) - 1
+    for a in (int(a) for a in integers):
+        if a == 0:
+            counts = 2 * counts
+        else:
+            moved = np.zeros_like(counts)
+            moved[:, a:] += counts[:, :-a]
+            moved[:, :-a] += counts[:, a:]
+            counts = moved
+        for limb in range(limbs - 1):   # carry each limb's overflow into the next
+            counts[limb + 1] += counts[limb] >> LIMB
+            counts[limb] &= mask
+    first = max(math.ceil(threshold * denominator - 1e-6) + total, 0)
+    return sum(int(counts[limb, first:].astype(object).sum()) << (LIMB * limb) for limb in range(limbs))
 
 
 def sign_flip_p(values) -> float:

@@ -1,0 +1,49 @@
+"""The rule closed (issue 89): the exact sign-flip test at any number of chains, one rounding rule, the leave-one-out
+judged by the rule, tables compared by their numbers."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from subtask_induction.claims import HALF, _at_least, _at_least_on_grid, on_grid, sign_flip_greater, sign_flip_p
+
+
+def halves_count(values, threshold):
+    """The count by halves (the enumeration the rule uses up to 44 chains), whatever _at_least does beyond."""
+    from subtask_induction.claims import _sums
+
+    ordered = np.sort(np.abs(values))[::-1]
+    half = len(ordered) // 2
+    first, second = _sums(ordered[:half]), np.sort(_sums(ordered[half:]))
+    return int((len(second) - np.searchsorted(second, threshold - first, side="left")).sum())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-150, 150), min_size=2, max_size=2 * HALF), st.sampled_from([0.2, 0.1, 5 / 64, 1 / 3]),
+       st.floats(-3, 3))
+def test_the_grid_count_equals_the_enumeration_up_to_44_chains(units, step, shift):
+    values = np.array(units) * step
+    for threshold in (abs(values.sum()) - 1e-9 * np.abs(values).sum(), values.sum() - 1e-9 * np.abs(values).sum(),
+                      round(shift / step) * step - 1e-12):
+        assert _at_least_on_grid(values, threshold) == halves_count(values, threshold)
+
+
+def test_a_p_beyond_44_chains_is_exact():
+    """100 chains of one value each: the patterns at least as extreme are a binomial tail, counted exactly."""
+    k = 100
+    for units, kept in ((np.full(k, 2), 100), (np.r_[np.full(60, 2), np.full(40, -2)], 20)):
+        values = units * 0.1
+        expected = sum(math.comb(k, j) for j in range(k + 1) if abs(2 * j - k) >= kept)
+        assert sign_flip_p(values) == pytest.approx(expected / 2 ** k, rel=1e-15)
+        assert _at_least(values, abs(values.sum()) - 1e-9 * np.abs(values).sum()) * 2 == expected
+    one_sided = sign_flip_greater(np.full(k, 0.2))
+    assert one_sided == 2.0 ** -k   # one pattern of 2^100: beyond every float count's reach
+
+
+def test_a_difference_on_no_grid_is_named_beyond_44_chains():
+    values = np.random.default_rng(0).normal(size=50)
+    with pytest.raises(ValueError, match="no grid"):
+        sign_flip_p(values)
+    assert on_grid([0.2, -0.4, 12.45])[1] == 20
