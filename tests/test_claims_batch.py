@@ -363,22 +363,21 @@ def test_the_leave_one_chain_out_names_its_verdicts_as_python_strings():
     means = means_of({"n = 0": [2.0, 2.5, 1.5, 3.0, 2.0, 2.5, 1.0, -4.0], "n = 1": [5.0] * 7})
     verdicts = [j.verdict for j in judge_means(means, complete(means), smallest=3.0, beside=False).values()]
     changed = _fragile(means, 0.05, 3.0, [None, None], verdicts)
-    # and where every chain's absence leaves some size with nothing (each size has one chain of its own)
+    # and where every chain's absence leaves some size with nothing (each size has one chain of its own): the rule
+    # judges the emptied size (too few chains, as before), so nothing changes and nothing is named (issue 89)
     alone = {"n = 0": pd.Series([4.0], index=["c0"]), "n = 1": pd.Series([5.0], index=["c1"])}
-    emptied = _fragile(alone, 0.05, 3.0, [None, None], [TOO_FEW, TOO_FEW])
-    assert emptied == dict.fromkeys(alone, [("c0", INCOMPLETE), ("c1", INCOMPLETE)])
+    assert _fragile(alone, 0.05, 3.0, [None, None], [TOO_FEW, TOO_FEW]) == {}
     assert changed and all(type(chain) is str and type(verdict) is str
-                           for named in (*changed.values(), *emptied.values()) for chain, verdict in named)
+                           for named in changed.values() for chain, verdict in named)
 
 
-def test_a_chain_only_one_size_has_leaves_every_size_incomplete_when_it_goes():
+def test_a_chain_only_one_size_has_leaves_that_size_to_the_rule_when_it_goes():
     means = means_of({"n = 0": [5.0, 6.0, 5.5, 6.5, 5.0, 6.0], "n = 1": [4.0]})
     verdicts = [HOLDS, TOO_FEW]
     changed = _fragile(means, 0.05, 3.0, [None, None], verdicts)
-    # without c0 the size that has only c0 has nothing: both sizes incomplete; without any other chain the first
-    # size keeps five chains, too few to decide, and the second keeps its one
-    assert changed == {"n = 0": [("c0", INCOMPLETE)] + [(f"c{i}", TOO_FEW) for i in range(1, 6)],
-                       "n = 1": [("c0", INCOMPLETE)]}
+    # without c0 the size that has only c0 has nothing: the rule reads it too few chains, as with c0 (unchanged, so
+    # not named); without any chain the first size keeps five chains, too few to decide (issue 89: never "incomplete")
+    assert changed == {"n = 0": [(f"c{i}", TOO_FEW) for i in range(6)]}
 
 
 # --- the share of smaller records that agree ---------------------------------------------------------------------

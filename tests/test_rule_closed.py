@@ -47,3 +47,18 @@ def test_a_difference_on_no_grid_is_named_beyond_44_chains():
     with pytest.raises(ValueError, match="no grid"):
         sign_flip_p(values)
     assert on_grid([0.2, -0.4, 12.45])[1] == 20
+
+
+def test_a_size_a_leave_one_out_empties_is_judged_and_an_unchanged_verdict_is_not_fragile():
+    """Leaving out the one chain of a size leaves it no chain: the rule judges it (too few chains), and a size whose
+    verdict does not change (here every size: the other size never had that chain) is not fragile."""
+    import pandas as pd
+
+    from subtask_induction.claims import INCOMPLETE, judge
+
+    strong = pd.Series([6.0, 7.5, 5.2, 8.1, 6.6, 7.0, 5.9, 6.3, 7.7, 6.8], index=[str(c) for c in range(1, 11)])
+    lone = pd.Series([4.0], index=["11"])
+    judged = judge({"n = 0": strong, "n = 250": lone}, smallest=3.0)
+    assert judged["n = 0"].verdict == "holds" and judged["n = 250"].verdict == "too few chains to decide"
+    assert judged["n = 0"].fragile == () and judged["n = 250"].fragile == ()
+    assert INCOMPLETE not in {verdict for j in judged.values() for _, verdict in j.fragile}

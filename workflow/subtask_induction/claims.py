@@ -450,7 +450,10 @@ def equivalence_batch(values: np.ndarray, smallest: float) -> np.ndarray:
 
 
 def beyond_batch(values: np.ndarray, smallest: float) -> np.ndarray:
-    """A one-sided t test of the mean beyond S in the direction of its sign (above +S, or below -S), every row."""
+    """A one-sided t test of the mean beyond S in the direction of its sign (above +S, or below -S), every row (p 1
+    where a row has no chains: a size a leave-one-out emptied)."""
+    if values.shape[1] == 0:
+        return np.ones(len(values))
     return np.where(values.mean(1) >= 0, t_below_batch(-values, -smallest), t_below_batch(values, -smallest))
 
 
@@ -638,8 +641,8 @@ def _fragile(means: dict, level: float, smallest: float | None, rooms: list, ver
         for chain in chains:
             fewer = [means[size].drop(chain).to_numpy(dtype=float) if chain in means[size].index
                      else means[size].to_numpy(dtype=float) for size in sizes]
-            rows.append(verdicts_batch([v[None, :] for v in fewer], level, smallest, rooms)["verdict"][0]
-                        if all(len(v) for v in fewer) else [INCOMPLETE] * len(sizes))
+            # a size this chain alone made is left with none: the rule judges it (too few chains), never "incomplete"
+            rows.append(verdicts_batch([v[None, :] for v in fewer], level, smallest, rooms)["verdict"][0])
         again = np.array(rows, dtype=object).reshape(len(chains), len(sizes))
     changed: dict = {}
     for i, chain in enumerate(chains):
