@@ -62,3 +62,29 @@ def test_a_size_a_leave_one_out_empties_is_judged_and_an_unchanged_verdict_is_no
     assert judged["n = 0"].verdict == "holds" and judged["n = 250"].verdict == "too few chains to decide"
     assert judged["n = 0"].fragile == () and judged["n = 250"].fragile == ()
     assert INCOMPLETE not in {verdict for j in judged.values() for _, verdict in j.fragile}
+
+
+def test_same_tables_compares_numbers_never_a_verdicts_words(tmp_path):
+    """A rerun whose numbers equal the record's is the same tables though a page's cells word a verdict otherwise (a
+    rule version); a number that differs is named."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from subtask_induction.pages.run_records import different_tables
+
+    record = tmp_path / "record" / "vision"
+    run = tmp_path / "run" / "results" / "vision" / "summary"
+    for folder in (record, run):
+        folder.mkdir(parents=True)
+        pd.DataFrame({"model": ["si", "base"], "chain": [16, 16], "pooled_accuracy": [0.2, 0.14],
+                      "seconds": [10.0, 12.0]}).to_csv(folder / "chains.csv", index=False)
+    for folder, word in ((record, "holds"), (run, "holds, by more than 3 points")):
+        pd.DataFrame({"table": [0], "heading": [""], "row": [0], "column": [4], "name": ["verdict"],
+                      "cell": [word]}).to_csv(folder / "comparisons.tables.csv", index=False)
+    stored = SimpleNamespace(folder=tmp_path / "record")
+    assert different_tables(tmp_path / "run", stored) == []
+    frame = pd.read_csv(run / "chains.csv")
+    frame.loc[0, "pooled_accuracy"] = 0.21
+    frame.to_csv(run / "chains.csv", index=False)
+    assert different_tables(tmp_path / "run", stored) == ["vision/chains.csv: columns ['pooled_accuracy']"]

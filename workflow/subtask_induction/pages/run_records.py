@@ -267,14 +267,20 @@ RUN_CODE = ("Snakefile", "workflow", "config")
 TIMING_COLUMNS = ("seconds",)
 
 
+# A page's cells as data (page_tables.PageTables): the run's numbers as the pages' rule words them ("+4.1*", "holds"),
+# made from the numeric tables beside them; a rule version words the same numbers otherwise
+RENDERED = ".tables.csv"
+
+
 def different_tables(results: Path, record: RunRecord) -> list[str]:
     """The summary CSVs of a finished run (`results`: its folder, holding results/<family>/summary/) that differ from
     the stored `record`'s, each named with what differs; the columns of TIMING_COLUMNS (each training's wall time)
-    are left out. Empty: the run made the record's tables exactly."""
+    are left out, and so are the pages' cells (RENDERED): two runs are the same tables when their numbers are, under
+    any rule version. Empty: the run made the record's numbers exactly."""
     differ = []
     for path in sorted(record.folder.glob("*/*.csv")):
         table = str(path.relative_to(record.folder))
-        if table.startswith("planned/"):
+        if table.startswith("planned/") or table.endswith(RENDERED):
             continue
         ours = Path(results) / "results" / path.parent.name / "summary" / path.name
         if not ours.is_file():
