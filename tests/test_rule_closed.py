@@ -88,3 +88,39 @@ def test_same_tables_compares_numbers_never_a_verdicts_words(tmp_path):
     frame.loc[0, "pooled_accuracy"] = 0.21
     frame.to_csv(run / "chains.csv", index=False)
     assert different_tables(tmp_path / "run", stored) == ["vision/chains.csv: columns ['pooled_accuracy']"]
+
+
+@pytest.mark.parametrize("value, digits, sign, printed", [
+    (-0.35, 1, True, "-0.4"), (12.45, 1, True, "+12.5"), (0.25, 1, False, "0.3"), (-2.5, 0, False, "-3"),
+    (0.125, 2, False, "0.13"), (2.675, 2, False, "2.68"), (-0.04, 1, True, "-0.0"), (3.0, 1, True, "+3.0")])
+def test_one_rounding_rule_rounds_an_exact_half_away_from_zero(value, digits, sign, printed):
+    from subtask_induction.rounding import fixed
+
+    assert fixed(value, digits, sign) == printed
+
+
+def test_a_mean_that_is_an_exact_half_prints_by_the_rule_on_the_pages():
+    """A claim whose chains' mean is +12.45 (a half of the grid's 0.1) and one at -0.35 print +12.5 and -0.4, as every
+    other number the pages print (the judgement's summary, the first screen's table)."""
+    import pandas as pd
+
+    from subtask_induction.claims import judge
+
+    up = pd.Series([12.4, 12.5], index=["1", "2"])
+    down = pd.Series([-0.3, -0.4], index=["1", "2"])
+    judged = judge({"n = 250": up, "n = 0": down})
+    assert judged["n = 250"].summary().startswith("+12.5 [")
+    assert judged["n = 0"].summary().startswith("-0.4 [")
+
+
+def test_no_number_is_printed_by_a_format_spec_of_its_own():
+    """Every fixed-point or percent number the package prints goes through rounding.fixed / percent."""
+    import re
+
+    from harness import REPO
+
+    spec = re.compile(r":\+?\.\d[f%]\}")
+    package = sorted(path for path in (REPO / "workflow/subtask_induction").rglob("*.py") if path.name != "rounding.py")
+    found = [f"{path.relative_to(REPO)}:{i}" for path in package
+             for i, line in enumerate(path.read_text().splitlines(), 1) if spec.search(line)]
+    assert found == []

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from .rounding import fixed
+
 
 @dataclass(frozen=True)
 class Tally:
@@ -137,7 +139,7 @@ def shape_bias_difference(first_shape, first_texture, second_shape, second_textu
 
 def format_paired(differences: pd.Series, counted: pd.Series) -> str:
     """`+4.4*, +0.2, missing`: every run's difference in points, `*` where it is beyond noise."""
-    return ", ".join("missing" if pd.isna(d) else f"{d:+.1f}" + ("*" if c != 0 else "")
+    return ", ".join("missing" if pd.isna(d) else f"{fixed(d, 1, sign=True)}" + ("*" if c != 0 else "")
                      for d, c in zip(differences, counted))
 
 
@@ -561,8 +563,8 @@ class Judgement:
         if not self.complete or not self.chains:
             return "—"
         if np.isnan(self.low):
-            return f"{self.mean:+.1f}{unit}"
-        return f"{self.mean:+.1f}{unit} [{self.low:+.1f}, {self.high:+.1f}]"
+            return f"{fixed(self.mean, 1, sign=True)}{unit}"
+        return f"{fixed(self.mean, 1, sign=True)}{unit} [{fixed(self.low, 1, sign=True)}, {fixed(self.high, 1, sign=True)}]"
 
 
 def size_word(beyond: bool, smallest: float) -> str:
@@ -654,7 +656,7 @@ def _fragile(means: dict, level: float, smallest: float | None, rooms: list, ver
 
 def interval_text(low: float, high: float) -> str:
     """The equivalence test's interval as every page writes it: `90% [-0.6, +5.1]`."""
-    return f"90% [{low:+.1f}, {high:+.1f}]"
+    return f"90% [{fixed(low, 1, sign=True)}, {fixed(high, 1, sign=True)}]"
 
 
 # The share of smaller records that say what a larger one says: every subset of `chains` of its chains (without

@@ -20,6 +20,8 @@ import resource
 import sys
 import time
 
+from .rounding import fixed
+
 LINE = "[job time]"
 
 
@@ -55,10 +57,10 @@ class JobClock:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = usage.ru_utime + usage.ru_stime + children.ru_utime + children.ru_stime
-        start_up = (f"start-up {self.start_up:.2f} s (to the {self.start_up_until})" if self.start_up is not None
+        start_up = (f"start-up {fixed(self.start_up, 2)} s (to the {self.start_up_until})" if self.start_up is not None
                     else "start-up unmarked")
-        return (f"{LINE} wall {time.time() - self.started:.2f} s; {start_up}; evaluation {self.evaluation:.2f} s; "
-                f"CPU {cpu:.2f} s on {_threads()} thread(s)")
+        return (f"{LINE} wall {fixed(time.time() - self.started, 2)} s; {start_up}; evaluation {fixed(self.evaluation, 2)} s; "
+                f"CPU {fixed(cpu, 2)} s on {_threads()} thread(s)")
 
 
 def _threads() -> int:

@@ -28,6 +28,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from .rounding import fixed
 from .runtime import derive_seed, load_torch, save_torch
 from .timing import evaluating, first_training_step
 
@@ -82,7 +83,7 @@ class Progress:
         if self.bar is not None:
             loss = _mean_over_points(record, "train_loss")
             self.bar.update(1)
-            self.bar.set_postfix(loss=f"{loss:.4f}", **({select: f"{record[select]:.4f}"} if select else {}))
+            self.bar.set_postfix(loss=f"{fixed(loss, 4)}", **({select: f"{fixed(record[select], 4)}"} if select else {}))
             return
         self.note(epoch_line(self.desc, record, self.total))
 
@@ -110,9 +111,9 @@ def epoch_line(desc: str, record: dict, total: int) -> str:
                    if key not in ("epoch", "seconds") and isinstance(value, (int, float)) and not isinstance(value, bool)}
         head = f"[{desc}] epoch {record['epoch']}/{total}"
     loss = scalars.pop("train_loss", None)
-    parts = [head] + ([f"loss {loss:.4f}"] if loss is not None else [])
-    parts += [f"{key} {value:.4f}" for key, value in scalars.items()]
-    return " ".join(parts) + f" {record['seconds']:.1f} s"
+    parts = [head] + ([f"loss {fixed(loss, 4)}"] if loss is not None else [])
+    parts += [f"{key} {fixed(value, 4)}" for key, value in scalars.items()]
+    return " ".join(parts) + f" {fixed(record['seconds'], 1)} s"
 
 
 def _state_copy(model: nn.Module) -> dict[str, torch.Tensor]:

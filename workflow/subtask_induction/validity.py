@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .rounding import fixed
+
 BASE_VALID = {"arithmetic": 0.9, "vision": 0.8}
 
 
@@ -47,7 +49,7 @@ def failed_bases(arithmetic_base: pd.DataFrame | None, vision_chains: pd.DataFra
 
 
 def line(family: str, chain, accuracy: float) -> str:
-    return (f"{family} chain {chain}: its base did not learn its task (accuracy {accuracy:.3f}, under "
+    return (f"{family} chain {chain}: its base did not learn its task (accuracy {fixed(accuracy, 3)}, under "
             f"{BASE_VALID[family]:g}); its verdicts count it, since the plan fixed it: see docs/results.md, "
             "\"Chain validity\"")
 

@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..rounding import fixed
 from ..method.masks import load_subnetwork  # noqa: E402
 from ..method.overlap import mask_overlap  # noqa: E402
 from ..records import read_record  # noqa: E402
@@ -80,8 +81,8 @@ def budget_markdown(table: pd.DataFrame, n: int, protocol: str) -> str:
     for r in table.itertuples():
         labelled = r.rows + r.selection_rows if pd.notna(r.selection_rows) else None
         lines.append(f"| {r.base} → {r.subtask} | {r.layers} | {r.chain} | {r.rows:,} | {cell(labelled, ',.0f')} | "
-                     f"{cell(r.steps, '.0f')} | {100 * r.kept:.2f} | {r.test_accuracy:.3f} | "
-                     f"{r.jaccard_vs_every_row:.3f} | {r.chance_vs_every_row:.3f} | {r.ratio_vs_every_row:.1f} | "
+                     f"{cell(r.steps, '.0f')} | {fixed(100 * r.kept, 2)} | {fixed(r.test_accuracy, 3)} | "
+                     f"{fixed(r.jaccard_vs_every_row, 3)} | {fixed(r.chance_vs_every_row, 3)} | {fixed(r.ratio_vs_every_row, 1)} | "
                      f"{cell(r.si_test_accuracy, '.3f')} | {cell(r.sampled_test_accuracy, '.3f')} |")
     return "\n".join(lines) + "\n"
 

@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..rounding import fixed
 from ..plotting import save_figure as _save  # noqa: E402
 from ..labels import TRANSFER  # noqa: E402
 from .paper import MAIN_EXPERIMENT, PAPER_STYLE, PAPER_TEXT, authors_curves, paper_form  # noqa: E402
@@ -75,7 +76,7 @@ def _paper_reference(ax, experiment: tuple, theirs: pd.DataFrame) -> None:
             linestyle="none", label=f"paper text: SI near-perfect at n = {text['si_near_perfect_n']:,}")
     ax.plot([text["random_at_n"]], [text["random"]], marker="*", markersize=9, color=PAPER_STYLE["random"]["color"],
             markeredgecolor="black", linestyle="none",
-            label=f"paper text: random init {100 * text['random']:.1f}% at n = {text['random_at_n']:,}")
+            label=f"paper text: random init {fixed(100 * text['random'], 1)}% at n = {text['random_at_n']:,}")
 
 
 def _authors_at(depths: list[int]) -> pd.DataFrame:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..rounding import fixed
 from ..page_tables import PageTables
 
 from ..labels import TRANSFER
@@ -109,7 +110,7 @@ def _ours(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cell(stat) -> str:
-    return f"{stat['mean']:.3f}" + (f" ± {stat['std']:.3f}" if stat["count"] > 1 else "") + f" ({int(stat['count'])})"
+    return f"{fixed(stat['mean'], 3)}" + (f" ± {fixed(stat['std'], 3)}" if stat["count"] > 1 else "") + f" ({int(stat['count'])})"
 
 
 def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: pd.DataFrame,
@@ -149,7 +150,7 @@ def paper_comparison_markdown(base: pd.DataFrame, kept: pd.DataFrame, transfer: 
             if len(theirs_curve):
                 firsts[(kind, "authors")] = smallest_n(theirs_curve)
                 curves.append([TRANSFER[kind].markdown(), "authors' figure"]
-                              + [f"{theirs_curve[n]:.3f}" if n in theirs_curve.index else "" for n in sizes]
+                              + [f"{fixed(theirs_curve[n], 3)}" if n in theirs_curve.index else "" for n in sizes]
                               + [_first(theirs_curve, t) for t in THRESHOLDS])
             for protocol in PROTOCOLS:
                 stats = _ours(ours[ours["protocol"] == protocol])
@@ -180,12 +181,12 @@ def _depth_header(base: pd.DataFrame, kept: pd.DataFrame, layers, tables: PageTa
     subnetworks = kept[(kept["base"] == base_name) & (kept["subtask"] == subtask) & (kept["layers"] == layers)]
     paper_kept = TABLE3_KEPT_PERCENT.get(int(layers))
     rows = [[f"base test accuracy on {base_name}", "≥ 0.999",
-             ", ".join(f"{value:.4f}" for value in bases["test_accuracy"])],
+             ", ".join(f"{fixed(value, 4)}" for value in bases["test_accuracy"])],
             ["kept % of the masked weights (Table 3)", paper_kept if paper_kept is not None else "—",
-             ", ".join(f"{value:.2f} (λ {l0:g})" for value, l0 in zip(subnetworks["kept_percent"],
+             ", ".join(f"{fixed(value, 2)} (λ {l0:g})" for value, l0 in zip(subnetworks["kept_percent"],
                                                                      subnetworks["l0_weight"]))],
             [f"subnetwork test accuracy on {subtask}", "~1.0",
-             ", ".join(f"{value:.4f}" for value in subnetworks["test_accuracy"])]]
+             ", ".join(f"{fixed(value, 4)}" for value in subnetworks["test_accuracy"])]]
     heading = f"{layers} layers"
     return ([f"### {heading}", ""] + tables.render(heading, pd.DataFrame(rows, columns=["", "paper", "ours (per chain)"]))
             + [""])
@@ -205,18 +206,18 @@ def _claims(at_depth: pd.DataFrame, theirs: pd.DataFrame, firsts: dict, layers, 
         return cells
 
     def figure_at(kind, n):
-        return f"{figure[(kind, n)]:.3f}" if (kind, n) in figure.index else "—"
+        return f"{fixed(figure[(kind, n)], 3)}" if (kind, n) in figure.index else "—"
 
     claims.append([f"SI near-perfect with {n_si:,} rows", f"≥ {NEAR_PERFECT}", figure_at("subnetwork", n_si),
                    *ours_at("subnetwork", n_si)])
-    claims.append([f"random init trained on the same data ({n_random:,} rows)", f"{PAPER_TEXT['random']:.3f}",
+    claims.append([f"random init trained on the same data ({n_random:,} rows)", f"{fixed(PAPER_TEXT['random'], 3)}",
                    figure_at("random", n_random), *ours_at("random", n_random)])
 
     def factor(source):
         si, sampled = firsts.get(("subnetwork", source)), firsts.get(("sampled", source))
         if si is None or ("sampled", source) not in firsts:
             return "—"
-        return f"{sampled / si:.1f}x ({sampled:,} / {si:,})" if sampled is not None else f"sampled never ({si:,} for SI)"
+        return f"{fixed(sampled / si, 1)}x ({sampled:,} / {si:,})" if sampled is not None else f"sampled never ({si:,} for SI)"
 
     claims.append([f"sampled needs about {PAPER_TEXT['sampled_factor']}x SI's data to reach {NEAR_PERFECT}",
                    f"{PAPER_TEXT['sampled_factor']}x", factor("authors") if not theirs.empty else "—",

@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..rounding import fixed, percent
 from ..page_tables import PageTables
 
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
@@ -66,8 +67,8 @@ def table3_markdown(table: pd.DataFrame) -> str:
     for (base, subtask, layers), rows in table.groupby(["base", "subtask", "layers"]):
         kept = rows["kept_percent"]
         std = kept.std(ddof=1) if len(kept) > 1 else 0.0
-        lines.append(f"| {subtask} of {base} | {layers} | {len(rows)} | {kept.mean():.2f} ± {std:.2f} | "
-                     + ", ".join(f"{v:.2f}" for v in kept) + " | " + ", ".join(f"{v:.3f}" for v in rows["test_accuracy"])
+        lines.append(f"| {subtask} of {base} | {layers} | {len(rows)} | {fixed(kept.mean(), 2)} ± {fixed(std, 2)} | "
+                     + ", ".join(f"{fixed(v, 2)}" for v in kept) + " | " + ", ".join(f"{fixed(v, 3)}" for v in rows["test_accuracy"])
                      + " |")
     below = table[table["below_floor"]] if "below_floor" in table else table[:0]
     if len(below):
@@ -125,7 +126,7 @@ def run_summary(transfer: pd.DataFrame, by: list[str], metric: str = "test_accur
 
 def mean_std(mean: float, std: float, count: int) -> str:
     """`0.912 ± 0.013`, or `0.912 (1 run)`: a single run has no spread, so it shows none."""
-    return f"{mean:.3f} (1 run)" if count < 2 else f"{mean:.3f} ± {std:.3f}"
+    return f"{fixed(mean, 3)} (1 run)" if count < 2 else f"{fixed(mean, 3)} ± {fixed(std, 3)}"
 
 
 def last_epoch_mark(row, protocol: str) -> str:
@@ -257,7 +258,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list, ta
         accuracy = []
         for (layers, variant, n), rows in chains.groupby(["layers", "variant", "n"]):
             values = dict(zip(rows["chain"], rows["test_accuracy"]))
-            accuracy.append([layers, variant, n] + [f"{values[c]:.3f}" if c in values else "" for c in chain_ids])
+            accuracy.append([layers, variant, n] + [f"{fixed(values[c], 3)}" if c in values else "" for c in chain_ids])
         lines += [f"### {heading}", ""]
         lines += tables.render(heading, pd.DataFrame(accuracy, columns=["layers", "variant", "n"]
                                                      + [f"chain {c}" for c in chain_ids]))
@@ -265,7 +266,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list, ta
                   f"McNemar's exact test on the same test items gives p < {PAIRED_LEVEL:g}. The verdict is the rule's "
                   f"(docs/decisions.md, \"The verdict rule\"): over chain means (replicates averaged), an exact sign-flip "
                   f"test with Holm's correction over the comparison's n, at {LEVEL:g}; the mean over chains with its "
-                  f"{CONFIDENCE:.0%} t interval beside it; neither holding nor reversed, it is no effect larger than S = "
+                  f"{percent(CONFIDENCE, 0)} t interval beside it; neither holding nor reversed, it is no effect larger than S = "
                   f"{smallest_effect():g} points where the 90% interval lies inside ±S, else undecided; the whole "
                   f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", ""]
         compared, rooms, verdicts = {}, {}, []
@@ -350,7 +351,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
     for (base, subtask, target, layers, n), part in rows.groupby(EXPERIMENT + ["layers", "n"]):
         discovered = discovered_fraction(transfer, base, subtask, target, layers)
         lines += [f"### {subtask} of {base} -> {target}, {layers} layers, n = {n}, protocol `{protocol}` "
-                  f"(the discovered subnetwork keeps {100 * discovered:.2f}% on average)", "",
+                  f"(the discovered subnetwork keeps {fixed(100 * discovered, 2)}% on average)", "",
                   "| top k % | SI | sampled | SI − sampled per run (points; * beyond noise) | verdict | "
                   + " | ".join(f"SI agrees with {c.removeprefix('test_agree_')}" for c in agree) + " |",
                   "|---|---|---|---|---|" + "---|" * len(agree)]
@@ -365,7 +366,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
             names = [by[kind]["variant"].iloc[0] if len(by[kind]) else None for kind in ("subnetwork", "sampled")]
             difference, counted = run_differences(at_k, *names, runs)
             by_k[k] = difference
-            rows_of_k.append((k, cells, difference, counted, [f"{by['subnetwork'][c].mean():.3f}" for c in agree]))
+            rows_of_k.append((k, cells, difference, counted, [f"{fixed(by['subnetwork'][c].mean(), 3)}" for c in agree]))
         judged = judge(by_k, smallest=smallest_effect())   # Holm over the dial's sizes at this n
         for k, cells, difference, counted, agreement in rows_of_k:
             judgement = judged[k]

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..rounding import fixed
 from ..method.kinds import batch_rows
 from ..method.masks import kept_fraction, load_subnetwork
 from ..method.overlap import mask_overlap
@@ -376,7 +377,7 @@ def write_point(member: Member, protocols: dict[str, dict], curve: list[dict], p
                "config": member.config, "fingerprint": inputs.fingerprint(point),
                "pack_size": pack_size, "provenance": provenance()}, point["out"])
     print(f"{member.name}: test accuracy " + ", ".join(
-        f"{name} {record['test_accuracy']:.4f} (epoch {record['epoch']})" for name, record in protocols.items()))
+        f"{name} {fixed(record['test_accuracy'], 4)} (epoch {record['epoch']})" for name, record in protocols.items()))
 
 
 def transfer_init_seed(point, base_meta):

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 import torch
 from torch import nn
 
+from ..rounding import fixed
 from ..training import Checkpointing, EpochRun, FitResult, Schedule, fit
 from .masks import attach_masks, hard_masks, hard_masks_on, kept_fraction, l0_penalty, mask_parameters, set_progress
 
@@ -99,7 +100,7 @@ def check_floor(kept: float, eval_accuracy: float, chance: float | None, where: 
         raise ValueError(f"{where} keeps 0.00% of the masked weights: transferring it would transfer nothing. "
                          f"Lower λ, start from a larger mask_init or train discovery longer.")
     if chance is not None and eval_accuracy <= chance:
-        raise ValueError(f"{where} is no better than chance on its subtask's eval rows (accuracy {eval_accuracy:.4f}, "
-                         f"chance {chance:.4f}: the most frequent answer): it carries no subtask to transfer. "
+        raise ValueError(f"{where} is no better than chance on its subtask's eval rows (accuracy {fixed(eval_accuracy, 4)}, "
+                         f"chance {fixed(chance, 4)}: the most frequent answer): it carries no subtask to transfer. "
                          f"Lower λ or train discovery longer.")
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
+from ..rounding import fixed
 from ..arithmetic.paper import MAIN_EXPERIMENT
 from ..arithmetic.tables import arithmetic_headroom, mean_std, plain_variants, run_accuracy
 from ..claims import Evidence, chain_of, headroom, paired_by_run, smallest_effect
@@ -313,7 +314,7 @@ def vision_room(record: RunRecord, per_chain: pd.DataFrame, comparison: str, met
 
 
 def _mean(means: pd.DataFrame, variant: str, n: int) -> str:
-    return f"{means.loc[(variant, n), 'mean']:.3f}" if (variant, n) in means.index else "—"
+    return f"{fixed(means.loc[(variant, n), 'mean'], 3)}" if (variant, n) in means.index else "—"
 
 
 def chain_differences(record: RunRecord, per_chain: pd.DataFrame, comparison: str, metric: str) -> tuple[list, pd.Series]:
@@ -345,7 +346,7 @@ def vision_default(record: RunRecord, questions=VISION_CLAIMS) -> list[Claim]:
         evidence = Evidence({"": difference}, {"": runs}, smallest_effect(metric), None if room is None else {"": room})
         judged = evidence.judge()
         theirs = f"; {PAPER_SOURCE}: {paper[0][0]} vs {paper[0][1]} %" if paper and paper[0] else ""
-        numbers = (f"{100 * table.loc[first, metric]:.1f} vs {100 * table.loc[second, metric]:.1f} %{theirs} "
+        numbers = (f"{fixed(100 * table.loc[first, metric], 1)} vs {fixed(100 * table.loc[second, metric], 1)} %{theirs} "
                    f"(per chain: {per_chain_text(judged[''])} percentage points; {reasons(judged)})")
         claims.append(Claim("vision", f"default (generated world), {len(runs)} chains", text, holds_text(judged),
                             numbers, record.name, headline, verdicts=verdict_pairs(judged), leans=lean_counts(judged),
@@ -375,10 +376,10 @@ def cross_domain(record: RunRecord) -> list[Claim]:
                                                           "original_accuracy")
             headroom[f"{size}/class"] = vision_room(record, per_chain, f"{first} vs {second}", "original_accuracy")
             if first in table.index and second in table.index:
-                numbers.append(f"{size}/class: {100 * table.loc[first, 'original_accuracy']:.1f} vs "
-                               f"{100 * table.loc[second, 'original_accuracy']:.1f} % (pooled "
-                               f"{100 * table.loc[first, 'pooled_accuracy']:.1f} vs "
-                               f"{100 * table.loc[second, 'pooled_accuracy']:.1f})")
+                numbers.append(f"{size}/class: {fixed(100 * table.loc[first, 'original_accuracy'], 1)} vs "
+                               f"{fixed(100 * table.loc[second, 'original_accuracy'], 1)} % (pooled "
+                               f"{fixed(100 * table.loc[first, 'pooled_accuracy'], 1)} vs "
+                               f"{fixed(100 * table.loc[second, 'pooled_accuracy'], 1)})")
         if measured:
             evidence = Evidence({where: d for where, (_, d) in measured.items()},
                                 {where: r for where, (r, _) in measured.items()}, smallest_effect(), headroom)
@@ -509,9 +510,9 @@ def label_budget(record: RunRecord) -> list[Claim]:
                                        index=rows["chain"].to_numpy(), dtype=float)
         planned[where] = runs
         labelled = int(rows_used) + int(rows["selection_rows"].iloc[0])
-        numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {rows['si_test_accuracy'].mean():.3f} vs "
-                       f"{rows['sampled_test_accuracy'].mean():.3f}, Jaccard with the every-row subnetwork "
-                       f"{rows['jaccard_vs_every_row'].mean():.2f} (chance {rows['chance_vs_every_row'].mean():.2f})")
+        numbers.append(f"{int(rows_used):,} rows ({labelled:,} labelled): SI {fixed(rows['si_test_accuracy'].mean(), 3)} vs "
+                       f"{fixed(rows['sampled_test_accuracy'].mean(), 3)}, Jaccard with the every-row subnetwork "
+                       f"{fixed(rows['jaccard_vs_every_row'].mean(), 2)} (chance {fixed(rows['chance_vs_every_row'].mean(), 2)})")
     evidence = Evidence(differences, planned, smallest_effect())
     judged = evidence.judge()
     chains = max(len(j.tally.runs) for j in judged.values())
@@ -563,7 +564,7 @@ def submasking_default(record: RunRecord) -> list[Claim]:
             classes = label("data", task).classes
             if classes:
                 rooms[task] = headroom(100 * mine, 100 * theirs, 100 / classes)
-            numbers.append(f"{task}: {100 * mine.mean():.1f} vs {100 * theirs.mean():.1f} %")
+            numbers.append(f"{task}: {fixed(100 * mine.mean(), 1)} vs {fixed(100 * theirs.mean(), 1)} %")
         if differences:
             evidence = Evidence(differences, planned_runs_of, smallest_effect(), rooms or None)
             judged = evidence.judge()
@@ -594,16 +595,16 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
             claims.append(Claim("arithmetic", f"{scale}, `{protocol}`",
                                 f"The paper's text: SI near-perfect (≥ {NEAR_PERFECT}) with {PAPER_TEXT['si_near_perfect_n']:,} rows",
                                 "**yes**" if si["mean"] >= NEAR_PERFECT else "no",
-                                f"ours {si['mean']:.3f}" + (f" ± {si['std']:.3f} ({int(si['count'])} runs)" if si["count"] > 1 else "")
-                                + f"; the authors' figure {text['si_figure']:.3f}", record.name,
+                                f"ours {fixed(si['mean'], 3)}" + (f" ± {fixed(si['std'], 3)} ({int(si['count'])} runs)" if si["count"] > 1 else "")
+                                + f"; the authors' figure {fixed(text['si_figure'], 3)}", record.name,
                                 headline=protocol == "eval", judged_on=MEAN,
                                 id=f"paper/{layers} layers/{protocol}/si near-perfect"))
     ours = text_claims(compared, layers, "eval")
     (si_first, si_max), (sampled_first, sampled_max) = ours["first"][("subnetwork", "ours")], ours["first"][("sampled", "ours")]
     (their_si, _), (their_sampled, _) = ours["first"][("subnetwork", "authors")], ours["first"][("sampled", "authors")]
     if si_first is not None:
-        factor = f"{sampled_first / si_first:.1f}×" if sampled_first else f"sampled not by {sampled_max:,}"
-        theirs = f"{their_sampled / their_si:.1f}×" if their_si and their_sampled else "—"
+        factor = f"{fixed(sampled_first / si_first, 1)}×" if sampled_first else f"sampled not by {sampled_max:,}"
+        theirs = f"{fixed(their_sampled / their_si, 1)}×" if their_si and their_sampled else "—"
         holds = "no" if not sampled_first or sampled_first / si_first < PAPER_TEXT["sampled_factor"] / 2 else "**yes**"
         claims.append(Claim("arithmetic", f"{scale}, `eval`",
                             f"The paper's text: the count-matched random mask needs about {PAPER_TEXT['sampled_factor']}× SI's rows to reach {NEAR_PERFECT}",
@@ -619,8 +620,8 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
         else:
             worst = outside.loc[outside["difference"].abs().idxmax()]
             holds = "no" if within.empty else f"at {len(within)} of {len(within) + len(outside)} n"
-            numbers = (f"off at n = {', '.join(f'{n:,}' for n in outside['n'])}; most {worst['mean']:.3f} against "
-                       f"{worst['theirs']:.3f} at {int(worst['n']):,}")
+            numbers = (f"off at n = {', '.join(f'{n:,}' for n in outside['n'])}; most {fixed(worst['mean'], 3)} against "
+                       f"{fixed(worst['theirs'], 3)} at {int(worst['n']):,}")
         claims.append(Claim("arithmetic", f"{scale}, `eval`",
                             f"Our {name} curve lies on the authors' Fig 6 (less than {CURVE_BAND} away at every n both ran)",
                             holds, numbers, record.name, headline=False, judged_on=BAND,
@@ -633,7 +634,7 @@ def paper_scale(record: RunRecord, layers: int) -> list[Claim]:
                             "Their sampled curve is their code's control (N−k of the base's weights frozen), not the text's (k)",
                             "**yes**" if within.all() else ("no" if not within.any() else
                                                             f"at n = {', '.join(f'{n:,}' for n in option[within]['n'])} only"),
-                            "; ".join(f"n = {int(r.n):,}: {r.mean:.3f} vs theirs {r.theirs:.3f}" for r in option.itertuples()),
+                            "; ".join(f"n = {int(r.n):,}: {fixed(r.mean, 3)} vs theirs {fixed(r.theirs, 3)}" for r in option.itertuples()),
                             record.name, headline=layers == 12, judged_on=BAND,
                             id=f"paper/{layers} layers/eval/authors' sampled is N-k"))
     gaps = [gap["why"] for gap in record.provenance.get("known_gaps") or [] if gap.get("family") == "arithmetic"]
@@ -663,8 +664,8 @@ def magnitude_rival(records: dict[str, RunRecord], name: str, layers: int) -> li
         differences[f"n = {int(n):,}"] = pd.Series(100 * (rows["si"] - rows["magnitude"]).to_numpy(), index=run,
                                                    dtype=float)
         planned[f"n = {int(n):,}"] = runs
-        numbers.append(f"n = {int(n):,}: SI {rows['si'].mean():.3f} vs magnitude {rows['magnitude'].mean():.3f}")
-    overlap = f"; Jaccard with the subnetwork {table['overlap'].mean():.3f} against chance {table['chance'].mean():.3f}"
+        numbers.append(f"n = {int(n):,}: SI {fixed(rows['si'].mean(), 3)} vs magnitude {fixed(rows['magnitude'].mean(), 3)}")
+    overlap = f"; Jaccard with the subnetwork {fixed(table['overlap'].mean(), 3)} against chance {fixed(table['chance'].mean(), 3)}"
     evidence = Evidence(differences, planned, smallest_effect())
     judged = evidence.judge()
     runs = max((len(j.tally.runs) for j in judged.values()), default=0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ..rounding import fixed
 from .planned import gap_rows
 
 from ..arithmetic.paper import (AUTHORS_CURVES, MAIN_EXPERIMENT, NEAR_PERFECT, PAPER_TEXT, authors_code_option,
@@ -80,7 +81,7 @@ def beside_authors(curves: pd.DataFrame) -> pd.DataFrame:
 
 
 def cell(mean, std, runs) -> str:
-    return f"{mean:.3f}" + (f" ± {std:.3f}" if runs > 1 else "") + f" ({int(runs)})"
+    return f"{fixed(mean, 3)}" + (f" ± {fixed(std, 3)}" if runs > 1 else "") + f" ({int(runs)})"
 
 
 def on_their_curve(compared: pd.DataFrame, layers: int, curve: str, protocol: str, label: str = "") -> dict:
@@ -158,8 +159,8 @@ def moved(value: float, without: float, theirs: float) -> str:
 
 
 def effect_text(effect: dict) -> str:
-    return (f"n = {int(effect['n']):,}: {effect['value']:.3f} against {effect['without']:.3f} without it, theirs "
-            f"{effect['theirs']:.3f} ({effect['moved']})")
+    return (f"n = {int(effect['n']):,}: {fixed(effect['value'], 3)} against {fixed(effect['without'], 3)} without it, theirs "
+            f"{fixed(effect['theirs'], 3)} ({effect['moved']})")
 
 
 def option_effect(compared: pd.DataFrame, curve: str, label_prefix: str, layers: int) -> list[dict]:

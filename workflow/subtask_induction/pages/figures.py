@@ -12,6 +12,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..rounding import fixed
 from ..arithmetic.paper import authors_curves  # noqa: E402
 from ..labels import TRANSFER, label  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
@@ -267,7 +268,7 @@ def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path
                         transform=ax.transAxes, va="center")
                 continue
             ax.axhline(0, color="grey", linewidth=0.8, linestyle=":")
-            ax.axvspan(low, high, color="tab:blue", alpha=0.12, label=f"the chains' kept % ({low:.1f}–{high:.1f})")
+            ax.axvspan(low, high, color="tab:blue", alpha=0.12, label=f"the chains' kept % ({fixed(low, 1)}–{fixed(high, 1)})")
             for n, style in zip(sorted(dial["n"].unique()), ("-", "--", ":")):
                 curve = dial[dial["n"] == n].sort_values("kept %")
                 ax.plot(curve["kept %"], curve["gain"], color=DIAL, linestyle=style, marker="o", markersize=4,
@@ -285,6 +286,6 @@ def gain_by_kept(chains: dict[str, pd.DataFrame], dial: pd.DataFrame, path: Path
                   frameon=False)
     unit = f" on the {test_items:,} held-out test pairs" if test_items else ""
     figure.suptitle(f"Gain in test accuracy{unit}, percentage points; above the dotted 0, SI wins. A strip per record, "
-                    f"a dot per chain (left to right by its kept %, {low:.1f}–{high:.1f} %)", fontsize=LABEL_PT)
+                    f"a dot per chain (left to right by its kept %, {fixed(low, 1)}–{fixed(high, 1)} %)", fontsize=LABEL_PT)
     figure.tight_layout(rect=(0, 0.1, 1, 0.97))
     return _save(figure, path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 
+from ..rounding import fixed
 from ..arithmetic.paper import authors_curves
 from ..claims import AT_FLOOR, HOLDS, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED
 from ..vision import paper as vision_paper
@@ -110,8 +111,8 @@ def table(found: list, records: dict, premise: str = "") -> str:
     lines = ["| the paper's claim | size | the paper: SI's difference | ours: SI's difference, points (95% interval; "
              "chains) | [verdict](docs/glossary.md#verdict-rule) |", "|---|---|---|---|---|"]
     for row in rows(found, records):
-        theirs = f"{row['theirs']:+.1f} ({row['paper']})" if row["theirs"] is not None else "—"
-        ours = f"{row['mean']:+.1f} [{row['low']:+.1f}, {row['high']:+.1f}]; {row['chains']} {row['unit']}"
+        theirs = f"{fixed(row['theirs'], 1, sign=True)} ({row['paper']})" if row["theirs"] is not None else "—"
+        ours = f"{fixed(row['mean'], 1, sign=True)} [{fixed(row['low'], 1, sign=True)}, {fixed(row['high'], 1, sign=True)}]; {row['chains']} {row['unit']}"
         verdict = row["verdict"]
         if row["claim"].family == "vision" and premise and row["judgement"].verdict == REVERSED:
             verdict = f"in this world ({premise}): {verdict}"
@@ -119,13 +120,13 @@ def table(found: list, records: dict, premise: str = "") -> str:
         if row["like"] is not None:   # the SI that produced the paper's number, judged on the same comparison
             j = row["like"].evidence.judge()[""]
             reading = "" if row["reading"] == authors.NONE else f" (our `si`'s disagreement: {row['reading']})"
-            lines.append(f"| ↳ the same, SI as the authors' code ran it (`si_authors`) | — | the same | {j.mean:+.1f} "
-                         f"[{j.low:+.1f}, {j.high:+.1f}]; {len(j.chains)} chains | **{said(j)}**{reading} |")
+            lines.append(f"| ↳ the same, SI as the authors' code ran it (`si_authors`) | — | the same | {fixed(j.mean, 1, sign=True)} "
+                         f"[{fixed(j.low, 1, sign=True)}, {fixed(j.high, 1, sign=True)}]; {len(j.chains)} chains | **{said(j)}**{reading} |")
     return "\n".join(lines)
 
 
 def _points(values: list[tuple[str, float]]) -> str:
-    return " and ".join(f"{where} ({mean:+.1f} points)" if where else f"({mean:+.1f} points)" for where, mean in values)
+    return " and ".join(f"{where} ({fixed(mean, 1, sign=True)} points)" if where else f"({fixed(mean, 1, sign=True)} points)" for where, mean in values)
 
 
 def phrase(claim, against: str) -> str:
@@ -140,7 +141,7 @@ def phrase(claim, against: str) -> str:
         if verdict in groups:
             at = groups[verdict]
             if len(at) == len(judged) and len(at) > 1:
-                parts.append(f"{word} at every size (" + ", ".join(f"{mean:+.1f}" for _, mean in at) + " points)")
+                parts.append(f"{word} at every size (" + ", ".join(f"{fixed(mean, 1, sign=True)}" for _, mean in at) + " points)")
             else:
                 parts.append(f"{word} {'at ' if at[0][0] else ''}{_points(at)}")
     return f"against {against}, SI " + ", ".join(parts)
@@ -168,7 +169,7 @@ def finding(found: list, records: dict, premise_sentence: str = "") -> str:
     apart = [row for row in found_rows if (row["theirs"] > 0) != (row["mean"] > 0)]
     if found_rows:
         items = [f"{rivals[row['claim'].id]}{' at ' + row['where'] if row['where'] else ''} (theirs "
-                 f"{row['theirs']:+.1f}, ours {row['mean']:+.1f})" for row in apart]
+                 f"{fixed(row['theirs'], 1, sign=True)}, ours {fixed(row['mean'], 1, sign=True)})" for row in apart]
         like = any(row["like"] is not None for row in found_rows)
         head = (f"**Against the paper**: where it gives a number ({len(found_rows)} comparisons"
                 + ("; vision's judged like for like, SI as the authors' code ran it" if like else "")

@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
+from ..rounding import fixed, percent
 from ..claims import AT_FLOOR, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
 from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_AUTHORS,
@@ -71,13 +72,13 @@ def dial_sentence(records: dict[str, RunRecord], dialled: Claim, kept: tuple[flo
     n = dial.groupby("n")["gain"].agg(lambda g: g.max() - g.min()).idxmax()
     at_n = dial[dial["n"] == n].sort_values("kept %")
     words = {verdict for where, verdict in dialled.verdicts if where.endswith(f"(n = {n})")}
-    gains = ", ".join(f"{row['gain']:+.1f} at {row['kept %']:g} %" for _, row in at_n.iterrows())
+    gains = ", ".join(f"{fixed(row['gain'], 1, sign=True)} at {row['kept %']:g} %" for _, row in at_n.iterrows())
     best = at_n.loc[at_n["gain"].idxmax()]
     return (f" At a fixed kept %, in the kept-% dial (the record of `make beyond`, {int(at_n['chains'].max())} "
             f"chains, the figure's right panel; its subnetworks are the top k % of one discovery's mask scores, not "
             f"the discovered masks, so its gains are not the chains'), SI's gain over `sampled` at n = {n:,} is "
             f"{gains} (points, mean over chains): largest at {best['kept %']:g} % kept, where the chains' own "
-            f"subnetworks keep {kept[0]:.1f}–{kept[1]:.1f} %; the verdict rule at each kept %: "
+            f"subnetworks keep {fixed(kept[0], 1)}–{fixed(kept[1], 1)} %; the verdict rule at each kept %: "
             + "; ".join(sorted(words)) + ".")
 
 
@@ -182,7 +183,7 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         differs = "; ".join(f"{_short(claim)}{' at ' + where if where else ''}: {now}"
                             for claim, where, _, now in entry["differs"])
         lines.append(f"- **A chain whose base did not learn its task**: `{entry['record']}`'s {entry['family']} chain "
-                     f"{entry['chain']} (base accuracy {entry['accuracy']:.3f}), counted as its plan fixed; "
+                     f"{entry['chain']} (base accuracy {fixed(entry['accuracy'], 3)}), counted as its plan fixed; "
                      + (f"without it, {len(entry['differs'])} verdict{'s' * (len(entry['differs']) > 1)} "
                         f"differ{'s' * (len(entry['differs']) == 1)} ({differs}; "
                         "[chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task))."
@@ -279,7 +280,7 @@ def paper_scale_time(records: dict) -> str:
             f"one process) takes about "
             f"{hours} GPU-hours of training steps on one {row['device']} "
             f"([record](docs/results.md#run-gpu_check)). Not in those hours: starting each of its {packs} processes, "
-            f"{start:g} s each as measured, about {packs * start / 3600:.1f} GPU-hours; scoring each epoch, "
+            f"{start:g} s each as measured, about {fixed(packs * start / 3600, 1)} GPU-hours; scoring each epoch, "
             "estimated at a few percent; the bases and discoveries before it, unmeasured. Vision and submasking at "
             "the paper's scale are unmeasured.")
 
@@ -297,8 +298,8 @@ def headlines(records: dict, found: list) -> str:
     if decisive is not None and any(claim.record == DECISIVE for claim in found):
         ours = premises.world(decisive)
         if ours is not None:
-            premise = (f"SI keeps {premises.kept_share(ours):.0%} of its subnetwork's pooled accuracy, the paper's "
-                       f"{premises.kept_share(premises.theirs()):.0%}")
+            premise = (f"SI keeps {percent(premises.kept_share(ours), 0)} of its subnetwork's pooled accuracy, the paper's "
+                       f"{percent(premises.kept_share(premises.theirs()), 0)}")
     lines = [first_screen.table(found, records, premise), ""]
     paper_ids = {i for i, *_ in first_screen.HEADLINES}
     others = [claim for claim in found if claim.headline and claim.verdicts and claim.id not in paper_ids
@@ -315,7 +316,7 @@ def headlines(records: dict, found: list) -> str:
     if failed:
         chains = sorted({(entry["family"], entry["chain"], entry["accuracy"]) for entry in failed})
         lines.append("- **A chain whose [base](docs/glossary.md#base) did not learn its task**: "
-                     + "; ".join(f"{family} chain {chain} (base accuracy {accuracy:.3f})" for family, chain, accuracy in chains)
+                     + "; ".join(f"{family} chain {chain} (base accuracy {fixed(accuracy, 3)})" for family, chain, accuracy in chains)
                      + ", counted as the plan fixed; without it, "
                      + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ" for e in failed)
                      + " ([chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task)).")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..rounding import percent
 from . import claims as claims_module
 from . import subnetworks, wording
 from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS,
@@ -239,7 +240,7 @@ def submasking_figure(record: RunRecord, path: Path) -> Path:
              for a, k in backbones.items() if k < most]
     fraction = points["fraction"].max()
     title = (f"Submasking over {most} frozen backbones (the vision chains' bases), a dot per backbone"
-             + ("; every training label" if fraction == 1 else f"; {fraction:.0%} of the training labels"))
+             + ("; every training label" if fraction == 1 else f"; {percent(fraction, 0)} of the training labels"))
     notes = (["run on fewer backbones than the others: " + "; ".join(fewer)] if fewer else [])
     return draw.paired_panels(path, means, per_backbone, "adaptation", "backbone", metrics, order, "submasking",
                               title=title, highlight="fs", chance=chance, run_name="backbone",

@@ -41,6 +41,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from ..rounding import fixed
 from ..files import (FolderLock, copy_file, current_umask, fsync_folder, make_folder, remove_temporaries, remove_tree,
                      write_json, write_text)
 from ..legacy import run_versions, upgrade_record
@@ -252,7 +253,7 @@ def _machine() -> str:
     with open("/proc/meminfo") as handle:
         memory_gib = int(handle.readline().split()[1]) / 2**20
     cores = len(__import__("os").sched_getaffinity(0))
-    return f"{cores} cores, {fields.get('model name', platform.machine())} ({isa}), {memory_gib:.0f} GiB"
+    return f"{cores} cores, {fields.get('model name', platform.machine())} ({isa}), {fixed(memory_gib, 0)} GiB"
 
 
 def _git(run_dir: Path, *args: str) -> str:

@@ -10,6 +10,7 @@ import re
 
 import pandas as pd
 
+from ..rounding import fixed
 from ..labels import TRANSFER
 from .run_records import RunRecord
 
@@ -92,9 +93,9 @@ def markdown(table: pd.DataFrame) -> list[str]:
                                     f"n = {c.split()[1][1:]}" for c in order] + shared
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table.to_dict("records"):
-        cells = [str(row["chain"]), f"{row['kept %']:.2f}"]
-        cells += ["—" if pd.isna(row.get(c)) else f"{row[c]:+.1f}" for c in order]
-        cells += ["—" if pd.isna(row.get(c)) else (f"{row[c]:.2f}" if c.startswith("Jaccard") else f"{row[c]:.1f}")
+        cells = [str(row["chain"]), f"{fixed(row['kept %'], 2)}"]
+        cells += ["—" if pd.isna(row.get(c)) else f"{fixed(row[c], 1, sign=True)}" for c in order]
+        cells += ["—" if pd.isna(row.get(c)) else (f"{fixed(row[c], 2)}" if c.startswith("Jaccard") else f"{fixed(row[c], 1)}")
                   for c in shared]
         lines.append("| " + " | ".join(cells) + " |")
     return lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..rounding import fixed, percent
 from ..claims import (AT_FLOOR, HOLDS, INCOMPLETE, LEVEL, NO_EFFECT, NO_EVIDENCE, REVERSED,
                       RULE_VERSION, TOO_FEW, UNDECIDED, VERDICTS, Judgement, interval_text, smallest_effect)
 from .. import claims as rule
@@ -138,7 +139,7 @@ def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
             counts.append(chains)
     for chains in counts:
         shares = share(judged, decided.evidence.smallest, decided.evidence.headroom, chains) if judged else {}
-        said = "; ".join(f"{where + ': ' if where else ''}{part:.0%}" for where, part in shares.items())
+        said = "; ".join(f"{where + ': ' if where else ''}{percent(part, 0)}" for where, part in shares.items())
         if said:
             parts.append(f"the share of this record's {chains}-chain subsets that reach its verdict: {said}")
     beside = "beside it, " + "; ".join(parts) if parts else ""
@@ -169,7 +170,7 @@ def caveats(j: Judgement) -> str:
     chains whose absence alone would change it (`, fragile: without chain 24, undecided`)."""
     out = ""
     if j.verdict == AT_FLOOR:
-        out += f", an arm {j.headroom:+.1f} points from chance"
+        out += f", an arm {fixed(j.headroom, 1, sign=True)} points from chance"
     if j.exact_verdict:
         out += f" (the exact sign-flip equivalence test: {j.exact_verdict})"
     if j.fragile:
@@ -179,7 +180,7 @@ def caveats(j: Judgement) -> str:
 
 def per_chain_text(judgement: Judgement) -> str:
     """`+43.5, +51.8, +45.7`: each chain's difference (points), for the reader."""
-    return ", ".join(f"{m:+.1f}" for m in judgement.means) if judgement.complete else "—"
+    return ", ".join(f"{fixed(m, 1, sign=True)}" for m in judgement.means) if judgement.complete else "—"
 
 
 # How each verdict reads in the precedence table ("undecided" names its chains where a claim shows it)
@@ -210,7 +211,7 @@ def multiplicity(claims: list) -> str:
     fragile = [j for j in sizes if j.fragile]
     return (f"{len(judged)} claims, {len(sizes)} verdicts: the [rule](docs/glossary.md#verdict-rule) corrects within "
             "a claim, not across claims, so if "
-            f"nothing had any effect about {LEVEL * len(judged):.1f} would still read holds or reversed; "
+            f"nothing had any effect about {fixed(LEVEL * len(judged), 1)} would still read holds or reversed; "
             f"{len(fragile)} of the {len(sizes)} verdicts are fragile (one chain left out changes them).")
 
 

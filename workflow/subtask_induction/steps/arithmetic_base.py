@@ -2,6 +2,7 @@
 
 import torch
 
+from ..rounding import fixed
 from ..arithmetic.model import accuracy, build_gpt2, lm_loss, save_gpt2, shuffled_batches
 from ..runtime import configure, load_torch, resolve_device, save_json
 from ..seeds import arithmetic_base_seeds
@@ -61,8 +62,8 @@ def main(argv=None):
                "best_epoch": result.best_epoch, "curve": result.history, "seed": s["seed"], "seeds": seeds,
                "config": {**s, "layers": args.layers, "computation": dataset["computation"]},
                "provenance": provenance()}, args.out_metrics)
-    print(f"base {dataset['computation']} {args.layers} layers: eval {result.best_metrics['eval_accuracy']:.4f} "
-          f"test {test_accuracy:.4f} (epoch {result.best_epoch})")
+    print(f"base {dataset['computation']} {args.layers} layers: eval {fixed(result.best_metrics['eval_accuracy'], 4)} "
+          f"test {fixed(test_accuracy, 4)} (epoch {result.best_epoch})")
 
 
 if __name__ == "__main__":

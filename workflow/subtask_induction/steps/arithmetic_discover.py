@@ -3,6 +3,7 @@
 import math
 from itertools import islice
 
+from ..rounding import fixed
 from ..arithmetic.model import accuracy, lm_loss, load_gpt2, masked_weight_names, shuffled_batches
 from ..method.discovery import MaskSearch, discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
@@ -84,8 +85,8 @@ def main(argv=None):
                "selection_rows": len(eval_rows), "epochs": epochs, "steps": steps,
                "config": {**s, "l0_weight": args.l0_weight, "subtask": dataset["computation"],
                                              "base": meta}, "provenance": provenance()}, args.out_metrics)
-    print(f"subnetwork for {dataset['computation']}: kept {100 * kept['overall']:.2f}% "
-          f"eval {result.best_metrics['eval_accuracy']:.4f} test {test_accuracy:.4f}")
+    print(f"subnetwork for {dataset['computation']}: kept {fixed(100 * kept['overall'], 2)}% "
+          f"eval {fixed(result.best_metrics['eval_accuracy'], 4)} test {fixed(test_accuracy, 4)}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..rounding import fixed
 from ..method.masks import load_subnetwork  # noqa: E402
 from ..method.overlap import mask_overlap  # noqa: E402
 from ..plotting import save_figure  # noqa: E402
@@ -62,8 +63,8 @@ def main(argv=None):
     for (base, subtask, layers), part in table.groupby(["base", "subtask", "layers"]):
         lines += [f"### {subtask} of {base}, {layers} layers", "",
                   "| subnetwork | other | kept | kept (other) | Jaccard | chance | ratio |", "|---|---|---|---|---|---|---|"]
-        lines += [f"| {r.run} | {r.other} | {100 * r.kept_run:.2f}% | {100 * r.kept_other:.2f}% | {r.jaccard:.3f} | "
-                  f"{r.chance:.3f} | {r.ratio:.1f} |" for r in part.itertuples()]
+        lines += [f"| {r.run} | {r.other} | {fixed(100 * r.kept_run, 2)}% | {fixed(100 * r.kept_other, 2)}% | {fixed(r.jaccard, 3)} | "
+                  f"{fixed(r.chance, 3)} | {fixed(r.ratio, 1)} |" for r in part.itertuples()]
         lines.append("")
     save_text("\n".join(lines), args.markdown)
     groups = sorted(found)
@@ -78,7 +79,7 @@ def main(argv=None):
         image = ax.imshow(grid, vmin=0, vmax=1, cmap="viridis")
         for i in range(len(names)):
             for j in range(len(names)):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", color="w" if grid[i, j] < 0.6 else "k",
+                ax.text(j, i, f"{fixed(grid[i, j], 2)}", ha="center", va="center", color="w" if grid[i, j] < 0.6 else "k",
                         fontsize=8)
         ax.set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=7)
         ax.set_yticks(range(len(names)), names, fontsize=7)

@@ -7,6 +7,7 @@ this record but no file a transfer job reads (the Snakemake rule is a checkpoint
 
 import argparse
 
+from ..rounding import fixed
 from ..method.discovery import check_floor
 from ..protocols import selection_key
 from ..method.masks import load_subnetwork
@@ -49,8 +50,8 @@ def main(argv=None):
                **{key: chosen[key] for key in CARRIED if key in chosen},
                "candidates": {p: {"l0_weight": c["l0_weight"], "eval_accuracy": c["eval_accuracy"],
                                   "kept": c["kept"]["overall"]} for c, p in candidates}}, args.out)
-    print(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {chosen['eval_accuracy']:.4f}, "
-          f"kept {100 * chosen['kept']['overall']:.2f}%")
+    print(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {fixed(chosen['eval_accuracy'], 4)}, "
+          f"kept {fixed(100 * chosen['kept']['overall'], 2)}%")
 
 
 if __name__ == "__main__":

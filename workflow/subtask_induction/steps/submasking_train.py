@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..rounding import fixed
 from ..method.masks import kept_fraction, save_subnetwork
 from ..runtime import configure, content_hash, derive_seed, resolve_device, save_json
 from ..submasking.adaptations import (ADAPTATIONS, features, linear_probe, train_submask_or_finetune,
@@ -102,8 +103,8 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
                "classes": train.classes, "curve": history, "pretext_curve": pretext, "mask_steps": mask_steps,
                "config": s, "identity": point["identity"],
                "fingerprint": point_fingerprint, "provenance": provenance()}, point["metrics"])
-    print(f"{s['task']['name']} {name}: test {test_accuracy:.4f}, k-NN {knn:.4f}"
-          + (f", off {fractions['off']:.4f}" if fractions else ""), flush=True)
+    print(f"{s['task']['name']} {name}: test {fixed(test_accuracy, 4)}, k-NN {fixed(knn, 4)}"
+          + (f", off {fixed(fractions['off'], 4)}" if fractions else ""), flush=True)
 
 
 def main(argv=None):

@@ -2,6 +2,7 @@
 on the generated world's pretraining split (texture correlated with class). Evaluated on the test images as
 in Table 1 (the cue-conflict images: vision_cue_conflict, from the saved model)."""
 
+from ..rounding import fixed
 from ..runtime import configure, resolve_device, save_json, save_torch
 from ..training import Checkpointing, EpochRun, Schedule, fit
 from ..vision.classes import run_classes
@@ -56,7 +57,7 @@ def main(argv=None):
     metrics = evaluation(model, s["eval_batch_size"], device)
     save_torch(save_classifier(model, spec), args.out_model)
     save_json({"identity": args.identity, "metrics": metrics, **record, "seeds": seeds, "config": s, "provenance": provenance()}, args.out_metrics)
-    print(f"base: original {metrics['original_accuracy']:.3f} pooled {metrics['pooled_accuracy']:.3f}")
+    print(f"base: original {fixed(metrics['original_accuracy'], 3)} pooled {fixed(metrics['pooled_accuracy'], 3)}")
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ masks under the ViT's names; and a second fresh ViT of the same spec, whose weig
 freezes (vision/cross_domain.py lays out the copy). The transfer step trains every cross-domain variant from these
 as it trains any variant from a vision base."""
 
+from ..rounding import percent
 from ..arithmetic.model import load_gpt2
 from ..method.masks import kept_fraction, load_subnetwork, save_subnetwork
 from ..runtime import configure, save_json, save_torch
@@ -44,7 +45,7 @@ def main(argv=None):
                "gpt2": {"layers": meta["layers"], "model_settings": meta["model_settings"]}, "seeds": seeds,
                "settings": s, "provenance": provenance()}, args.out)
     print(f"cross-domain chain={s['chain']}: {len(masks)} ViT matrices from the GPT-2, "
-          f"{kept['overall']:.2%} of their entries in the subnetwork")
+          f"{percent(kept['overall'], 2)} of their entries in the subnetwork")
 
 
 if __name__ == "__main__":

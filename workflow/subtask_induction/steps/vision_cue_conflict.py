@@ -8,6 +8,7 @@ models: base, discovery/<init>/<λ>/whole|subnetwork, transfer/<variant>."""
 
 from pathlib import Path
 
+from ..rounding import fixed
 from ..method.masks import apply_binary_masks, load_subnetwork
 from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
@@ -50,7 +51,7 @@ def main(argv=None):
         scores[f"transfer/{Path(path).parent.name}"] = score(load_classifier(path)[0])
     save_json({"chain": s["chain"], "scores": scores, "cue_conflict": args.cue_conflict, "config": s,
                "provenance": provenance()}, args.out)
-    print(f"chain {s['chain']}: shape bias " + ", ".join(f"{name} {value['shape_bias']:.3f}"
+    print(f"chain {s['chain']}: shape bias " + ", ".join(f"{name} {fixed(value['shape_bias'], 3)}"
                                                        for name, value in scores.items()))
 
 

@@ -7,6 +7,7 @@ image (cross-entropy to the base's probabilities), and the epoch is selected by 
 answers on the original eval images (settings `originals`: the discovery and eval folders). Labels are read
 only to report test accuracy, as for every discovery."""
 
+from ..rounding import fixed
 from ..method.discovery import MaskSearch, discover_subnetwork, majority_share, mask_settings
 from ..method.masks import find_masks, hard_masks_on, kept_fraction, mask_scores, save_subnetwork
 from ..runtime import configure, resolve_device, save_json
@@ -94,8 +95,8 @@ def main(argv=None):
                "best_epoch": result.best_epoch, "curve": result.history, "init": args.init,
                "l0_weight": args.l0_weight, "seeds": seeds if args.init == "random" else {"batches": seeds["batches"]},
                "config": s, "provenance": provenance()}, args.out_metrics)
-    print(f"subnetwork ({args.init}, lambda {args.l0_weight:g}): kept {100 * kept['overall']:.2f}%, pooled test "
-          f"{whole_model['pooled_accuracy']:.3f} -> {subnetwork['pooled_accuracy']:.3f}")
+    print(f"subnetwork ({args.init}, lambda {args.l0_weight:g}): kept {fixed(100 * kept['overall'], 2)}%, pooled test "
+          f"{fixed(whole_model['pooled_accuracy'], 3)} -> {fixed(subnetwork['pooled_accuracy'], 3)}")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from ..rounding import fixed
 from ..images import list_images, read_rgb
 from ..runtime import configure, resolve_device, save_json
 from ..vision.classes import run_classes
@@ -50,7 +51,7 @@ def main(argv=None):
                "shard": args.shard, "shards": args.shards, "config": s, "provenance": provenance()}
     save_json(summary, out / "pooling.json")
     print(f"pooled {len(items)} images of {args.images} (shard {args.shard + 1}/{args.shards}), "
-          f"{summary['mean_segments']:.1f} segments per image; SAM found no mask in "
+          f"{fixed(summary['mean_segments'], 1)} segments per image; SAM found no mask in "
           f"{len(fallbacks['no crops']) + len(fallbacks['whole image'])} (retried without crops: "
           f"{len(fallbacks['no crops'])}, pooled as one region: {len(fallbacks['whole image'])})")
 

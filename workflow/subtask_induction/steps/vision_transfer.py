@@ -8,6 +8,7 @@ weights its forward pass uses (the frozen subnetwork folded in) for the cue-conf
 import math
 
 
+from ..rounding import fixed
 from ..method.masks import load_subnetwork
 from ..method.kinds import kinds_of
 from ..method.transfer import TransferPlan
@@ -93,8 +94,8 @@ def main(argv=None):
                "best_epoch": result.best_epoch, "curve": result.history, "train_images": len(train),
                "steps_per_epoch": math.ceil(len(train) / t["batch_size"]), "identity": identity,
                "seeds": seeds, "config": s, "provenance": provenance()}, args.out)
-    print(f"{name} chain={s['chain']}: original {metrics['original_accuracy']:.3f} pooled "
-          f"{metrics['pooled_accuracy']:.3f} (epoch {result.best_epoch})")
+    print(f"{name} chain={s['chain']}: original {fixed(metrics['original_accuracy'], 3)} pooled "
+          f"{fixed(metrics['pooled_accuracy'], 3)} (epoch {result.best_epoch})")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from ..rounding import fixed, percent
 from ..plotting import save_figure  # noqa: E402
 from .tables import ADAPTATION_ORDER, summary  # noqa: E402
 
@@ -29,7 +30,7 @@ def sparsity_per_layer(layers: pd.DataFrame, outdir: Path) -> list[Path]:
             ax.plot(range(len(order)), mean.to_numpy(), marker=".", label=f"{task} ({backbone})")
         ax.set_xticks(range(len(order)), [name.removeprefix("net.").removesuffix(".weight") for name in order],
                       rotation=90, fontsize=6)
-        ax.set(ylabel="fraction of weights off", title=f"FS, {fs['fraction'].max():.0%} of the labels, mean over replicates")
+        ax.set(ylabel="fraction of weights off", title=f"FS, {percent(fs['fraction'].max(), 0)} of the labels, mean over replicates")
         ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     return save_figure(figure, outdir, "sparsity_per_layer")
@@ -79,7 +80,7 @@ def mask_similarity(between: pd.DataFrame, stability: pd.DataFrame, outdir: Path
     for i in range(len(tasks)):
         for j in range(len(tasks)):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.1f}", ha="center", va="center", color="w", fontsize=8)
+                ax.text(j, i, f"{fixed(grid[i, j], 1)}", ha="center", va="center", color="w", fontsize=8)
     ax.set_xticks(range(len(tasks)), tasks, rotation=45, ha="right")
     ax.set_yticks(range(len(tasks)), tasks)
     ax.set_title(f"FS off sets: Jaccard / chance ({fraction:g} of labels)\ndiagonal: across replicates", fontsize=9)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..rounding import fixed, percent
 from ..method.masks import load_subnetwork
 from ..method.overlap import mask_overlap
 
@@ -38,7 +39,7 @@ def summary(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def _cell(mean: float, std: float, percent: bool = True) -> str:
     scale = 100 if percent else 1
-    return f"{scale * mean:.1f} ± {scale * std:.1f}"
+    return f"{fixed(scale * mean, 1)} ± {fixed(scale * std, 1)}"
 
 
 def adaptation_by_task(frame: pd.DataFrame, metric: str, adaptations: list[str] | None = None) -> str:
@@ -48,7 +49,7 @@ def adaptation_by_task(frame: pd.DataFrame, metric: str, adaptations: list[str] 
     for (backbone, fraction), part in table.groupby(["backbone", "fraction"]):
         tasks = list(dict.fromkeys(part["task"]))
         present = [m for m in ADAPTATION_ORDER if m in set(part["adaptation"]) and (adaptations is None or m in adaptations)]
-        lines += [f"**{backbone}, {fraction:.0%} of the labels** ({metric}, %, mean ± std over replicates)", "",
+        lines += [f"**{backbone}, {percent(fraction, 0)} of the labels** ({metric}, %, mean ± std over replicates)", "",
                   "| adaptation | " + " | ".join(tasks) + " |", "|---" * (len(tasks) + 1) + "|"]
         for adaptation in present:
             cells = []
@@ -97,7 +98,7 @@ def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.Da
     parts += ["## Bytes one task costs to store (mask bits + head, against a full weight copy)", "",
               "| backbone | task | adaptation | task bytes | full copy | ratio |", "|---|---|---|---|---|---|"]
     parts += [f"| {r.backbone} | {r.task} | {r.adaptation} | {r.task_bytes:,} | {r.full_copy_bytes:,} | "
-              f"{r.task_bytes / r.full_copy_bytes:.4f} |" for r in storage.itertuples()]
+              f"{fixed(r.task_bytes / r.full_copy_bytes, 4)} |" for r in storage.itertuples()]
     for title, table, other in (("between tasks (same replicate)", between, "other"),
                                 ("across replicates of one task", stability, "other_replicate")):
         parts += ["", f"## Overlap of the off sets {title}: Jaccard / chance (random masks with each tensor's own off densities)", ""]
@@ -106,6 +107,6 @@ def tables_markdown(frame: pd.DataFrame, between: pd.DataFrame, stability: pd.Da
             continue
         grouped = table.groupby(["backbone", "adaptation", "fraction", "task", other])[["jaccard", "chance", "ratio"]].mean()
         parts += ["| backbone | adaptation | fraction | task | vs | Jaccard | chance | ratio |", "|---" * 8 + "|"]
-        parts += [f"| {b} | {m} | {f:g} | {t} | {o} | {r.jaccard:.3f} | {r.chance:.3f} | {r.ratio:.1f} |"
+        parts += [f"| {b} | {m} | {f:g} | {t} | {o} | {fixed(r.jaccard, 3)} | {fixed(r.chance, 3)} | {fixed(r.ratio, 1)} |"
                   for (b, m, f, t, o), r in grouped.iterrows()]
     return "\n".join(parts) + "\n"

@@ -23,6 +23,7 @@ import copy
 import torch
 from torch import nn
 
+from ..rounding import fixed
 from ..images import ImageSet
 from .models import FrozenStatisticsBatchNorm2d
 from .tasks import accuracy
@@ -133,7 +134,7 @@ def diagnose(base: nn.Module, subnetwork_masks: dict, si_start: dict[str, nn.Mod
 def diagnostics_markdown(rows: list[dict]) -> str:
     lines = ["| check | model | BatchNorm statistics from | original | pooled |", "|---|---|---|---|---|"]
     for row in rows:
-        original = "—" if row["original_accuracy"] is None else f"{100 * row['original_accuracy']:.1f}"
+        original = "—" if row["original_accuracy"] is None else f"{fixed(100 * row['original_accuracy'], 1)}"
         lines.append(f"| {row['check']} | {row['model']} | {row['batchnorm_statistics']} | {original} | "
-                     f"{100 * row['pooled_accuracy']:.1f} |")
+                     f"{fixed(100 * row['pooled_accuracy'], 1)} |")
     return "\n".join(lines) + "\n"

@@ -11,6 +11,7 @@ import math
 
 import pandas as pd
 
+from ..rounding import fixed, percent
 from ..page_tables import PageTables
 
 from ..claims import (CONFIDENCE, LEVEL, PAIRED_LEVEL, RULE_VERSION, bits_correct, format_paired, headroom, judge,
@@ -130,9 +131,9 @@ def collect(base_paths, discovery_paths, selected: dict[tuple[int, str], float],
 
 def _cell(row, metric: str, scale: float = 100) -> str:
     """'mean ± std' (in percent by default), the spread only where there are several runs."""
-    cell = f"{scale * row[metric]:.1f}"
+    cell = f"{fixed(scale * row[metric], 1)}"
     if row.get(f"{metric}_count", 1) > 1:
-        cell += f" ± {scale * row[f'{metric}_std']:.1f}"
+        cell += f" ± {fixed(scale * row[f'{metric}_std'], 1)}"
     return cell
 
 
@@ -179,11 +180,11 @@ def label_free_markdown(chosen: pd.DataFrame) -> str:
              "| chain | discovery | kept % | pooled acc. (test) | original acc. (test) |" + (" shape bias |" if bias else "")
              + " Jaccard with labelled | chance |", "|---|---|---|---|---|" + ("---|" if bias else "") + "---|---|"]
     for row in chosen.sort_values(["chain", "init"], ascending=[True, False]).itertuples():
-        overlap = (" | ".join("—" if math.isnan(x) else f"{x:.3f}" for x in (row.jaccard_with_labelled, row.chance_jaccard))
+        overlap = (" | ".join("—" if math.isnan(x) else f"{fixed(x, 3)}" for x in (row.jaccard_with_labelled, row.chance_jaccard))
                    if row.init == "label_free" else " | ")  # — : no kept weight in either mask
-        lines.append(f"| {row.chain} | {row.init} | {row.kept_percent:.2f} | {100 * row.subnetwork_pooled_accuracy:.1f} | "
-                     f"{100 * row.subnetwork_original_accuracy:.1f} |"
-                     + (f" {100 * row.subnetwork_shape_bias:.1f} |" if bias else "") + f" {overlap} |")
+        lines.append(f"| {row.chain} | {row.init} | {fixed(row.kept_percent, 2)} | {fixed(100 * row.subnetwork_pooled_accuracy, 1)} | "
+                     f"{fixed(100 * row.subnetwork_original_accuracy, 1)} |"
+                     + (f" {fixed(100 * row.subnetwork_shape_bias, 1)} |" if bias else "") + f" {overlap} |")
     return "\n".join(lines) + "\n"
 
 
@@ -194,7 +195,7 @@ def per_chain_markdown(runs: pd.DataFrame) -> str:
     lines = ["| model | " + " | ".join(f"chain {c}: pooled" + ("; shape bias" if bias else "") for c in chains) + " |",
              "|---|" + "---|" * len(chains)]
     for model, rows in runs.groupby("model", sort=False, observed=True):
-        by_chain = {row["chain"]: f"{100 * row['pooled_accuracy']:.1f}" + (f"; {100 * row['shape_bias']:.1f}" if bias else "")
+        by_chain = {row["chain"]: f"{fixed(100 * row['pooled_accuracy'], 1)}" + (f"; {fixed(100 * row['shape_bias'], 1)}" if bias else "")
                     for _, row in rows.iterrows()}
         lines.append(f"| {model} | " + " | ".join(by_chain.get(c, "") for c in chains) + " |")
     return "\n".join(lines) + "\n"
@@ -250,7 +251,7 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
     lines = [f"Differences in points, chain by chain; `*`: p < {PAIRED_LEVEL:g} on the same items (McNemar's exact "
              "test; shape bias: a paired bootstrap over the conflict images). The verdict is the rule's "
              "(docs/decisions.md, \"The verdict rule\"): an exact sign-flip test over the chains at "
-             f"{LEVEL:g}, the mean over chains with its {CONFIDENCE:.0%} t interval beside it; neither holding nor "
+             f"{LEVEL:g}, the mean over chains with its {percent(CONFIDENCE, 0)} t interval beside it; neither holding nor "
              f"reversed, it is no effect larger than S ({smallest_effect():g} points, shape bias "
              f"{smallest_effect('shape_bias'):g}) where the 90% interval lies inside ±S, else undecided; the whole "
              f"order is docs/glossary.md's table (rule version {RULE_VERSION}).", ""]

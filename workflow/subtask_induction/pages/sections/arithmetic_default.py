@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...rounding import fixed
 from .. import claims as claims_module
 from .. import subnetworks
 from ..page import FIGURES, embed, provenance_line
@@ -28,8 +29,8 @@ def _means_table(transfer: pd.DataFrame, layers: int) -> list[str]:
                 continue
             a, b = last.loc[(variant, n)], evaluated.loc[(variant, n)]
             runs_here = int(a["count"])
-            spread = (lambda s: f" ± {s:.3f}" if runs_here > 1 else "")
-            row.append(f"{a['mean']:.3f}{spread(a['std'])} / {b['mean']:.3f}{spread(b['std'])}"
+            spread = (lambda s: f" ± {fixed(s, 3)}" if runs_here > 1 else "")
+            row.append(f"{fixed(a['mean'], 3)}{spread(a['std'])} / {fixed(b['mean'], 3)}{spread(b['std'])}"
                        + (f" ({runs_here})" if runs_here != runs else ""))
         lines.append(f"| {variant} | " + " | ".join(row) + " |")
     return lines + [""]

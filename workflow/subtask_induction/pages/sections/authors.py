@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...rounding import fixed, percent
 from ...claims import HOLDS, NO_EFFECT, REVERSED
 from .. import claims as claims_module
 from ..page import provenance_line
@@ -82,7 +83,7 @@ def _said(claim) -> str:
     if claim is None:
         return "—"
     judged = claim.evidence.judge()[""]
-    return f"{judged.mean:+.1f} [{judged.low:+.1f}, {judged.high:+.1f}]: {claim.holds.replace('**', '')}"
+    return f"{fixed(judged.mean, 1, sign=True)} [{fixed(judged.low, 1, sign=True)}, {fixed(judged.high, 1, sign=True)}]: {claim.holds.replace('**', '')}"
 
 
 def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[str]:
@@ -104,13 +105,13 @@ def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[
               "| SI against | the paper | `si` (the paper's text) | `si_authors` (the authors' code) | the disagreement |",
               "|---|---|---|---|---|"]
     for row in rows(found):
-        paper = "—" if row.paper is None else f"{row.paper:+.1f}"
+        paper = "—" if row.paper is None else f"{fixed(row.paper, 1, sign=True)}"
         lines.append(f"| {row.words} | {paper} | {_said(row.si)} | {_said(row.authors)} | {row.reading} |")
     said = sentence(record, found, link=False)
     versus = next((c for c in found if c.id == claims_module.claim_id("vision", claims_module.SI_AUTHORS, "si",
                                                                         "pooled_accuracy")), None)
-    lines += ["", f"`si_authors` against `si` on pooled images: {_said(versus)}. `si_authors` keeps {ours:.0%} of the "
-              f"subnetwork's pooled accuracy, `si` {si_share:.0%}, the paper's SI {kept_share(theirs()):.0%} (means "
+    lines += ["", f"`si_authors` against `si` on pooled images: {_said(versus)}. `si_authors` keeps {percent(ours, 0)} of the "
+              f"subnetwork's pooled accuracy, `si` {percent(si_share, 0)}, the paper's SI {percent(kept_share(theirs()), 0)} (means "
               "over chains; not judged).", "", said[:1].upper() + said[1:], ""]
     return lines
 
@@ -127,7 +128,7 @@ def sentence(record: RunRecord, found: list, link: bool = True) -> str:
         if row.reading != NONE:
             by.setdefault(row.reading, []).append(row.words)
     lead = (f"judged like for like, SI as the authors' code ran it (`si_authors`, {chains} chains; it keeps "
-            f"{ours:.0%} of the subnetwork's pooled accuracy)")
+            f"{percent(ours, 0)} of the subnetwork's pooled accuracy)")
     if not by:
         return f"{lead} leaves no disagreement to read{where}."
     parts = [f"{kind} against {' and '.join(words)}" for kind, words in

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...rounding import fixed, percent
 from ...vision import paper
 from .. import claims as claims_module
 from ..page import provenance_line
@@ -93,8 +94,8 @@ def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[
         for second in ("si", "finetune"):
             claim = by_id.get(claims_module.claim_id("vision", model, second, "pooled_accuracy"))
             cells.append("—" if claim is None else claim.holds.replace("**", ""))
-        lines.append(f"| `{model}` | {row['pooled']:.1f} % | {row['share']:.0%} | {cells[0]} | {cells[1]} |")
-    lines += [f"| the paper's SI | {them['si_pooled']:.1f} % | {kept_share(them):.0%} | | |", "",
+        lines.append(f"| `{model}` | {fixed(row['pooled'], 1)} % | {percent(row['share'], 0)} | {cells[0]} | {cells[1]} |")
+    lines += [f"| the paper's SI | {fixed(them['si_pooled'], 1)} % | {percent(kept_share(them), 0)} | | |", "",
               f"Which cause keeps the shape: {sentence(record, found, link=False)}", ""]
     return lines
 
@@ -109,7 +110,7 @@ def sentence(record: RunRecord, found: list, link: bool = True, brief: bool = Fa
     sentence before it gives SI's and the paper's)."""
     kept = keeps(record, found)
     table = shares(record)
-    share = {v: f"{table.loc[v, 'share']:.0%}" for v in SHORT}
+    share = {v: f"{percent(table.loc[v, 'share'], 0)}" for v in SHORT}
     held = [v for v in SHORT if kept[v] != "no"]
     rest = [SHORT[v] for v in SHORT if kept[v] == "no"]
     chains = record.csv("vision/chains.csv")["chain"].nunique()
@@ -118,8 +119,8 @@ def sentence(record: RunRecord, found: list, link: bool = True, brief: bool = Fa
     if not held:
         return (f"{lead}none keeps the shape ({', '.join(SHORT.values())}: SI with each keeps "
                 f"{', '.join(share.values())} of the subnetwork's pooled accuracy){where}.")
-    beside = "" if brief else (f" of the subnetwork's pooled accuracy; SI {table.loc['si', 'share']:.0%}, the paper's SI "
-                               f"{kept_share(theirs()):.0%}")
+    beside = "" if brief else (f" of the subnetwork's pooled accuracy; SI {percent(table.loc['si', 'share'], 0)}, the paper's SI "
+                               f"{percent(kept_share(theirs()), 0)}")
     parts = [f"{SHORT[v]} keeps {'it as the paper reports' if kept[v] == 'as the paper reports' else 'more of it'} "
              f"({share[v]}{beside})" for v in held]
     return (lead + "; ".join(parts) + (f"; {' and '.join(rest)} {'does' if len(rest) == 1 else 'do'} not" if rest else "")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...rounding import fixed
 from ...arithmetic.paper import TABLE3_KEPT_PERCENT, authors_code_option, authors_curves
 from ...labels import TRANSFER
 from ..curves import (AUTHORS_CODE_DIFFERENCES, AUTHORS_CURVES, AUTHORS_PIPELINE, CURVE_BAND, HYPOTHESIS_RECORDS,
@@ -24,7 +25,7 @@ def _curves_table(compared: pd.DataFrame) -> list[str]:
         if ours.empty:
             continue
         theirs = ours.dropna(subset=["theirs"]).drop_duplicates("n").set_index("n")["theirs"]
-        lines.append(f"| {name} | authors' figure | " + " | ".join(f"{theirs[n]:.3f}" if n in theirs.index else ""
+        lines.append(f"| {name} | authors' figure | " + " | ".join(f"{fixed(theirs[n], 3)}" if n in theirs.index else ""
                                                                  for n in sizes) + " |")
         for (label, protocol), rows in ours.groupby(["label", "protocol"], sort=False):
             rows = rows.set_index("n")
@@ -56,13 +57,13 @@ def _text_claims_table(compared: pd.DataFrame, layers: int) -> list[str]:
         (si, _), (sampled, most) = claims[("subnetwork", source)], claims[("sampled", source)]
         if si is None or most is None:
             return "—"
-        return f"{sampled / si:.1f}× ({sampled:,} / {si:,})" if sampled else f"sampled not by {most:,}"
+        return f"{fixed(sampled / si, 1)}× ({sampled:,} / {si:,})" if sampled else f"sampled not by {most:,}"
 
     figure = found["eval"]
     lines.append(f"| SI near-perfect with {PAPER_TEXT['si_near_perfect_n']:,} rows | ≥ {NEAR_PERFECT} | "
-                 f"{figure['si_figure']:.3f} | {ours('si', 'eval')} | {ours('si', 'last')} |")
-    lines.append(f"| random init on the same data ({PAPER_TEXT['random_at_n']:,} rows) | {PAPER_TEXT['random']:.3f} | "
-                 f"{figure['random_figure']:.3f} | {ours('random', 'eval')} | {ours('random', 'last')} |")
+                 f"{fixed(figure['si_figure'], 3)} | {ours('si', 'eval')} | {ours('si', 'last')} |")
+    lines.append(f"| random init on the same data ({PAPER_TEXT['random_at_n']:,} rows) | {fixed(PAPER_TEXT['random'], 3)} | "
+                 f"{fixed(figure['random_figure'], 3)} | {ours('random', 'eval')} | {ours('random', 'last')} |")
     lines.append(f"| sampled needs about {PAPER_TEXT['sampled_factor']}× SI's rows to reach {NEAR_PERFECT} | "
                  f"{PAPER_TEXT['sampled_factor']}× | {factor('authors')} | {factor('eval')} | {factor('last')} |")
     return lines + ["", "Smallest n: the first n of each grid (theirs: their figure's; ours: the n we ran) whose "
@@ -196,9 +197,9 @@ def engine_equality(records: dict[str, RunRecord], layers: int) -> list[str]:
     return [f"*The discovery is the authors' engine's*: on the default's chain-0 {figures['layers']}-layer base, the "
             f"same rows, settings and batches through ours and through NeuroSurgeon 0.1.0 (their engine), all "
             f"{figures['epochs']} epochs ({figures['steps']} steps): {last['hard_mask_entries_differing']} of "
-            f"{figures['masked_entries']:,} hard-mask entries differ at the end, kept {100 * last['kept_ours']:.3f}% "
-            f"(ours) and {100 * last['kept_theirs']:.3f}% (theirs), the subtask's test accuracy "
-            f"{figures['ours_selected']['test_accuracy']:.3f} and {last['test_accuracy_theirs']:.3f}; the scores differ "
+            f"{figures['masked_entries']:,} hard-mask entries differ at the end, kept {fixed(100 * last['kept_ours'], 3)}% "
+            f"(ours) and {fixed(100 * last['kept_theirs'], 3)}% (theirs), the subtask's test accuracy "
+            f"{fixed(figures['ours_selected']['test_accuracy'], 3)} and {fixed(last['test_accuracy_theirs'], 3)}; the scores differ "
             f"by at most {worst:.1e} (the same steps summed in another float32 order, which β = 100 amplifies) (record [`{ENGINE}`](#run-{ENGINE}), "
             "`benchmarks/engine_equality.py`). `tests/test_neurosurgeon_oracle.py` checks the same on a tiny GPT-2 in "
             "every `make test`. So a kept fraction unlike Table 3's does not come from how we train the mask.", ""]
@@ -215,7 +216,7 @@ def magnitude_section(records: dict[str, RunRecord], name: str, layers: int) -> 
              f"record [`{name}_magnitude`](#run-{name}_magnitude)), beside the slice's SI and sampled points of the same "
              "replicate, `eval`; the overlap of its frozen set with the discovered one against per-tensor chance:", "",
              "| n | replicate | magnitude | SI | sampled | Jaccard with the subnetwork | chance |", "|---|---|---|---|---|---|---|"]
-    fmt = lambda v: "—" if v is None or pd.isna(v) else f"{v:.3f}"  # noqa: E731
+    fmt = lambda v: "—" if v is None or pd.isna(v) else f"{fixed(v, 3)}"  # noqa: E731
     for row in table.itertuples():
         lines.append(f"| {int(row.n):,} | {row.replicate} | {fmt(row.magnitude)} | {fmt(row.si)} | {fmt(row.sampled)} | "
                      f"{fmt(row.overlap)} | {fmt(row.chance)} |")
@@ -256,7 +257,7 @@ def authors_pipeline(records: dict[str, RunRecord], name: str, compared: pd.Data
             return (f"| {curve_name} | {source} | " + " | ".join(cells) + " | "
                     + (", ".join(f"{n:,}" for n in on) or "none") + f" ({len(on)} of {int(frame['theirs'].notna().sum())}) |")
         lines.append(f"| {curve_name} | authors' figure | "
-                     + " | ".join(f"{theirs[n]:.3f}" if n in theirs.index else "" for n in sizes) + " | |")
+                     + " | ".join(f"{fixed(theirs[n], 3)}" if n in theirs.index else "" for n in sizes) + " | |")
         lines.append(row("ours, the paper's text", slice_curve))
         lines.append(row("ours, their whole pipeline", mine))
     return lines + ["", f"†: {CURVE_BAND} or more from the authors' value at that n.", ""]

@@ -4,6 +4,7 @@ shipped with the package (vision/data/paper_numbers.csv)."""
 
 from __future__ import annotations
 
+from ...rounding import fixed, percent
 from ...vision import paper
 from ..run_records import RunRecord
 
@@ -44,17 +45,17 @@ def table(record: RunRecord) -> list[str]:
     them = theirs()
     rows = [
         ("base: original / pooled accuracy",
-         f"{them['base_original']:.1f} / {them['base_pooled']:.1f} % (pooled {them['base_pooled'] / them['base_original']:.2f} of original)",
-         f"{ours['base_original']:.1f} / {ours['base_pooled']:.1f} % ({ours['base_pooled'] / ours['base_original']:.2f})"),
+         f"{fixed(them['base_original'], 1)} / {fixed(them['base_pooled'], 1)} % (pooled {fixed(them['base_pooled'] / them['base_original'], 2)} of original)",
+         f"{fixed(ours['base_original'], 1)} / {fixed(ours['base_pooled'], 1)} % ({fixed(ours['base_pooled'] / ours['base_original'], 2)})"),
         ("subnetwork on pooled images (over the base); kept",
-         f"{them['subnetwork_pooled']:.1f} % ({them['subnetwork_pooled'] - them['base_pooled']:+.1f}); {them['kept']:.1f} %",
-         f"{ours['subnetwork_pooled']:.1f} % ({ours['subnetwork_pooled'] - ours['base_pooled']:+.1f}); {ours['kept']:.1f} %"),
+         f"{fixed(them['subnetwork_pooled'], 1)} % ({fixed(them['subnetwork_pooled'] - them['base_pooled'], 1, sign=True)}); {fixed(them['kept'], 1)} %",
+         f"{fixed(ours['subnetwork_pooled'], 1)} % ({fixed(ours['subnetwork_pooled'] - ours['base_pooled'], 1, sign=True)}); {fixed(ours['kept'], 1)} %"),
         ("SI on pooled images: of the subnetwork's",
-         f"{them['si_pooled']:.1f} %: keeps {kept_share(them):.0%}", f"{ours['si_pooled']:.1f} %: keeps {kept_share(ours):.0%}"),
+         f"{fixed(them['si_pooled'], 1)} %: keeps {percent(kept_share(them), 0)}", f"{fixed(ours['si_pooled'], 1)} %: keeps {percent(kept_share(ours), 0)}"),
         ("the mixture as the authors' code ran it (`finetune`): pooled gain over the base",
-         f"{them['finetune_pooled'] - them['base_pooled']:+.1f}", f"{ours['finetune_pooled'] - ours['base_pooled']:+.1f}"),
+         f"{fixed(them['finetune_pooled'] - them['base_pooled'], 1, sign=True)}", f"{fixed(ours['finetune_pooled'] - ours['base_pooled'], 1, sign=True)}"),
         ("the mixture with pooled images (the paper's text; our `mixture`): pooled gain over the base",
-         "described, not run (its code)", f"{ours['mixture_pooled'] - ours['base_pooled']:+.1f}"),
+         "described, not run (its code)", f"{fixed(ours['mixture_pooled'] - ours['base_pooled'], 1, sign=True)}"),
     ]
     return ([f"### The paper's premises in this world (`{record.name}`, {ours['chains']} chains)", "",
              f"What Table 1 rests on, in the paper ({paper.CITATION}: Tables 1-2, ResNet18 on ImageNet-16) and in the "
@@ -72,8 +73,8 @@ def sentence(record: RunRecord, why: str = "", like: str = "") -> str:
     if ours is None:
         return ""
     premises = f"([premises](docs/results.md#the-papers-premises-in-this-world-{record.name}-{ours['chains']}-chains))"
-    lead = (f"In this world SI keeps {kept_share(ours):.0%} of its subnetwork's pooled accuracy "
-            f"({ours['si_pooled']:.1f} of {ours['subnetwork_pooled']:.1f} %), the paper's {kept_share(theirs()):.0%}:")
+    lead = (f"In this world SI keeps {percent(kept_share(ours), 0)} of its subnetwork's pooled accuracy "
+            f"({fixed(ours['si_pooled'], 1)} of {fixed(ours['subnetwork_pooled'], 1)} %), the paper's {percent(kept_share(theirs()), 0)}:")
     world_s = "the vision verdicts are the [generated world](docs/glossary.md#generated-world)'s"
     if like:
         return f"{lead[:-1]} {premises}.\n{like}" + (f"\nThe subnetwork's shape is lost in the transfer: {why}" if why else "")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ...rounding import fixed
 from ...claims import holm, judge
 from .. import claims as claims_module
 from ..page import DECISIVE, DEFAULTS
@@ -82,16 +83,16 @@ def lines(records: dict) -> list[str]:
            "effect would say the records' chains differ in something beyond chain-to-chain noise.", "",
            f"| claim | n | {heads} | H | p | Holm p | pooled verdict |", "|---|---|" + "---|" * len(GROUPS) + "---|---|---|---|"]
     for row in table.itertuples(index=False):
-        means = " | ".join(f"{getattr(row, name):+.1f}" for name in GROUPS)
-        out.append(f"| {row.claim} | {row.where.removeprefix('n = ')} | {means} | {row.H:.2f} | {row.p:.3f} | "
-                   f"{row.holm:.3f} | {row.pooled} |")
+        means = " | ".join(f"{fixed(getattr(row, name), 1, sign=True)}" for name in GROUPS)
+        out.append(f"| {row.claim} | {row.where.removeprefix('n = ')} | {means} | {fixed(row.H, 2)} | {fixed(row.p, 3)} | "
+                   f"{fixed(row.holm, 3)} | {row.pooled} |")
     out += ["", "Before any transfer (the chains' seed ranges):", "", f"| what | {heads} | H | p |",
             "|---|" + "---|" * len(GROUPS) + "---|---|"]
     for row in before.itertuples(index=False):
-        means = " | ".join(f"{getattr(row, name):.2f}" for name in GROUPS)
-        out.append(f"| {row.what} | {means} | {row.H:.2f} | {row.p:.3f} |")
+        means = " | ".join(f"{fixed(getattr(row, name), 2)}" for name in GROUPS)
+        out.append(f"| {row.what} | {means} | {fixed(row.H, 2)} | {fixed(row.p, 3)} |")
     smallest = table.loc[table["holm"].idxmin()]
-    out += ["", f"The smallest Holm-corrected p of a cell is {smallest['holm']:.3f} ({smallest['claim']}, "
+    out += ["", f"The smallest Holm-corrected p of a cell is {fixed(smallest['holm'], 3)} ({smallest['claim']}, "
                 f"{smallest['where']}): " + ("no cell shows a record effect at 0.05 once the cells are corrected."
                                              if smallest["holm"] >= 0.05 else "a record effect at 0.05."), ""]
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ...rounding import fixed
 from ...claims import Evidence, chain_of, judge
 from ...validity import BASE_VALID, failed_bases
 from ..run_records import RunRecord
@@ -70,7 +71,7 @@ def lines(entries: list[dict], short) -> list[str]:
            "verdicts count a failed chain; each is named here with every verdict that differs without it.", ""]
     for entry in entries:
         head = (f"- `{entry['record']}`, {entry['family']} chain {entry['chain']}: base accuracy "
-                f"{entry['accuracy']:.3f}")
+                f"{fixed(entry['accuracy'], 3)}")
         if not entry["differs"]:
             out.append(head + "; no verdict differs without it.")
             continue
