@@ -74,8 +74,8 @@ def rule(means: dict, smallest: float | None = None, headroom: dict | None = Non
     p = [exact_p(values[w]) for w in sizes]
     direction = holm(p)
     if smallest is not None:
-        equivalent = holm([max(one_sided(values[w], smallest, "less"), one_sided(values[w], -smallest, "greater"))
-                           for w in sizes])
+        raw = [max(one_sided(values[w], smallest, "less"), one_sided(values[w], -smallest, "greater")) for w in sizes]
+        equivalent = holm(raw)
     if smallest is not None and beside:
         exact = holm([max(exact_greater(smallest - values[w]), exact_greater(values[w] + smallest)) for w in sizes])
         beyond = holm([one_sided(values[w], smallest, "greater") if values[w].mean() >= 0
@@ -102,6 +102,10 @@ def rule(means: dict, smallest: float | None = None, headroom: dict | None = Non
                       "verdict": verdict(equivalent[i] if smallest is not None else 1.0)}
         if smallest is not None:
             out[where]["equivalence"] = equivalent[i]
+            # the interval the corrected test reads: below γ exactly when the 1 - 2γ interval lies inside ±S, and
+            # Holm scales this size's p by equivalent / raw
+            gamma = level * raw[i] / equivalent[i] if raw[i] > 0 and equivalent[i] > 0 else level
+            out[where]["equivalence_interval"] = interval(values[where], 1 - 2 * gamma)
         if smallest is not None and beside:
             out[where].update(exact=exact[i], beyond=beyond[i], exact_verdict=verdict(exact[i]))
     return out

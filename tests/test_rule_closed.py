@@ -124,3 +124,37 @@ def test_no_number_is_printed_by_a_format_spec_of_its_own():
     found = [f"{path.relative_to(REPO)}:{i}" for path in package
              for i, line in enumerate(path.read_text().splitlines(), 1) if spec.search(line)]
     assert found == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.integers(-40, 40), min_size=2, max_size=9), min_size=1, max_size=3))
+def test_the_interval_beside_a_verdict_is_the_one_its_corrected_test_reads(sizes):
+    """No effect larger than S exactly when the printed interval lies inside ±S; an undecided size's interval reaches
+    past it (the interval at Holm's level for that size, not the uncorrected 90%)."""
+    import pandas as pd
+
+    from subtask_induction.claims import NO_EFFECT, UNDECIDED, judge
+
+    differences = {f"n = {i}": pd.Series(np.array(units) * 0.25, index=[str(c) for c in range(len(units))])
+                   for i, units in enumerate(sizes)}
+    for j in judge(differences, smallest=3.0).values():
+        if j.verdict in (NO_EFFECT, UNDECIDED) and np.isfinite(j.equivalence[0]):
+            inside = -3.0 < j.equivalence[0] and j.equivalence[1] < 3.0
+            assert inside == (j.verdict == NO_EFFECT), (j.equivalence, j.equivalence_confidence, j.verdict)
+            assert j.equivalence_confidence >= 0.9 - 1e-12
+            if len(sizes) == 1:
+                assert j.equivalence_confidence == pytest.approx(0.9)
+
+
+def test_si_against_sampled_at_n_0_prints_the_interval_holm_reads():
+    """The decisive record's SI − sampled at n = 0 printed "90% [-2.8, +2.1]" and called it past ±3; the interval its
+    Holm-corrected test reads is wider and does reach past ±3."""
+    from harness import REPO
+    from subtask_induction.pages import claims as page_claims, run_records
+
+    decisive = run_records.load("decisive", REPO / "docs/data")
+    claim = next(c for c in page_claims.decisive(decisive) if c.id == "arithmetic/si-sampled")
+    j = claim.evidence.judge()["n = 0"]
+    assert j.verdict == "undecided" and j.equivalence_confidence > 0.9
+    assert j.equivalence[0] <= -3.0 or j.equivalence[1] >= 3.0
+    assert j.equivalence_text().startswith(f"; {round(100 * j.equivalence_confidence, 1)}% [")

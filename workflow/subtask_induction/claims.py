@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from .rounding import fixed
+from .rounding import fixed, percent
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,8 @@ PRECEDENCE = (
     Row(AT_FLOOR, "an arm's mean is less than S above chance: neither learned enough for a difference of S to show",
         lambda f, level: f.floor),
     Row(NO_EFFECT, "the two one-sided t tests put the mean inside ±S (S, the smallest effect that matters) at p < 0.05, "
-                   "Holm-corrected over the claim's sizes: its 90% interval lies inside ±S",
+                   "Holm-corrected over the claim's sizes: its t interval at the corrected level (90% at one size, "
+                   "wider where Holm corrects) lies inside ±S",
         lambda f, level: f.equivalence < level),
     Row(UNDECIDED, "none of the above, S given: more chains could decide it", lambda f, level: f.smallest),
     Row(NO_EVIDENCE, "none of the above, no S given", lambda f, level: True),
@@ -215,7 +216,8 @@ VERDICTS = tuple(row.verdict for row in PRECEDENCE if row.verdict != INCOMPLETE)
 # A holds or reversed says how large: a one-sided t test of the mean beyond S in its direction, Holm over the sizes.
 BEYOND_S, MAYBE_UNDER_S = "by more than S", "may be under S"
 QUALIFIERS = ((BEYOND_S, "a one-sided t test puts the mean beyond S in the verdict's direction at p < 0.05, "
-                         "Holm-corrected over the claim's sizes"),
+                         "Holm-corrected over every size of the claim (each tested in its own mean's direction, "
+                         "whatever its verdict)"),
               (MAYBE_UNDER_S, "otherwise: the effect is not shown to reach S"))
 
 
@@ -476,7 +478,7 @@ def verdicts_batch(values: list[np.ndarray], level: float = LEVEL, smallest: flo
     """The rule's tests and verdicts for a batch of claims judged alike: `values[j]` the chain means of size j, one
     row per claim of the batch (its own chains as columns). Returns arrays of shape (rows, sizes): `p`, `adjusted`,
     `too_few`, `equivalence` (Holm), `exact` and `exact_verdict` (the exact equivalence version, Holm, and the verdict
-    it would give; with exact=True), `beyond` (Holm) and `verdict` (PRECEDENCE's, as objects). judge_means, the leave-one-out and the subsets all judge here."""
+    it would give; with exact=True), `equivalence_raw` (before Holm), `beyond` (Holm) and `verdict` (PRECEDENCE's, as objects). judge_means, the leave-one-out and the subsets all judge here."""
     rows = len(values[0])
     sizes = len(values)
     p = np.column_stack([sign_flip_batch(v) for v in values])
@@ -490,7 +492,8 @@ def verdicts_batch(values: list[np.ndarray], level: float = LEVEL, smallest: flo
     means = np.column_stack([v.mean(1) if v.shape[1] else np.full(rows, np.nan) for v in values])
     room = np.array([np.nan if headroom is None or headroom[j] is None else headroom[j] for j in range(sizes)])
     if smallest is not None:
-        out["equivalence"] = holm_batch(np.column_stack([equivalence_batch(v, smallest) for v in values]))
+        out["equivalence_raw"] = np.column_stack([equivalence_batch(v, smallest) for v in values])
+        out["equivalence"] = holm_batch(out["equivalence_raw"])
         out["beyond"] = holm_batch(np.column_stack([beyond_batch(v, smallest) for v in values]))
         if exact:
             out["exact"] = holm_batch(np.column_stack(
@@ -529,8 +532,9 @@ class Judgement:
     adjusted: float = float("nan")
     verdict: str = ""
     smallest: float = float("nan")   # S where it was given
-    equivalence: tuple = (float("nan"), float("nan"))   # the 90% t interval the two one-sided tests read
+    equivalence: tuple = (float("nan"), float("nan"))   # the t interval the Holm-corrected two one-sided tests read
     equivalence_adjusted: float = float("nan")   # their p (the larger), Holm over the sizes
+    equivalence_confidence: float = float("nan")   # that interval's confidence (equivalence_level): 90% at one size
     exact_verdict: str = ""          # the verdict the exact sign-flip equivalence test would give, where it differs
     beyond: bool | None = None       # holds / reversed: the mean beyond S by a one-sided test (Holm); else None
     headroom: float = float("nan")   # the lower arm's mean less chance, in points, where both were given
@@ -551,12 +555,15 @@ class Judgement:
             return f"{self.verdict}, {size_word(self.beyond, self.smallest)}"
         return self.verdict
 
-    def interval_90(self) -> str:
-        """`; 90% [-0.6, +5.1]` where the equivalence test read it (no effect, undecided, at floor), else ""."""
-        low, high = self.equivalence
-        if self.verdict not in (NO_EFFECT, UNDECIDED, AT_FLOOR) or np.isnan(low):
+    def read_interval(self) -> bool:
+        """Whether the verdict read the equivalence test (no effect, undecided, at floor) and its interval exists."""
+        return self.verdict in (NO_EFFECT, UNDECIDED, AT_FLOOR) and not np.isnan(self.equivalence[0])
+
+    def equivalence_text(self) -> str:
+        """`; 96.7% [-3.5, +2.8]`, the interval the corrected equivalence test read, where it read one, else ""."""
+        if not self.read_interval():
             return ""
-        return f"; {interval_text(low, high)}"
+        return f"; {interval_text(*self.equivalence, self.equivalence_confidence)}"
 
     def summary(self, unit: str = "") -> str:
         """`+14.3 [+6.1, +22.5]` (the mean over chains with its interval, in the differences' unit)."""
@@ -617,7 +624,9 @@ def judge_means(means: dict, tallies: dict, level: float = LEVEL, smallest: floa
                               headroom=float("nan") if rooms[j] is None else float(rooms[j]))
         if smallest is not None:
             other = tested["exact_verdict"][0, j] if "exact_verdict" in tested else verdict
-            judgement = replace(judgement, smallest=float(smallest), equivalence=t_interval(v, 1 - 2 * level),
+            confidence = equivalence_level(tested["equivalence_raw"][0, j], tested["equivalence"][0, j], level)
+            judgement = replace(judgement, smallest=float(smallest), equivalence=t_interval(v, confidence),
+                                equivalence_confidence=confidence,
                                 equivalence_adjusted=float(tested["equivalence"][0, j]),
                                 exact_verdict=other if other != verdict else "",
                                 beyond=bool(tested["beyond"][0, j] < level) if verdict in (HOLDS, REVERSED) else None)
@@ -654,9 +663,19 @@ def _fragile(means: dict, level: float, smallest: float | None, rooms: list, ver
     return changed
 
 
-def interval_text(low: float, high: float) -> str:
-    """The equivalence test's interval as every page writes it: `90% [-0.6, +5.1]`."""
-    return f"90% [{fixed(low, 1, sign=True)}, {fixed(high, 1, sign=True)}]"
+def equivalence_level(raw: float, adjusted: float, level: float = LEVEL) -> float:
+    """The confidence of the t interval the Holm-corrected equivalence test reads: the two one-sided tests' p is below
+    γ exactly when the 1 - 2γ interval lies inside ±S, and Holm multiplies a size's p by adjusted / raw, so the size
+    reads no effect exactly when its interval at γ = level · raw / adjusted does (90% at one size; wider with more)."""
+    if not (raw > 0 and adjusted > 0):
+        return 1 - 2 * level
+    return 1 - 2 * level * raw / adjusted
+
+
+def interval_text(low: float, high: float, confidence: float = 1 - 2 * LEVEL) -> str:
+    """The equivalence test's interval as every page writes it: `90% [-0.6, +5.1]`, `96.7% [-3.5, +2.8]`."""
+    share = percent(confidence, 0) if round(100 * confidence, 6) == round(100 * confidence) else percent(confidence, 1)
+    return f"{share} [{fixed(low, 1, sign=True)}, {fixed(high, 1, sign=True)}]"
 
 
 # The share of smaller records that say what a larger one says: every subset of `chains` of its chains (without

@@ -283,7 +283,7 @@ def chains_markdown(transfer: pd.DataFrame, protocol: str, comparisons: list, ta
             for n, (difference, counted) in by_n.items():
                 judgement = judged[n]
                 verdict = (f"{judgement.said()} (Holm p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
-                           f"{judgement.interval_90()})"
+                           f"{judgement.equivalence_text()})"
                            if judgement.complete else f"incomplete: {judgement.tally.gaps}")
                 verdicts.append([layers, n, f"{first} vs {second}", ", ".join(difference.index),
                                  format_paired(difference, counted), judgement.summary(), verdict])
@@ -370,7 +370,7 @@ def sparsity_dial_markdown(transfer: pd.DataFrame, protocol: str) -> str:
         judged = judge(by_k, smallest=smallest_effect())   # Holm over the dial's sizes at this n
         for k, cells, difference, counted, agreement in rows_of_k:
             judgement = judged[k]
-            verdict = (f"{judgement.summary()}: {judgement.said()}{judgement.interval_90()}" if judgement.complete
+            verdict = (f"{judgement.summary()}: {judgement.said()}{judgement.equivalence_text()}" if judgement.complete
                        else f"incomplete: {judgement.tally.gaps}")
             lines.append(f"| {100 * k:g} | {cells[0]} | {cells[1]} | " + format_paired(difference, counted)
                          + f" | {verdict} | " + " | ".join(agreement) + " |")

@@ -54,11 +54,11 @@ def verdict_word(judgement: Judgement, chains: set[int]) -> str:
 
 
 def lean_counts(judged: dict[str, Judgement]) -> tuple:
-    """(where, chains higher, chains lower, chains, the 90% interval) per complete size: how many chains lean each
-    way, and where the rule read the equivalence test (no effect larger than S, undecided) its interval as
-    (low, high), else None."""
+    """(where, chains higher, chains lower, chains, the equivalence interval) per complete size: how many chains lean
+    each way, and where the rule read the equivalence test (no effect larger than S, undecided) its corrected interval
+    as (low, high, confidence), else None."""
     return tuple((where, sum(m > 0 for m in j.means), sum(m < 0 for m in j.means), len(j.means),
-                  j.equivalence if j.interval_90() else None)
+                  (*j.equivalence, j.equivalence_confidence) if j.read_interval() else None)
                  for where, j in judged.items() if j.complete)
 
 
@@ -158,9 +158,8 @@ def reasons(judged: dict[str, Judgement], unit: str = " points", word: str = "ch
         lean = f"{higher} of {len(j.means)} {word} higher" + (f", {lower} lower" if lower and higher else "")
         if not higher:
             lean = f"{lower} of {len(j.means)} {word} lower" if lower else f"all {len(j.means)} {word} tied"
-        low, high = j.equivalence
-        within = (f", {interval_text(low, high)} {'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}"
-                  if j.interval_90() else "")
+        within = (f", {interval_text(*j.equivalence, j.equivalence_confidence)} "
+                  f"{'inside' if j.verdict == NO_EFFECT else 'past'} ±{j.smallest:g}" if j.read_interval() else "")
         out.append(f"{where + ': ' if where else ''}{j.summary(unit)}, {lean}{within}{caveats(j)}")
     return "; ".join(out)
 

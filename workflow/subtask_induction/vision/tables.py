@@ -278,7 +278,7 @@ def comparisons_markdown(runs: pd.DataFrame, comparisons: list, original_compari
             judgement = judge({metric: difference}, smallest=smallest_effect(metric),
                               headroom=None if room is None else {metric: room})[metric]
             verdict = (f"{judgement.said()} (p = {judgement.adjusted:.3g}, {len(judgement.chains)} chains"
-                       f"{judgement.interval_90()})"
+                       f"{judgement.equivalence_text()})"
                        if judgement.complete else f"incomplete: {judgement.tally.gaps}")
             rows.append([f"{first} vs {second}", metric, format_paired(difference, counted), judgement.summary(),
                          verdict])
