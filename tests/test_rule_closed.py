@@ -158,3 +158,67 @@ def test_si_against_sampled_at_n_0_prints_the_interval_holm_reads():
     assert j.verdict == "undecided" and j.equivalence_confidence > 0.9
     assert j.equivalence[0] <= -3.0 or j.equivalence[1] >= 3.0
     assert j.equivalence_text().startswith(f"; {round(100 * j.equivalence_confidence, 1)}% [")
+
+
+def test_the_pages_rule_version_is_the_rule_that_decides():
+    """The hand-numbered version the pages name has the digest of what decides today's verdicts: a change that moves
+    a verdict, a p or a share of the fixed claims fails here until the version is raised and its digest recorded."""
+    from subtask_induction.claims import RULE_DIGESTS, RULE_VERSION, rule_digest
+
+    assert RULE_DIGESTS[RULE_VERSION] == rule_digest()
+
+
+def shares_made(monkeypatch):
+    """The verdict files' shares for one decided claim, counting how often subset_share computes them."""
+    from subtask_induction.pages import verdicts
+
+    made = []
+    real = verdicts.subset_share
+    monkeypatch.setattr(verdicts, "subset_share", lambda *a, **k: made.append(1) or real(*a, **k))
+    return made
+
+
+def test_a_changed_rule_recomputes_every_share_it_keys(monkeypatch, tmp_path):
+    """Verdict files are keyed by the rule's digest: after the precedence table or the subsets' count changes, a share
+    made under the old rule is never served (the files of b1f8476 served 35 and 16 stale shares after such changes)."""
+    import pandas as pd
+
+    from subtask_induction import claims
+    from subtask_induction.claims import judge
+    from subtask_induction.pages import verdicts
+
+    monkeypatch.setattr(verdicts, "_SHARES", {})
+    monkeypatch.setattr(verdicts, "_LOADED", {str(verdicts.FOLDER)})   # no stored file: this test's shares only
+    made = shares_made(monkeypatch)
+    means = pd.Series([4.0, 6.5, 5.0, 3.5, 7.0, 5.5, 4.5, 6.0, 5.0, 6.5], index=[str(c) for c in range(10)])
+    judged = judge({"": means}, smallest=3.0)
+    first = verdicts.share(judged, 3.0, None)
+    assert made == [1] and verdicts.share(judged, 3.0, None) == first and made == [1]   # read back, not made again
+    old = claims.rule_digest()
+    rows = list(claims.PRECEDENCE)
+    rows[4], rows[5] = rows[5], rows[4]   # at floor and no effect larger than S swapped
+    monkeypatch.setattr(claims, "PRECEDENCE", tuple(rows))
+    assert claims.rule_digest() != old
+    verdicts.share(judged, 3.0, None)
+    assert made == [1, 1]
+    monkeypatch.setattr(claims, "SUBSETS_DRAWN", claims.SUBSETS_DRAWN + 1)
+    verdicts.share(judged, 3.0, None)
+    assert made == [1, 1, 1]
+
+
+def test_an_undecided_verdict_has_no_share(monkeypatch):
+    """Even where a share is stored for its evidence (planted here), an undecided size's row has none."""
+    import pandas as pd
+
+    from subtask_induction.claims import Evidence
+    from subtask_induction.pages import verdicts
+    from subtask_induction.pages.claims import Claim
+
+    means = pd.Series([0.5, -4.0, 5.0, -0.5, 4.5, -5.5, 6.0, 0.0, 1.0], index=[str(c) for c in range(9)])
+    evidence = Evidence({"": means}, {"": list(means.index)}, 3.0)
+    judged = evidence.judge()
+    assert judged[""].verdict == "undecided"
+    monkeypatch.setattr(verdicts, "_SHARES", {verdicts.digest(judged, 3.0, None): {"": 0.75}})
+    monkeypatch.setattr(verdicts, "_LOADED", {str(verdicts.FOLDER)})
+    claim = Claim("vision", "s", "c", "", "", "r", evidence=evidence, id="vision/a-b/pooled_accuracy")
+    assert [row[f"share_{verdicts.SMALLER}"] for row in verdicts.rows(claim)] == [""]

@@ -152,8 +152,8 @@ def format_paired(differences: pd.Series, counted: pd.Series) -> str:
 # PRECEDENCE whose condition it meets: the order is data, so the code, the pages and docs/decisions.md read one table.
 LEVEL = 0.05
 CONFIDENCE = 0.95
-# Raised whenever the same chain means could get another verdict: the verdict files the pages write carry it, and
-# records are compared only under one rule version (docs/verdicts/).
+# Raised whenever the same chain means could get another verdict (the pages name it; records' pages are compared only
+# under one version); what decides a verdict is also a digest (rule_digest, RULE_DIGESTS), which keys the verdict files.
 RULE_VERSION = 2
 HOLDS, REVERSED, NO_EVIDENCE, TOO_FEW = "holds", "reversed", "no evidence either way", "too few chains to decide"
 # With the smallest effect that matters (S): "no effect larger than S" when the two one-sided t tests put the mean
@@ -734,3 +734,54 @@ class Evidence:
         if level not in judged:
             judged[level] = judge(self.differences, self.runs, level, self.smallest, self.headroom)
         return judged[level]
+
+
+# What decides a verdict, as data a digest is taken of (rule_digest): the rule's constants, and its verdicts, tests and
+# subset shares on a fixed set of claims made here (a grid of 0.5 points; sizes of 6 to 16 chains, with and without S,
+# one arm near floor), so a change of the code that moves any of them changes the digest too.
+def _battery() -> list[tuple[dict, dict]]:
+    rng = np.random.default_rng(89)
+    def chains(k, centre, spread):   # noqa: E306
+        return pd.Series(np.round(rng.normal(centre, spread, k) * 2) / 2, index=[str(c) for c in range(k)])
+    return [({"n = 0": chains(10, 0.2, 2.0), "n = 250": chains(10, 6.0, 4.0), "n = 750": chains(10, -4.5, 3.0)},
+             {"smallest": 3.0}),
+            ({"": chains(6, 1.0, 1.5)}, {"smallest": 3.0}),
+            ({"": chains(16, 2.0, 3.0)}, {"smallest": 3.0, "headroom": {"": 2.0}}),
+            ({"a": chains(16, 4.0, 3.0), "b": chains(16, 0.5, 1.0)}, {"smallest": 3.0}),
+            ({"": chains(8, 2.5, 2.0)}, {})]
+
+
+def _rule_constants() -> str:
+    """The constants that decide a verdict (the precedence table's order, not its words: wording is not deciding)."""
+    return repr((LEVEL, CONFIDENCE, TIE, HALF, ACCURACY_S, sorted(SMALLEST_EFFECT.items()),
+                 [row.verdict for row in PRECEDENCE], SUBSETS_EXACT, SUBSETS_DRAWN, SHARED_VERDICTS))
+
+
+@functools.lru_cache(maxsize=8)
+def _digest_of(constants: str) -> str:
+    import hashlib
+    import json
+
+    decided = []
+    for differences, settings in _battery():
+        judged = judge(differences, smallest=settings.get("smallest"), headroom=settings.get("headroom"),
+                       beside=False)
+        shares = subset_share(judged, 8, settings.get("smallest"), settings.get("headroom"))
+        decided.append({where: [j.verdict, round(j.p, 12), round(j.adjusted, 12),
+                                None if np.isnan(j.equivalence_adjusted) else round(j.equivalence_adjusted, 12),
+                                j.beyond, shares.get(where)] for where, j in judged.items()})
+    body = json.dumps({"constants": constants, "decided": decided}, sort_keys=True, default=str)
+    return hashlib.sha256(body.encode()).hexdigest()[:12]
+
+
+def rule_digest() -> str:
+    """A digest of what decides the rule's verdicts: its constants (the level, S, the precedence table, the subsets'
+    counts, ...) and what it makes of a fixed set of claims (verdicts, p before and after Holm, the equivalence test's
+    p, the 8-chain subsets' shares). The verdict files are keyed by it, so a change of any of these recomputes every
+    stored share; RULE_DIGESTS holds it for each hand-numbered RULE_VERSION the pages name."""
+    return _digest_of(_rule_constants())
+
+
+# The digest of each RULE_VERSION (tests/test_rule_closed.py: today's must be RULE_VERSION's, so a change of what decides
+# a verdict cannot keep the pages' version number): version 2 as b1f8476 computed its battery, and as today does.
+RULE_DIGESTS = {2: "11c4fa7f702e"}

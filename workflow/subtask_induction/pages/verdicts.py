@@ -1,12 +1,14 @@
 """docs/verdicts/: every rule-judged claim's verdict at every size, per record, as data (`make docs` writes them).
 
 A record's CSVs never change; what the rule makes of them does when the rule changes. Each verdict file carries the
-rule version that wrote it (claims.RULE_VERSION), one row per (claim id, size): the verdict and its words, the mean
+digest of the rule that wrote it (claims.rule_digest: its constants and its verdicts on a fixed set of claims), one
+row per (claim id, size): the verdict and its words, the mean
 over chains with its 95% interval, the direction's p before and after Holm, the equivalence test's Holm p and its
 90% interval, the verdict the exact sign-flip equivalence would give where it differs, how large a holds is against
 S, the floor's headroom, the chains whose absence changes the verdict (fragile), and the share of the record's
-8-chain subsets that reach the same verdict. The share is costly (up to 2,500 judgements of a claim), so it is
-computed once per claim's evidence and read back from these files by its digest: no render pays it twice.
+8-chain subsets that reach the same verdict (a decided verdict only). The share is costly (up to 2,500 judgements of
+a claim), so it is computed once per claim's evidence and rule and read back from these files by that digest: no render
+pays it twice, and no rule's share is served under another.
 
 `python -m subtask_induction.pages.verdicts --changes OLD_FOLDER` lists the verdicts that differ between the files of
 an older rule version (OLD_FOLDER, e.g. one `git show` wrote) and today's, keyed by claim id and size.
@@ -23,14 +25,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..claims import RULE_VERSION, Judgement, subset_share
+from ..claims import SHARED_VERDICTS, Judgement, rule_digest, subset_share
 from .page import REPO
 
 FOLDER = REPO / "docs" / "verdicts"
 SMALLER = 8   # the chains of the default's records: the subsets a share is read over
 COLUMNS = ["claim_id", "where", "verdict", "said", "chains", "mean", "low", "high", "p", "holm_p", "equivalence_holm_p",
            "equivalence_low", "equivalence_high", "exact_equivalence_verdict", "beyond_s", "headroom", "fragile",
-           f"share_{SMALLER}", "evidence", "rule_version", "claim"]
+           f"share_{SMALLER}", "evidence", "rule", "claim"]
 
 NO_SIZE = "-"   # a claim judged at one size only: its row's `where`
 _SHARES: dict[str, dict] = {}   # evidence digest -> {where: share}, from the files and from this process
@@ -38,8 +40,9 @@ _LOADED: set[str] = set()       # the folders whose files _SHARES holds
 
 
 def digest(judged: dict[str, Judgement], smallest, headroom, chains: int = SMALLER) -> str:
-    """What a share depends on: the chain means at every size, S, the headroom, the subset size and the rule."""
-    body = {"rule": RULE_VERSION, "chains": chains, "smallest": smallest,
+    """What a share depends on: the chain means at every size, S, the headroom, the subset size and the rule (its
+    digest)."""
+    body = {"rule": rule_digest(), "chains": chains, "smallest": smallest,
             "headroom": {str(k): v for k, v in (headroom or {}).items()},
             "sizes": {str(where): [list(map(str, j.chains)), [round(m, 12) for m in j.means]]
                       for where, j in judged.items() if j.complete}}
@@ -51,10 +54,10 @@ def _load(folder: Path = FOLDER) -> None:
         return
     for path in sorted(folder.glob("*.csv")) if folder.is_dir() else []:
         table = pd.read_csv(path, dtype={"where": str}, keep_default_na=False)
-        if "rule_version" not in table or f"share_{SMALLER}" not in table:
-            continue
+        if "rule" not in table or f"share_{SMALLER}" not in table:
+            continue   # a file of a rule without a digest: its shares are made again
         for row in table.itertuples(index=False):
-            if int(row.rule_version) == RULE_VERSION and str(getattr(row, f"share_{SMALLER}")) != "":
+            if str(row.rule) == rule_digest() and str(getattr(row, f"share_{SMALLER}")) != "":
                 where = "" if row.where == NO_SIZE else row.where
                 _SHARES.setdefault(row.evidence, {})[where] = float(getattr(row, f"share_{SMALLER}"))
     _LOADED.add(str(folder))
@@ -92,7 +95,8 @@ def rows(claim) -> list[dict]:
                     "exact_equivalence_verdict": j.exact_verdict,
                     "beyond_s": "" if j.beyond is None else str(j.beyond).lower(), "headroom": _number(j.headroom),
                     "fragile": "; ".join(f"without chain {chain}: {verdict}" for chain, verdict in j.fragile),
-                    f"share_{SMALLER}": _number(shares.get(where)), "evidence": key, "rule_version": RULE_VERSION,
+                    f"share_{SMALLER}": _number(shares.get(where) if j.verdict in SHARED_VERDICTS else None),
+                    "evidence": key, "rule": rule_digest(),
                     "claim": claim.claim})
     return out
 
