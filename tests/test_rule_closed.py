@@ -222,3 +222,26 @@ def test_an_undecided_verdict_has_no_share(monkeypatch):
     monkeypatch.setattr(verdicts, "_LOADED", {str(verdicts.FOLDER)})
     claim = Claim("vision", "s", "c", "", "", "r", evidence=evidence, id="vision/a-b/pooled_accuracy")
     assert [row[f"share_{verdicts.SMALLER}"] for row in verdicts.rows(claim)] == [""]
+
+
+def test_pages_check_names_a_verdict_file_whose_record_is_gone(tmp_path):
+    from subtask_induction.pages.__main__ import orphaned
+
+    (tmp_path / "decisive.csv").write_text("claim_id\n")
+    (tmp_path / "removed_record.csv").write_text("claim_id\n")
+    assert orphaned({tmp_path / "decisive.csv": ""}, tmp_path) == [tmp_path / "removed_record.csv"]
+
+
+def test_every_page_names_which_accuracy_a_failed_chain_reads_in_percent():
+    """Chain 24's base: eval 41.4 %, test 40.6 %; each page says which it read, the same way, in percent."""
+    import re
+
+    from harness import REPO
+    from subtask_induction.validity import base_accuracy
+
+    assert base_accuracy("arithmetic", 0.414) == "base eval accuracy 41.4 %"
+    for page in ("README.md", "docs/results.md"):
+        text = (REPO / page).read_text()
+        named = re.findall(r"chain 24[:]? \(?(base [a-z ]*accuracy [0-9.]+ %)", text)
+        assert named and set(named) == {"base eval accuracy 41.4 %"}, page
+        assert "base accuracy 0.414" not in text

@@ -21,8 +21,8 @@ def test_the_report_names_a_failed_base_with_its_accuracy(tmp_path):
                   "original_accuracy": [0.95, 0.7, 0.2]}).to_csv(vision / "chains.csv", index=False)
     lines = validity.report(tmp_path)
     assert len(lines) == 2
-    assert lines[0].startswith("arithmetic chain 1:") and "0.414" in lines[0] and "under 0.9" in lines[0]
-    assert lines[1].startswith("vision chain 1:") and "0.700" in lines[1] and "under 0.8" in lines[1]
+    assert lines[0].startswith("arithmetic chain 1:") and "base eval accuracy 41.4 %, under 90 %" in lines[0]
+    assert lines[1].startswith("vision chain 1:") and "accuracy on the original test images 70.0 %, under 80 %" in lines[1]
 
 
 def test_no_line_where_every_base_learned_or_nothing_ran(tmp_path):
@@ -41,6 +41,6 @@ def test_the_workflow_reports_when_it_finishes():
 
 def test_the_pages_name_chain_24_with_its_accuracy_and_what_differs_without_it():
     results = (REPO / "docs" / "results.md").read_text()
-    assert "- `decisive`, arithmetic chain 24: base accuracy 0.414; without it:" in results
+    assert "- `decisive`, arithmetic chain 24: base eval accuracy 41.4 %; without it:" in results
     readme = (REPO / "README.md").read_text()
-    assert "arithmetic chain 24 (base accuracy 0.414)" in readme
+    assert "arithmetic chain 24 (base eval accuracy 41.4 %)" in readme

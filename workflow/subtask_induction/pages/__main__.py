@@ -65,6 +65,12 @@ def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
             **verdicts.files(found, repo / "docs" / "verdicts")}
 
 
+def orphaned(rendered: dict[Path, str], folder: Path = verdicts.FOLDER) -> list[Path]:
+    """The verdict files no stored record makes any more (its record was removed or renamed): served as current, they
+    would name verdicts of no record."""
+    return sorted(path for path in folder.glob("*.csv") if path not in rendered)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="compare, write nothing; exit 1 on a difference")
@@ -77,10 +83,17 @@ def main(argv=None) -> int:
             print(line, file=sys.stderr)
         return 2
     stale = [path for path, text in rendered.items() if not path.exists() or path.read_text() != text]
+    gone = orphaned(rendered)
     if args.check:
         for path in stale:
             print(f"{path.relative_to(REPO)} differs from its render: run `make docs`", file=sys.stderr)
-        return 1 if stale else 0
+        for path in gone:
+            print(f"{path.relative_to(REPO)}: its record docs/data/{path.stem} is gone; `make docs` removes the file "
+                  "(restore the record to keep it)", file=sys.stderr)
+        return 1 if stale or gone else 0
+    for path in gone:   # derived from a record no longer stored: made again if the record comes back
+        path.unlink()
+        print(f"removed {path.relative_to(REPO)}: its record docs/data/{path.stem} is gone")
     for path in stale:
         write_text(path, rendered[path])   # atomic: a killed render leaves each page whole, old or new
         print(f"wrote {path.relative_to(REPO)}")

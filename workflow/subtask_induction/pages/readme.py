@@ -19,6 +19,7 @@ from .run_records import RunRecord
 from . import first_screen
 from .sections import authors, causes, premises, validity
 from .subnetworks import chain_table, kept_dial
+from ..validity import base_accuracy
 
 OWN_TRIAL = "own_data_trial"   # a timing record: the README's own-data trial on a small folder tree
 
@@ -183,7 +184,7 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         differs = "; ".join(f"{_short(claim)}{' at ' + where if where else ''}: {now}"
                             for claim, where, _, now in entry["differs"])
         lines.append(f"- **A chain whose base did not learn its task**: `{entry['record']}`'s {entry['family']} chain "
-                     f"{entry['chain']} (base accuracy {fixed(entry['accuracy'], 3)}), counted as its plan fixed; "
+                     f"{entry['chain']} ({base_accuracy(entry['family'], entry['accuracy'])}), counted as its plan fixed; "
                      + (f"without it, {len(entry['differs'])} verdict{'s' * (len(entry['differs']) > 1)} "
                         f"differ{'s' * (len(entry['differs']) == 1)} ({differs}; "
                         "[chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task))."
@@ -316,7 +317,7 @@ def headlines(records: dict, found: list) -> str:
     if failed:
         chains = sorted({(entry["family"], entry["chain"], entry["accuracy"]) for entry in failed})
         lines.append("- **A chain whose [base](docs/glossary.md#base) did not learn its task**: "
-                     + "; ".join(f"{family} chain {chain} (base accuracy {fixed(accuracy, 3)})" for family, chain, accuracy in chains)
+                     + "; ".join(f"{family} chain {chain} ({base_accuracy(family, accuracy)})" for family, chain, accuracy in chains)
                      + ", counted as the plan fixed; without it, "
                      + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ" for e in failed)
                      + " ([chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task)).")

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import re
 
-from ...rounding import fixed
 from ...claims import Evidence, chain_of, judge
-from ...validity import BASE_VALID, failed_bases
+from ...validity import BASE_VALID, READS, base_accuracy, failed_bases
 from ..run_records import RunRecord
 
 
@@ -65,13 +64,14 @@ def lines(entries: list[dict], short) -> list[str]:
     if not entries:
         return []
     out = ["## Chain validity: bases that did not learn their task", "",
-           f"A chain counts where its base learned its own task: accuracy at least {BASE_VALID['arithmetic']:g} "
-           f"(arithmetic, eval) or {BASE_VALID['vision']:g} (vision, original test images) "
+           f"A chain counts where its base learned its own task: {READS['arithmetic']} at least "
+           f"{100 * BASE_VALID['arithmetic']:g} % (arithmetic) or {READS['vision']} at least "
+           f"{100 * BASE_VALID['vision']:g} % (vision) "
            "([decisions](decisions.md)). A record keeps the chains its plan fixed before its first job, so its "
            "verdicts count a failed chain; each is named here with every verdict that differs without it.", ""]
     for entry in entries:
-        head = (f"- `{entry['record']}`, {entry['family']} chain {entry['chain']}: base accuracy "
-                f"{fixed(entry['accuracy'], 3)}")
+        head = (f"- `{entry['record']}`, {entry['family']} chain {entry['chain']}: "
+                f"{base_accuracy(entry['family'], entry['accuracy'])}")
         if not entry["differs"]:
             out.append(head + "; no verdict differs without it.")
             continue
