@@ -245,3 +245,25 @@ def test_every_page_names_which_accuracy_a_failed_chain_reads_in_percent():
         named = re.findall(r"chain 24[:]? \(?(base [a-z ]*accuracy [0-9.]+ %)", text)
         assert named and set(named) == {"base eval accuracy 41.4 %"}, page
         assert "base accuracy 0.414" not in text
+
+
+def test_the_post_hoc_tests_stand_beside_each_verdict_on_the_results_page_only():
+    """Beside every verdict of the deciding records: the t test's and bootstrap-t's Holm p, labelled post hoc, and
+    the rows where either would read another direction say so; the README carries none of it."""
+    from harness import REPO
+    from subtask_induction.pages import results, run_records
+    from subtask_induction.pages.sections import post_hoc
+
+    found = results.all_claims(run_records.load_all())
+    rows = [row for claim in found if claim.evidence is not None and claim.record in post_hoc.RECORDS
+            for row in post_hoc.rows(claim)]
+    assert len(rows) > 20
+    for row in rows:
+        words = {name: post_hoc.direction(p, row["claim"].evidence.judge()[row["where"]].mean)
+                 for name, p in (("t", row["t"]), ("bootstrap-t", row["bootstrap"]))}
+        exact = post_hoc.direction(row["exact"], row["claim"].evidence.judge()[row["where"]].mean)
+        assert row["differs"] == "; ".join(f"{n} would read {w}" for n, w in words.items() if w != exact)
+    assert any(row["differs"] for row in rows)
+    page = (REPO / "docs/results.md").read_text()
+    assert "## The direction test beside two others (post hoc)" in page
+    assert "post hoc" not in (REPO / "README.md").read_text()

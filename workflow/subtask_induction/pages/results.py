@@ -18,7 +18,7 @@ from .sections.beyond import beyond_section, decisive_cross_domain_section, sign
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
-from .sections import authors, causes, premises, protocol, record_effect, validity
+from .sections import authors, causes, post_hoc, premises, protocol, record_effect, validity
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -122,6 +122,7 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
         lines += ["## Every headline's verdict, with the smaller records beside it", "",
                   verdict_lines.replace("(docs/results.md#", "(#").replace("(docs/", "("), ""]
     lines += validity.lines(validity.changed(records, found), lambda claim: claim.claim)
+    lines += post_hoc.section(found)
     if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
         lines += protocol.lines(records[DECISIVE], found)
         lines += ["## Vision against the paper's premises", ""] + premises.table(records[DECISIVE])
