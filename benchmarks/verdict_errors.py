@@ -13,8 +13,14 @@ and three truths:
   - every size at S: a false verdict is any size reading "no effect larger than S";
   - one size at S, the others at 0: a false verdict is that size reading "no effect larger than S".
 Each cell's false-verdict rate should be at most 0.05 + 2 standard errors. Prints the table docs/decisions.md keeps.
+With --null-families it prints instead the direction test's false holds or reversed (every size at 0) under null
+families drawn from no record (issue 89): three sizes correlated 0.5 through a Gaussian copula, each size's margin
+gamma or lognormal at skewness 0.5, 1 and 2 (centred at its mean, unit spread), Student t with 3 degrees of freedom
+(a multivariate t), and normal with one chain moved 5 SD away, beside the resampled record's cell; the direction
+test's residual error under skew, which no test of a mean avoids at a fixed number of chains.
 
     python benchmarks/verdict_errors.py [--claims 2000]
+    python benchmarks/verdict_errors.py --null-families [--claims 4000] [--resampled-claims 8000]
 """
 
 from __future__ import annotations
@@ -59,6 +65,66 @@ def draw(kind: str, chains: int, claims: int, truth: np.ndarray, vectors: np.nda
     return data
 
 
+CORRELATION = 0.5
+SKEWNESS = (0.5, 1.0, 2.0)
+
+
+def lognormal_sigma(skewness: float) -> float:
+    """The log-scale spread of a lognormal of the given skewness: (e^s² + 2)·sqrt(e^s² - 1) = skewness."""
+    from scipy.optimize import brentq
+
+    return brentq(lambda s: (np.exp(s * s) + 2) * np.sqrt(np.exp(s * s) - 1) - skewness, 1e-6, 3.0)
+
+
+def null_family(kind: str, chains: int, claims: int, rng) -> np.ndarray:
+    """(claims, chains, sizes) chain means with mean 0 and unit spread at every size, from a family of no record."""
+    from scipy import stats
+
+    covariance = np.full((SIZES, SIZES), CORRELATION) + (1 - CORRELATION) * np.eye(SIZES)
+    normal = rng.multivariate_normal(np.zeros(SIZES), covariance, (claims, chains))
+    if kind.startswith("gamma"):
+        shape = 4 / float(kind.split()[-1]) ** 2
+        margin = stats.gamma(shape)
+    elif kind.startswith("lognormal"):
+        margin = stats.lognorm(lognormal_sigma(float(kind.split()[-1])))
+    elif kind == "Student t3":
+        scale = rng.chisquare(3, (claims, chains, 1)) / 3
+        return normal / np.sqrt(scale) / np.sqrt(3.0)   # t3's variance is 3: unit spread
+    elif kind == "one chain at ±5 SD":
+        normal[:, 0, :] += 5 * rng.choice([-1.0, 1.0], claims)[:, None]
+        return normal
+    else:
+        return normal
+    drawn = margin.ppf(stats.norm.cdf(normal))
+    return (drawn - margin.mean()) / margin.std()
+
+
+def null_rate(data: np.ndarray) -> float:
+    verdict = verdicts_batch([data[:, :, j] for j in range(SIZES)], smallest=S)["verdict"]
+    return float(np.isin(verdict, [HOLDS, REVERSED]).any(1).mean())
+
+
+def null_families(claims: int, resampled_claims: int, vectors: np.ndarray) -> None:
+    kinds = (["normal"] + [f"gamma, skewness {k:g}" for k in SKEWNESS] + [f"lognormal, skewness {k:g}" for k in SKEWNESS]
+             + ["Student t3", "one chain at ±5 SD"])
+    print(f"False holds or reversed per claim of {SIZES} sizes (every size at 0), the exact sign-flip test with Holm; "
+          f"{claims} claims a cell (resampled record: {resampled_claims}); standard error at 0.05: "
+          f"{np.sqrt(LEVEL * (1 - LEVEL) / claims):.4f}")
+    print("| null | 8 chains | 12 chains | 24 chains |")
+    print("|---|---|---|---|")
+    for kind in kinds:
+        cells = []
+        for chains in (8, 12, 24):
+            rng = np.random.default_rng(derive_seed("verdict errors, null family", kind, chains))
+            cells.append(f"{null_rate(null_family(kind.replace(', skewness', ''), chains, claims, rng)):.3f}")
+        print(f"| {kind} | " + " | ".join(cells) + " |")
+    cells = []
+    for chains in (8, 12, 24):
+        rng = np.random.default_rng(derive_seed("verdict errors", "resampled", "all at 0", chains, resampled_claims))
+        cells.append(f"{null_rate(draw('resampled', chains, resampled_claims, np.zeros(SIZES), vectors, rng)):.3f}")
+    print("| the decisive record's SI - sampled, resampled | " + " | ".join(cells) + " |")
+
+
 def false_rate(kind: str, truth_name: str, chains: int, claims: int, vectors: np.ndarray) -> tuple[float, float]:
     truths = {"all at 0": np.zeros(SIZES), "all at S": np.full(SIZES, S), "one at S": np.array([S, 0.0, 0.0])}
     rng = np.random.default_rng(derive_seed("verdict errors", kind, truth_name, chains))
@@ -80,9 +146,18 @@ def false_rate(kind: str, truth_name: str, chains: int, claims: int, vectors: np
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--claims", type=int, default=2000, help="simulated claims per cell")
+    parser.add_argument("--claims", type=int, default=None, help="simulated claims per cell (2000; 4000 with "
+                                                                 "--null-families)")
+    parser.add_argument("--null-families", action="store_true", help="the direction test under null families of no "
+                                                                      "record (issue 89)")
+    parser.add_argument("--resampled-claims", type=int, default=8000, help="with --null-families: the resampled "
+                                                                           "record's claims per cell")
     args = parser.parse_args(argv)
     vectors = decisive_vectors()
+    if args.null_families:
+        null_families(args.claims or 4000, args.resampled_claims, vectors)
+        return 0
+    args.claims = args.claims or 2000
     print(f"S = {S:g} points; the decisive record's SI - sampled: {len(vectors)} chains, per-size sd "
           + ", ".join(f"{sd:.1f}" for sd in vectors.std(0, ddof=1)) + f"; {args.claims} claims a cell")
     print("| data | truth | false verdict | 8 chains | 12 chains | 24 chains |")

@@ -378,13 +378,15 @@ def test_the_readme_judges_table_1_like_for_like(tmp_path):
     records = authors_record(tmp_path, {"pooled_accuracy": wobble(20), "cue_shape_accuracy": wobble(0)})
     found = all_claims(records)
     table = first_screen.table(found, records).splitlines()
-    vision = [i for i, line in enumerate(table) if line.startswith("| SI beats") and "pooled" in line or
-              line.startswith(("| SI beats training from scratch", "| SI beats that mixture"))]
-    assert len(vision) == 5 and all(table[i + 1].startswith("| ↳ the same, SI as the authors' code ran it") for i in vision)
-    assert "(our `si`'s disagreement: the protocol's)" in table[vision[1] + 1]
+    assert table[0].endswith("| vision: SI as the authors' code ran it (`si_authors`), the same |")
+    cells = [line.split(" | ")[-1] for line in table[2:]]
+    vision = [line for line in table[2:] if "(Table 1)" in line]
+    assert len(vision) == 5 and all(line.split(" | ")[-1] != "— |" for line in vision)   # a like-for-like cell each
+    assert sum(cell == "— |" for cell in cells) == len(table) - 2 - 5                     # and no other row has one
+    assert "(`si`'s disagreement: the protocol's)" in vision[1]
     finding = first_screen.finding(found, records)
     assert "vision's judged like for like, SI as the authors' code ran it" in finding
     # without the record, the table and the count are as before
     plain = {"decisive": records["decisive"]}
-    assert "↳" not in first_screen.table(all_claims(plain), plain)
+    assert "si_authors" not in first_screen.table(all_claims(plain), plain)
     assert "like for like" not in first_screen.finding(all_claims(plain), plain)

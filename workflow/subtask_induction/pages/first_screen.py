@@ -9,6 +9,7 @@ added controls are named in one line with a link."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 
@@ -107,21 +108,22 @@ def rows(found: list, records: dict) -> list[dict]:
 
 
 def table(found: list, records: dict, premise: str = "") -> str:
-    """The first screen's table: a row per headline and size, every cell under 300 characters."""
+    """The first screen's table: a row per headline and size, every cell under 300 characters; where the record of SI
+    as the authors' code ran it is stored, a last column gives it on each vision row (like for like)."""
+    table_rows = rows(found, records)
+    like = any(row["like"] is not None for row in table_rows)
     lines = ["| the paper's claim | size | the paper: SI's difference | ours: SI's difference, points (95% interval; "
-             "chains) | [verdict](docs/glossary.md#verdict-rule) |", "|---|---|---|---|---|"]
-    for row in rows(found, records):
+             "chains) | [verdict](docs/glossary.md#verdict-rule) |"
+             + (" vision: SI as the authors' code ran it (`si_authors`), the same |" if like else ""),
+             "|---|---|---|---|---|" + ("---|" if like else "")]
+    for row in table_rows:
         theirs = f"{fixed(row['theirs'], 1, sign=True)} ({row['paper']})" if row["theirs"] is not None else "—"
         ours = f"{fixed(row['mean'], 1, sign=True)} [{fixed(row['low'], 1, sign=True)}, {fixed(row['high'], 1, sign=True)}]; {row['chains']} {row['unit']}"
-        verdict = row["verdict"]
-        if row["claim"].family == "vision" and premise and row["judgement"].verdict == REVERSED:
-            verdict = f"in this world ({premise}): {verdict}"
-        lines.append(f"| {row['words']} | {row['where'] or '—'} | {theirs} | {ours} | **{verdict}** |")
-        if row["like"] is not None:   # the SI that produced the paper's number, judged on the same comparison
-            j = row["like"].evidence.judge()[""]
-            reading = "" if row["reading"] == authors.NONE else f" (our `si`'s disagreement: {row['reading']})"
-            lines.append(f"| ↳ the same, SI as the authors' code ran it (`si_authors`) | — | the same | {fixed(j.mean, 1, sign=True)} "
-                         f"[{fixed(j.low, 1, sign=True)}, {fixed(j.high, 1, sign=True)}]; {len(j.chains)} chains | **{said(j)}**{reading} |")
+        # the generated world's caveat stands once, for every vision row, in the finding
+        cells = f"| {row['words']} | {row['where'] or '—'} | {theirs} | {ours} | {verdict_cell(row['judgement'], row['theirs'])} |"
+        if like:   # the SI that produced the paper's number, judged on the same comparison
+            cells += f" {like_cell(row)} |"
+        lines.append(cells)
     return "\n".join(lines)
 
 
@@ -159,23 +161,62 @@ def finding(found: list, records: dict, premise_sentence: str = "") -> str:
         lead = (f"**Arithmetic** ({chains} independent chains, the `{claims[0][0].record}` record): "
                 if family == "arithmetic" else f"**Vision** ({chains} chains, a generated shape/texture world; pooled images keep only each region's "
                      "mean colour: shape without texture): ")
-        block = pack([(lead if i == 0 else "") + phrase(claim, against) + ("." if i == len(claims) - 1 else ";")
-                      for i, (claim, against) in enumerate(claims)])
-        if family == "vision" and premise_sentence:
-            block += premise_sentence.splitlines()
+        phrases = [(lead if i == 0 else "") + phrase(claim, against) + ("." if i == len(claims) - 1 else ";")
+                   for i, (claim, against) in enumerate(claims)]
+        if family == "vision" and premise_sentence:   # its sentences' clauses packed with the rest, under the width
+            phrases += [clause for line in premise_sentence.splitlines() for clause in re.split(r"(?<=[:;]) ", line)]
+        block = pack(phrases)
         lines += bullet(block)
-    rivals = dict((c.id, a) for c, a in headlines)
     found_rows = [like_for_like(row) for row in rows(found, records) if row["theirs"] is not None]
-    apart = [row for row in found_rows if (row["theirs"] > 0) != (row["mean"] > 0)]
     if found_rows:
-        items = [f"{rivals[row['claim'].id]}{' at ' + row['where'] if row['where'] else ''} (theirs "
-                 f"{fixed(row['theirs'], 1, sign=True)}, ours {fixed(row['mean'], 1, sign=True)})" for row in apart]
         like = any(row["like"] is not None for row in found_rows)
-        head = (f"**Against the paper**: where it gives a number ({len(found_rows)} comparisons"
-                + ("; vision's judged like for like, SI as the authors' code ran it" if like else "")
-                + f"), SI's difference points its way in {len(found_rows) - len(apart)}" + ("; not against" if apart else "."))
-        lines += bullet(pack([head] + [item + (";" if i < len(items) - 1 else ".") for i, item in enumerate(items)]))
+        words = [agreement(row["judgement"], row["theirs"]) for row in found_rows]
+        points = sum((row["theirs"] > 0) == (row["mean"] > 0) for row in found_rows)
+        inside = sum(row["low"] <= row["theirs"] <= row["high"] for row in found_rows)
+        lines += bullet(pack([f"**Against the paper** (its {len(found_rows)} numbers"
+                              + ("; vision's judged like for like, SI as the authors' code ran it" if like else "")
+                              + f"): SI's difference points its way in {points};",
+                              f"our verdict agrees with {words.count(AGREES)}, is against {words.count(AGAINST)},",
+                              f"decides nothing at {words.count(OPEN)};",
+                              f"{inside} of its numbers lie inside our 95% intervals (each row of the table says "
+                              "which)."]))
     return "\n".join(lines).strip()
+
+
+AGREES, AGAINST, OPEN = "agrees with the paper", "against the paper", "undecided"
+
+
+def agreement(judgement, theirs: float | None) -> str | None:
+    """Whether our verdict agrees with the paper's number at that size, read with S: a holds (reversed) agrees with a
+    positive (negative) number of at least S, or of less than S where ours "may be under S"; no effect larger than S
+    agrees with a number within ±S; any other decided verdict is against it; undecided, too few chains or at floor
+    decide nothing. None where the paper gives no number."""
+    if theirs is None:
+        return None
+    smallest = judgement.smallest
+    if judgement.verdict in (HOLDS, REVERSED):
+        sign = 1 if judgement.verdict == HOLDS else -1
+        return AGREES if sign * theirs > 0 and (abs(theirs) >= smallest or not judgement.beyond) else AGAINST
+    if judgement.verdict == NO_EFFECT:
+        return AGREES if abs(theirs) < smallest else AGAINST
+    return OPEN
+
+
+def verdict_cell(judgement, theirs: float | None) -> str:
+    """`**reversed, may be under 3 points**; agrees with the paper` (what the verdict says of the paper's number)."""
+    said_of = agreement(judgement, theirs)
+    return f"**{said(judgement)}**" + (f"; {said_of}" if said_of in (AGREES, AGAINST) else "")
+
+
+def like_cell(row: dict) -> str:
+    """`-8.9 [-13.1, -4.8]; **reversed, by more than 3 points** (our `si`'s disagreement: the world's)`, or — where the
+    row has no like-for-like claim."""
+    if row["like"] is None:
+        return "—"
+    j = row["like"].evidence.judge()[""]
+    reading = "" if row["reading"] in (None, authors.NONE) else f" (`si`'s disagreement: {row['reading']})"
+    return (f"{fixed(j.mean, 1, sign=True)} [{fixed(j.low, 1, sign=True)}, {fixed(j.high, 1, sign=True)}]; "
+            f"{verdict_cell(j, row['theirs'])}{reading}")
 
 
 def like_for_like(row: dict) -> dict:
