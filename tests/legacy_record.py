@@ -82,12 +82,29 @@ def in_old_words(name: str, value, side: str):
 
 
 
+def half_rounded(old: str, new: str) -> bool:
+    """Whether two printed numbers are one value's decimal half, rounded by 0.4.0 and by today: the package now prints
+    through rounding.fixed (an exact decimal half away from zero), 0.4.0's format spec rounded the binary float, so a
+    half printed one unit of its last digit nearer zero then (6.25: 6.2, now 6.3)."""
+    if old == new or "." not in old or len(old.split(".")[1]) != len(new.split(".")[1] if "." in new else ""):
+        return old == new
+    unit = 10 ** -len(old.split(".")[1])
+    return abs(abs(float(new)) - abs(float(old)) - unit) < unit / 100 and (float(new) >= 0) == (float(old) >= 0)
+
+
 def legacy_differences(old: dict, new: dict, limit: int = 40) -> list[str]:
     """0.5.0 also names a point's folder `replicate{r}` (upgrade.RENAMED_PATHS) and a transfer's `method` its
-    kind, a submasking point's its adaptation (upgrade.RENAMED_RECORD_KEYS): the old record's paths and keys, renamed."""
-    return differences({renamed_path(k): in_old_words(k, renamed_keys(json.loads(renamed_path(json.dumps(v)))), "old")
-                        for k, v in old.items()},
-                       {k: in_old_words(k, v, "new") for k, v in new.items()}, limit)
+    kind, a submasking point's its adaptation (upgrade.RENAMED_RECORD_KEYS): the old record's paths and keys, renamed.
+    A Markdown page's number that is a half rounded by today's rule (half_rounded) counts as the same number."""
+    before = {renamed_path(k): in_old_words(k, renamed_keys(json.loads(renamed_path(json.dumps(v)))), "old")
+              for k, v in old.items()}
+    after = {k: in_old_words(k, v, "new") for k, v in new.items()}
+    for name, numbers in before.items():
+        printed = after.get(name)
+        if (name.endswith(".md") and isinstance(numbers, list) and isinstance(printed, list)
+                and len(numbers) == len(printed) and all(isinstance(x, str) for x in numbers + printed)):
+            before[name] = [b if half_rounded(a, b) else a for a, b in zip(numbers, printed)]
+    return differences(before, after, limit)
 
 
 if __name__ == "__main__":
