@@ -25,22 +25,21 @@ $(STAMP): envs/requirements.txt envs/requirements-test.txt
 # The package's byte code, written once before a run: where PYTHONDONTWRITEBYTECODE is set (as in many CI and
 # container images) Python never writes it, and every step process would compile the package again.
 BYTECODE = $(BIN)/python -m compileall -q workflow
-# Before a run: the lock a killed Snakemake left in its folder (SIGKILL, a closed terminal) is removed when no Snakemake
-# on this host works there, so the same command resumes (subtask_induction/stale_lock.py); a live run's lock stays.
-UNLOCK = PYTHONPATH=workflow $(BIN)/python -m subtask_induction.stale_lock
+# Every run of the workflow starts under the run folder's lock (subtask_induction/run_lock.py): the lock a killed run
+# left (SIGKILL, a closed terminal) is removed when no process of a run of the folder holds the kernel's flock on
+# .snakemake/run.lock, so the same command resumes; a live run's lock stays, and the target stops saying who holds it.
+LOCKED = PYTHONPATH=$(CURDIR)/workflow $(BIN)/python -m subtask_induction.run_lock --
 
 reproduce: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK)
-	$(BIN)/snakemake --cores $(CORES)
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES)
 
 # The default again with chains of disjoint seeds (config/replication.yaml): a second record whose noise is independent
 # of the first's, to see whether each verdict survives it. Run it in a folder of its own (a clone): its chains are
 # other chains, and the default's tables would mix both.
 replication: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK)
-	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/replication.yaml
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/replication.yaml
 
 # The default plus the experiments beyond the paper (config/beyond.yaml and the three questions of
 # config/beyond/; what the default finished is reused, only the overlays' own jobs run), then the GroupNorm
@@ -51,15 +50,12 @@ replication: $(STAMP)
 BEYOND_QUESTIONS := magnitude blurpool cross_domain
 beyond: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK)
-	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond.yaml $(BEYOND_QUESTIONS:%=config/beyond/%.yaml)
-	$(UNLOCK) runs/groupnorm
-	$(BIN)/snakemake --cores $(CORES) --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond.yaml $(BEYOND_QUESTIONS:%=config/beyond/%.yaml)
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --directory runs/groupnorm --configfile config/config.yaml config/groupnorm.yaml
 
 beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK)
-	$(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --configfile config/config.yaml config/beyond/$(subst -,_,$(@:beyond-%=%)).yaml
 
 # The decisive record (config/decisive.yaml; docs/decisions.md, "The decisive record"): the default's headlines and the
 # rivals on 24 arithmetic and 12 vision chains of their own, in batches of 8 chains per family (BATCHES=k runs the
@@ -68,15 +64,13 @@ DECISIVE := config/config.yaml config/beyond/magnitude.yaml config/beyond/blurpo
 BATCHES ?=
 decisive: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK)
-	$(BIN)/snakemake --cores $(CORES) --configfile $(DECISIVE) $(if $(BATCHES),--config decisive_batches=$(BATCHES))
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --configfile $(DECISIVE) $(if $(BATCHES),--config decisive_batches=$(BATCHES))
 
 # Its cross-domain ViT (config/decisive_cross_domain.yaml: the decisive vision chains, 16-27), a record of its own in a
 # folder of its own (runs/decisive_cross_domain: those chains' arithmetic bases and subnetworks again, and the ViTs).
 decisive-cross-domain: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK) runs/decisive_cross_domain
-	$(BIN)/snakemake --cores $(CORES) --directory runs/decisive_cross_domain --configfile config/config.yaml config/beyond/cross_domain.yaml config/decisive_cross_domain.yaml
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --directory runs/decisive_cross_domain --configfile config/config.yaml config/beyond/cross_domain.yaml config/decisive_cross_domain.yaml
 
 # Why SI loses its subnetwork's shape (issue 82): the three causes' SI variants (config/causes/*.yaml, each one cause)
 # on the decisive record's vision chains, beside SI, finetune and mixture, in a folder of its own (the record
@@ -84,8 +78,7 @@ decisive-cross-domain: $(STAMP)
 CAUSES := config/config.yaml config/causes/batchnorm_kept.yaml config/causes/unit_scales.yaml config/causes/paper_size.yaml config/vision_causes.yaml
 vision-causes: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK) runs/vision_causes
-	$(BIN)/snakemake --cores $(CORES) --directory runs/vision_causes --configfile $(CAUSES)
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --directory runs/vision_causes --configfile $(CAUSES)
 
 # SI as the authors' code ran it (issue 88): `si_authors` (config/si_authors.yaml) beside every Table 1 arm on the
 # decisive record's vision chains, in a folder of its own (the record vision_authors; docs/decisions.md, "SI as the
@@ -93,8 +86,7 @@ vision-causes: $(STAMP)
 AUTHORS := config/config.yaml config/si_authors.yaml config/vision_authors.yaml
 vision-authors: $(STAMP)
 	$(BYTECODE)
-	$(UNLOCK) runs/vision_authors
-	$(BIN)/snakemake --cores $(CORES) --directory runs/vision_authors --configfile $(AUTHORS)
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --directory runs/vision_authors --configfile $(AUTHORS)
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;

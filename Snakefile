@@ -10,6 +10,11 @@ configfile: "config/config.yaml"
 include: "workflow/rules/common.smk"
 
 
+# The run folder's lock, held shared by this Snakemake for its whole life (subtask_induction/run_lock.py): a make
+# target started meanwhile sees a live run here, whoever started it and however, and removes nothing.
+RUN_LOCK = hold_for_workflow(workflow)
+
+
 # A user's config keys renamed since (a deprecation note each), the schema, a decisive batch's cut, the cross-field
 # checks the schema cannot state; then the config normalised once (workflow_config.py): the points and packs every family's rules
 # read. All before any family's rules are read.

@@ -26,6 +26,7 @@ from subtask_induction.kernels import pin_prefix
 from subtask_induction.files import write_text
 from subtask_induction.listing import folder_digest, track_folder
 from subtask_induction.packs import pack_mem_mb, pack_minutes, pack_work
+from subtask_induction.run_lock import hold_for_workflow
 from subtask_induction.upgrade import pending as upgrade_pending
 from subtask_induction.workflow_config import normalise, take_batches, upgrade_keys
 

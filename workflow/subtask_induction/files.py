@@ -128,6 +128,21 @@ def make_folder(folder: str | os.PathLike) -> Path:
     return folder
 
 
+def flock(handle: int, operation: int, path: str | os.PathLike, error=RuntimeError) -> bool:
+    """`fcntl.flock(handle, operation)`: True where taken; False where another process holds it and `operation` does not
+    wait (LOCK_NB); a file system that refuses flock raises `error` in one line saying what to do. FolderLock and the
+    run lock (run_lock.py) take every lock through it."""
+    try:
+        fcntl.flock(handle, operation)
+        return True
+    except BlockingIOError:
+        return False
+    except OSError as refused:
+        raise error(f"the file system of {path} refuses a lock (flock: {refused.strerror}): on Lustre mount it with the "
+                    "flock option, on NFS without nolock (docs/running.md, \"Shared file systems\"), or work in a folder "
+                    "on a local file system") from None
+
+
 class FolderLock:
     """An exclusive lock on `path` (created if absent) held while the `with` block runs; `refused` is the message
     raised (with the holder's pid) when a live process holds it. The holder removes the file when it is done, and only
@@ -149,16 +164,14 @@ class FolderLock:
                                  f"uid is {owner}): run as that user, or remove the file if no process of theirs is "
                                  "running") from None
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
+                taken = flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB, self.path, self.error)
+            except self.error:
+                os.close(handle)
+                raise
+            if not taken:
                 holder = os.pread(handle, 64, 0).decode(errors="replace").strip() or "?"
                 os.close(handle)
                 raise self.error(f"{self.refused} (pid {holder} holds {self.path})") from None
-            except OSError as error:
-                os.close(handle)
-                raise self.error(f"the file system of {self.path} refuses a lock (flock: {error.strerror}): on Lustre "
-                                 "mount it with the flock option, on NFS without nolock (docs/running.md, \"Shared file "
-                                 "systems\")") from None
             try:   # locked a file another holder had just removed: lock the one now at the path instead
                 same = os.fstat(handle).st_ino == os.stat(self.path).st_ino
             except FileNotFoundError:

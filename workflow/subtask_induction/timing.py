@@ -20,6 +20,7 @@ import resource
 import sys
 import time
 
+from . import run_lock
 from .rounding import fixed
 
 LINE = "[job time]"
@@ -89,6 +90,9 @@ def run_step(main) -> None:
     """A step's entry point (`python -m subtask_induction.steps.X`): its imports are done, so start-up ends here
     unless it trains; the `[job time]` line is printed when it ends, also when it fails."""
     CLOCK.mark_start_up("start of main")
+    # the run folder's lock, shared, for the job's whole life: a make target never takes a live job's run for dead,
+    # even where its Snakemake was killed (run_lock.py; nothing outside a run folder)
+    run_lock.hold_shared(job=True)
     try:
         main()
     finally:
