@@ -209,38 +209,6 @@ def test_the_first_screen_holds_every_headline_row_and_both_commands_in_short_li
     assert re.search(r"^make reproduce\b", first_screen, re.M) and re.search(r"^make test\b", first_screen, re.M)
 
 
-def test_the_figure_plots_the_decisive_chains_themselves():
-    """The figure's dots, read back from the figure (its scatter offsets), are the per-chain differences recomputed
-    from the record through claims.paired_by_run, chain by chain."""
-    from subtask_induction.claims import chain_of, paired_by_run
-    from subtask_induction.pages import claims as claim_module
-    from subtask_induction.pages import first_screen as screen
-
-    records = run_records.load_all()
-    found = results.all_claims(records)
-    figure = screen.draw(found)
-    plotted = {c.get_gid(): sorted(c.get_offsets()[:, 1]) for ax in figure.axes for c in ax.collections if c.get_gid()}
-    record = records["decisive"]
-    transfer = record.csv("arithmetic/transfer.csv")
-    rows = claim_module.transfer_rows(transfer, 2, "last")
-    checked = 0
-    for first, second, _ in claim_module.ARITHMETIC_CLAIMS:
-        for n in (0, 250, 750):
-            at = rows[rows["n"] == n]
-            per_run = 100 * paired_by_run(claim_module.run_accuracy(at, first), claim_module.run_accuracy(at, second))
-            per_chain = per_run.groupby([chain_of(run) for run in per_run.index]).mean()
-            assert plotted[f"arithmetic/{first}-{second}|n = {n}"] == pytest.approx(sorted(per_chain), abs=1e-9)
-            checked += 1
-    chains = record.csv("vision/chains.csv")
-    for comparison, metric, *_ in claim_module.VISION_CLAIMS[:5]:
-        first, second = comparison.split(" vs ")
-        one, other = (chains[chains["model"] == m].set_index("chain")[metric] for m in (first, second))
-        assert plotted[f"vision/{first}-{second}/{metric}|"] == pytest.approx(sorted(100 * paired_by_run(one, other)),
-                                                                             abs=1e-9)
-        checked += 1
-    assert checked == 9 + 5
-
-
 def test_the_verdict_lines_follow_the_records(tmp_path):
     """The README's verdict is rendered from the claims, never written: with eight chains planned, SI vs random init
     holding at every n reads "Holds"; one n's chains split evenly (and tightly) moves it to "Holds in part", naming

@@ -362,12 +362,12 @@ def test_the_readings_follow_the_plan(tmp_path):
     assert readings["vision/si-base/pooled_accuracy"] == authors.NONE         # our SI holds: no disagreement
     assert readings["vision/si-finetune/cue_robustness"] == authors.NONE      # our SI undecided: no disagreement
     said = authors.sentence(records["vision_authors"], found)
-    assert ("the disagreements are the protocol's against the mixture as the authors ran it on pooled images; the "
+    assert ("the disagreements are the protocol's against the mixture as the authors' code ran it on pooled images; the "
             "world's against that mixture on cue-conflict shape accuracy") in said
     lines = authors.section(records["vision_authors"], records["decisive"], found)
     assert any("(base, subnetwork, si, scratch, finetune, mixture): " in line and "every column equal" in line
                for line in lines)
-    assert any(line.startswith("| the mixture as the authors ran it on pooled images | +17.3 |") and
+    assert any(line.startswith("| the mixture as the authors' code ran it on pooled images | +17.3 |") and
                line.endswith("| the protocol's |") for line in lines)
 
 

@@ -46,7 +46,7 @@ ARITHMETIC_CLAIMS = [("si", "sampled", "SI beats the count-matched random mask (
 # pooled images as the paper's text describes, is an added control with no paper number. The subnetwork against the
 # base is its Table 2 (before transfer); shape bias is ours (Table 1 gives cue-conflict accuracy and robustness).
 PAPER_SOURCE = "the paper: ResNet18, ImageNet-16"
-MIXTURE_AS_RUN = "the data mixture as the authors' code ran it (`finetune`: original images only)"
+MIXTURE_AS_RUN = "the mixture as the authors' code ran it (`finetune`: original images only)"
 
 
 def _paper(first: str, second: str, metric: str) -> tuple | None:
@@ -67,11 +67,11 @@ VISION_CLAIMS = [
      _paper("si", "finetune", "cue_shape_accuracy")),
     ("si vs finetune", "cue_robustness", f"SI beats {MIXTURE_AS_RUN} on cue-conflict robustness", True,
      _paper("si", "finetune", "cue_robustness")),
-    ("si vs mixture", "pooled_accuracy", "SI beats the data mixture with pooled images (the paper's text, run by us: "
+    ("si vs mixture", "pooled_accuracy", "SI beats the mixture with pooled images (the paper's text, run by us: "
                                          "`mixture`) on pooled images", False, None),
-    ("si vs mixture", "cue_shape_accuracy", "SI beats the data mixture with pooled images on cue-conflict shape "
+    ("si vs mixture", "cue_shape_accuracy", "SI beats the mixture with pooled images on cue-conflict shape "
                                             "accuracy", False, None),
-    ("si vs mixture", "cue_robustness", "SI beats the data mixture with pooled images on cue-conflict robustness",
+    ("si vs mixture", "cue_robustness", "SI beats the mixture with pooled images on cue-conflict robustness",
      False, None),
     ("subnetwork vs base", "pooled_accuracy", "The subnetwork beats the base on pooled images", False,
      (vision_paper.value("subnetwork", "pooled_accuracy"), vision_paper.value("linear", "pooled_accuracy"))),
@@ -130,7 +130,7 @@ GROUPNORM_VISION = [
     ("si vs scratch", "shape_bias", "With GroupNorm, SI has more shape bias than training from scratch", False),
 ]
 # Why SI loses its subnetwork's shape (issue 82; config/causes/, the record `vision_causes`; the plan in docs/decisions.md,
-# "Why SI loses the shape"): each cause a variant of SI, judged against SI and against the mixture as the authors ran it
+# "Why SI loses the shape"): each cause a variant of SI, judged against SI and against the mixture as the authors' code ran it
 CAUSES = {"si_bn_kept": "the base's BatchNorm kept (frozen)", "si_unit_scales": "no zeroed residual scales",
           "si_top15": "the paper's size (the top 14.9 % of the scores)"}
 CAUSES_VISION = [question for variant, words in CAUSES.items() for question in (

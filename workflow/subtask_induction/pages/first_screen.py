@@ -30,8 +30,8 @@ VISION = [(claim_id("vision", *comparison.split(" vs "), metric), words, against
           for comparison, metric, words, against in (
     ("si vs base", "pooled_accuracy", "SI beats the trained network with a new classifier, on pooled images",
      "the trained network with a new classifier on pooled images"),
-    ("si vs finetune", "pooled_accuracy", "SI beats the data mixture as the authors' code ran it, on pooled images",
-     "the mixture as the authors ran it on pooled images"),
+    ("si vs finetune", "pooled_accuracy", "SI beats the mixture as the authors' code ran it, on pooled images",
+     "the mixture as the authors' code ran it on pooled images"),
     ("si vs scratch", "original_accuracy", "SI beats training from scratch, on the original images",
      "training from scratch on the original images"),
     ("si vs finetune", "cue_shape_accuracy", "SI beats that mixture on cue-conflict shape accuracy",
@@ -68,7 +68,7 @@ def paper_difference(claim, where: str) -> tuple[str, float | None]:
         si, rival = (at[at["kind"] == kind]["test_accuracy"] for kind in ("subnetwork", AUTHORS_RIVAL[claim.id]))
         if si.empty or rival.empty:
             return "—", None
-        what = "the authors' Fig 6" + (", their N−k control" if AUTHORS_RIVAL[claim.id] == "sampled" else "")
+        what = "the authors' Fig 6" + ("; their control froze all but k weights (N−k), ours k" if AUTHORS_RIVAL[claim.id] == "sampled" else "")
         return what, 100 * (float(si.iloc[0]) - float(rival.iloc[0]))
     if claim.family == "vision":
         first, second, metric = claim.id.split("/")[1].split("-") + [claim.id.split("/")[2]]
@@ -131,21 +131,25 @@ def _points(values: list[tuple[str, float]]) -> str:
     return " and ".join(f"{where} ({fixed(mean, 1, sign=True)} points)" if where else f"({fixed(mean, 1, sign=True)} points)" for where, mean in values)
 
 
+VERBS = {HOLDS: "holds", REVERSED: "is reversed", NO_EFFECT: "shows no effect larger than S", UNDECIDED: "is undecided",
+         AT_FLOOR: "is at floor", TOO_FEW: "has too few chains"}
+
+
 def phrase(claim, against: str) -> str:
-    """A claim's verdicts in a few words: `against X, SI holds at n = 250 (+12.4 points) ...; is undecided at ...`."""
+    """A claim's verdicts in a few words, its sizes in the table's order (neighbouring sizes of one verdict together):
+    `against X, SI is undecided at n = 0 (-0.4 points), holds at n = 250 (+12.5 points) and n = 750 (+7.0 points)`."""
     judged = claim.evidence.judge()
-    groups: dict[str, list] = {}
+    runs: list[tuple[str, list]] = []
     for where, j in judged.items():
-        groups.setdefault(j.verdict, []).append((where, j.mean))
-    parts = []
-    for verdict, word in ((HOLDS, "holds"), (REVERSED, "is reversed"), (NO_EFFECT, "shows no effect larger than S"),
-                          (UNDECIDED, "is undecided"), (AT_FLOOR, "is at floor"), (TOO_FEW, "has too few chains")):
-        if verdict in groups:
-            at = groups[verdict]
-            if len(at) == len(judged) and len(at) > 1:
-                parts.append(f"{word} at every size (" + ", ".join(f"{fixed(mean, 1, sign=True)}" for _, mean in at) + " points)")
-            else:
-                parts.append(f"{word} {'at ' if at[0][0] else ''}{_points(at)}")
+        if runs and runs[-1][0] == j.verdict:
+            runs[-1][1].append((where, j.mean))
+        else:
+            runs.append((j.verdict, [(where, j.mean)]))
+    if len(runs) == 1 and len(judged) > 1:
+        verdict, at = runs[0]
+        return (f"against {against}, SI {VERBS.get(verdict, verdict)} at every size ("
+                + ", ".join(fixed(mean, 1, sign=True) for _, mean in at) + " points)")
+    parts = [f"{VERBS.get(verdict, verdict)} {'at ' if at[0][0] else ''}{_points(at)}" for verdict, at in runs]
     return f"against {against}, SI " + ", ".join(parts)
 
 
@@ -159,8 +163,8 @@ def finding(found: list, records: dict, premise_sentence: str = "") -> str:
             continue
         chains = max(len(j.chains) for c, _ in claims for j in c.evidence.judge().values())
         lead = (f"**Arithmetic** ({chains} independent chains, the `{claims[0][0].record}` record): "
-                if family == "arithmetic" else f"**Vision** ({chains} chains, a generated shape/texture world; pooled images keep only each region's "
-                     "mean colour: shape without texture): ")
+                if family == "arithmetic" else f"**Vision** ({chains} chains; every vision row is of a generated shape/texture world, whose pooled "
+                     "images keep only each region's mean colour: shape without texture): ")
         phrases = [(lead if i == 0 else "") + phrase(claim, against) + ("." if i == len(claims) - 1 else ";")
                    for i, (claim, against) in enumerate(claims)]
         if family == "vision" and premise_sentence:   # its sentences' clauses packed with the rest, under the width
@@ -249,7 +253,7 @@ def _lower(words: str) -> str:
     return words[:1].lower() + words[1:] if not words.startswith("SI") else words
 
 
-RIVAL_TICKS = {"base": "new head", "finetune": "mixture\n(as run)", "scratch": "scratch"}
+RIVAL_TICKS = {"base": "new head", "finetune": "mixture\n(authors' code)", "scratch": "scratch"}
 METRIC_TICKS = {"pooled_accuracy": "pooled", "original_accuracy": "original", "cue_shape_accuracy": "cue shape",
                 "cue_robustness": "robust."}
 
@@ -257,7 +261,8 @@ METRIC_TICKS = {"pooled_accuracy": "pooled", "original_accuracy": "original", "c
 def draw(found: list, path: Path | None = None, records: dict | None = None):
     """The chains the headline verdicts rest on: a panel per arithmetic headline (its sizes across) and one for vision's
     Table 1 claims; a dot per chain, the mean with its 95% interval, the paper's difference as a cross where it gives
-    one. Each chain's dots are a collection whose gid names the claim and size (the tests read them back)."""
+    one. Each size's dots are a collection whose gid names the claim and size, drawn left to right in its chains' order,
+and the paper's cross one whose gid adds `|paper` (the tests read them back, chain by chain)."""
     import matplotlib.pyplot as plt
 
     from .figures import _save   # matplotlib on Agg, PNG written atomically
@@ -294,7 +299,8 @@ def draw(found: list, path: Path | None = None, records: dict | None = None):
                             markersize=4, capsize=3)
                 _, theirs = paper_difference(claim, where)
                 if theirs is not None:
-                    ax.scatter([x + 0.3], [theirs], marker="x", s=40, color="tab:red", zorder=5)
+                    cross = ax.scatter([x + 0.3], [theirs], marker="x", s=40, color="tab:red", zorder=5)
+                    cross.set_gid(f"{claim.id}|{where}|paper")
         ax.axhline(0, color="grey", linewidth=0.8)
         ax.set_xticks(range(len(ticks)), ticks, fontsize=7)
         ax.tick_params(axis="y", labelsize=7)

@@ -291,6 +291,10 @@ RIVAL_NAMES = {"magnitude": "`magnitude`", "scratch_blurpool": "blur-pooled scra
                "mimetic_inherit": "mimetic init", "vit_gpt2_sampled": "the subnetwork in a world ViT"}
 
 
+# What a record is, said where the first screen first names it
+RECORD_WORDS = {DECISIVE_CROSS_DOMAIN: " (its record of the arithmetic subnetwork in a world ViT, on the decisive chains)"}
+
+
 def headlines(records: dict, found: list) -> str:
     """The first screen's table (first_screen.table) and, under it, one line each: the rivals and our added controls
     (named, counted by verdict, linked), a chain whose base failed, and how many verdicts could be false."""
@@ -311,7 +315,7 @@ def headlines(records: dict, found: list) -> str:
         names = ", ".join(RIVAL_NAMES.get(claim.id.split("/")[1].split("-")[-1], claim.id) for claim in others)
         lines.append(f"- **Beyond the paper**: SI against {len(others)} other rivals ({names}): "
                      + ", ".join(f"{k} {name}" for name, k in counts.items())
-                     + "; and the data mixture with pooled images, our added control "
+                     + "; and the mixture with pooled images, our added control "
                        "([results](docs/results.md#summary)).")
     failed = validity.changed(records, found)
     if failed:
@@ -319,7 +323,8 @@ def headlines(records: dict, found: list) -> str:
         lines.append("- **A chain whose [base](docs/glossary.md#base) did not learn its task**: "
                      + "; ".join(f"{family} chain {chain} ({base_accuracy(family, accuracy)})" for family, chain, accuracy in chains)
                      + ", counted as the plan fixed; without it, "
-                     + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ" for e in failed)
+                     + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ" + RECORD_WORDS.get(e["record"], "")
+                                  for e in failed)
                      + " ([chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task)).")
     lines.append(f"- **How many could be false**: {wording.multiplicity([c for c, _ in first_screen.headline_claims(found)])}")
     return "\n".join(wrapped(line) for line in lines)

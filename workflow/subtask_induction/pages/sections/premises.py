@@ -60,7 +60,7 @@ def table(record: RunRecord) -> list[str]:
     return ([f"### The paper's premises in this world (`{record.name}`, {ours['chains']} chains)", "",
              f"What Table 1 rests on, in the paper ({paper.CITATION}: Tables 1-2, ResNet18 on ImageNet-16) and in the "
              "generated world. The premise that fails here is SI's: the paper's SI keeps most of its subnetwork's "
-             "pooled accuracy, ours loses most of it; the mixture as the authors ran it gains little in both.",
+             "pooled accuracy, ours loses most of it; the mixture as the authors' code ran it gains little in both.",
              "", "| (ResNet18) | the paper | the world |", "|---|---|---|"]
             + [f"| {a} | {b} | {c} |" for a, b, c in rows] + [""])
 
