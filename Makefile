@@ -28,7 +28,7 @@ BYTECODE = $(BIN)/python -m compileall -q workflow
 # Every run of the workflow starts under the run folder's lock (subtask_induction/run_lock.py): the lock a killed run
 # left (SIGKILL, a closed terminal) is removed when no process of a run of the folder holds the kernel's flock on
 # .snakemake/run.lock, so the same command resumes; a live run's lock stays, and the target stops saying who holds it.
-LOCKED = PYTHONPATH=$(CURDIR)/workflow $(BIN)/python -m subtask_induction.run_lock --
+LOCKED = $(BIN)/python workflow/subtask_induction/run_lock.py --
 
 reproduce: $(STAMP)
 	$(BYTECODE)

@@ -42,9 +42,10 @@ def snakemake(workdir: Path, *args: str, timeout: int = 600, env: dict | None = 
     """`snakemake ARGS` in `workdir` as `make` runs it: this Python's environment first on PATH, under the run folder's
     lock (subtask_induction/run_lock.py: a dead run's Snakemake lock removed, a live one's refused)."""
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-                   "PYTHONPATH": str(REPO / "workflow"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "subtask_induction.run_lock", "--", sys.executable, "-m", "snakemake",
-                           *args], cwd=workdir, env=environment, text=True, capture_output=True, timeout=timeout)
+                   **(env or {})}
+    return subprocess.run([sys.executable, str(REPO / "workflow/subtask_induction/run_lock.py"), "--", sys.executable,
+                           "-m", "snakemake", *args], cwd=workdir, env=environment, text=True, capture_output=True,
+                          timeout=timeout)
 
 
 def smoke_config(*families: str) -> dict:

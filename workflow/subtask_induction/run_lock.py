@@ -6,8 +6,8 @@ be locked". Whether the run that left it is dead is what this module decides, an
 reading processes: every process of a run holds a `flock` on one file of the run folder (RUN_LOCK), and the kernel
 releases a process's flock only when the last descriptor holding it is closed, a SIGKILL included.
 
-- A make target that starts the workflow runs Snakemake through `python -m subtask_induction.run_lock -- snakemake
-  ...`: it takes the file's exclusive lock without waiting. Taken, no process of an earlier run of this folder
+- A make target that starts the workflow runs Snakemake through `python workflow/subtask_induction/run_lock.py --
+  snakemake ...`: it takes the file's exclusive lock without waiting. Taken, no process of an earlier run of this folder
   is alive, so a leftover `.snakemake/locks` is a dead run's and is removed, with one line saying so; the lock is then
   turned shared and Snakemake is exec'd holding it, for its whole life. Not taken, nothing is removed: one line names
   who holds it (the file records who took it, when, and the command) and the `snakemake --unlock` for a user who knows
@@ -23,10 +23,11 @@ line that says why and what to do, before any job. On a cluster (the SLURM profi
 this host's locks mean nothing: the submitting Snakemake holds the lock while jobs are queued and running; a job there
 holds it only where the shared file system carries flock, and goes on without it where not (docs/running.md).
 
-Torch-free, as the Snakefile and every step import it. Its flock is the package's one (files.flock).
+Torch-free, as the Snakefile and every step import it; run as a file it needs no PYTHONPATH, so the Snakemake it execs
+gets the environment it was given. Its flock is the package's one (files.flock).
 
-    python -m subtask_induction.run_lock [--] snakemake [ARGS...]     # a make target's run
-    python -m subtask_induction.run_lock --check [FOLDER]             # would a run start here?
+    python workflow/subtask_induction/run_lock.py [--] snakemake [ARGS...]     # a make target's run
+    python workflow/subtask_induction/run_lock.py --check [FOLDER]             # would a run start here?
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ import sys
 import time
 from pathlib import Path
 
-from .files import flock
+if __package__:
+    from .files import flock
+else:   # run as a file (the make targets): the package beside it, not this folder, on the path
+    sys.path[0] = str(Path(__file__).resolve().parents[1])
+    from subtask_induction.files import flock
 
 RUN_LOCK = Path(".snakemake") / "run.lock"
 RUN_GATE = Path(".snakemake") / "run.gate"
