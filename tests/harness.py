@@ -111,3 +111,18 @@ def pack_manifests(workdir: Path, since: float = 0.0, family: str = "arithmetic"
     folder = workdir / ("results/arithmetic/transfer/packs" if family == "arithmetic" else "results/submasking/packs")
     return {path.stem: json.loads(path.read_text()) for path in folder.glob("*.json")
             if path.stat().st_mtime > since and not path.name.endswith(".points.json")}
+
+
+def assert_reloads_as_a_plain_network(model, spec: dict, folder: Path) -> None:
+    """A vision transfer's model saved as the pipeline saves it loads into a plain network of its spec (a plain
+    BatchNorm, no parametrization) and computes what it computed, in evaluation mode."""
+    import torch
+
+    from subtask_induction.vision.models import FrozenStatisticsBatchNorm2d, load_classifier, save_classifier
+
+    torch.save(save_classifier(model, spec), folder / "model.pt")
+    loaded, _ = load_classifier(folder / "model.pt")
+    images = torch.randint(0, 256, (4, 3, 16, 16), dtype=torch.uint8, generator=torch.Generator().manual_seed(0))
+    model.eval(), loaded.eval()
+    assert torch.allclose(model(images), loaded(images), atol=1e-6)
+    assert not any(isinstance(m, FrozenStatisticsBatchNorm2d) for m in loaded.modules())

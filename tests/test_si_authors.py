@@ -21,9 +21,9 @@ from transformers import ResNetConfig, ResNetForImageClassification
 from subtask_induction.config_checks import config_problems
 from subtask_induction.method.transfer import TransferPlan
 from subtask_induction.seeds import vision_seeds
-from subtask_induction.vision.models import (FrozenStatisticsBatchNorm2d, build_classifier, load_classifier,
-                                             masked_weight_names, save_classifier, transfer_start)
-from harness import REPO, effective_config
+from subtask_induction.vision.models import (FrozenStatisticsBatchNorm2d, build_classifier, masked_weight_names,
+                                             transfer_start)
+from harness import REPO, assert_reloads_as_a_plain_network, effective_config
 import yaml
 
 SI_AUTHORS = yaml.safe_load((REPO / "config/si_authors.yaml").read_text())["vision"]["transfer"]["variants"]["si_authors"]
@@ -264,12 +264,7 @@ def test_si_authors_starts_at_the_base_and_the_authors_draw():
 
 def test_si_authors_saves_as_a_plain_network(tmp_path):
     base, masks, model, *_ = our_what_moves(SI_AUTHORS)
-    torch.save(save_classifier(model, SPEC), tmp_path / "model.pt")
-    loaded, _ = load_classifier(tmp_path / "model.pt")
-    images = torch.randint(0, 256, (4, 3, 16, 16), dtype=torch.uint8)
-    model.eval(), loaded.eval()
-    assert torch.allclose(model(images), loaded(images), atol=1e-6)
-    assert not any(isinstance(m, FrozenStatisticsBatchNorm2d) for m in loaded.modules())
+    assert_reloads_as_a_plain_network(model, SPEC, tmp_path)
 
 
 def test_the_settings_are_config_checked():

@@ -11,12 +11,11 @@ import torch
 import yaml
 from torch import nn
 
-from harness import REPO, clone_run, effective_config, jobs_run, snakemake
+from harness import REPO, assert_reloads_as_a_plain_network, clone_run, effective_config, jobs_run, snakemake
 from subtask_induction.config_checks import config_problems
 from subtask_induction.method.masks import top_k_masks
 from subtask_induction.method.transfer import TransferPlan
-from subtask_induction.vision.models import (FrozenStatisticsBatchNorm2d, build_classifier, load_classifier,
-                                             save_classifier, transfer_start)
+from subtask_induction.vision.models import FrozenStatisticsBatchNorm2d, build_classifier, transfer_start
 from subtask_induction.vision.diagnostics import reestimate_batchnorm, statistics_source
 
 SPEC = {"arch": "resnet18", "num_outputs": 16, "model_kwargs": {"channels": [4, 8, 8, 8]}}
@@ -94,12 +93,7 @@ def test_base_frozen_keeps_the_bases_batchnorm_through_training_and_saves_as_a_p
     one_step(si)
     assert not torch.equal(si.state_dict()["net.bn1.running_mean"], si_before["net.bn1.running_mean"])
     # saved as the forward pass computes it, loaded as a plain BatchNorm network: the same outputs in eval mode
-    torch.save(save_classifier(kept, SPEC), tmp_path / "model.pt")
-    loaded, _ = load_classifier(tmp_path / "model.pt")
-    images = torch.randint(0, 256, (4, 3, 16, 16), dtype=torch.uint8)
-    kept.eval(), loaded.eval()
-    assert torch.allclose(kept(images), loaded(images), atol=1e-6)
-    assert not any(isinstance(m, FrozenStatisticsBatchNorm2d) for m in loaded.modules())
+    assert_reloads_as_a_plain_network(kept, SPEC, tmp_path)
 
 
 def test_the_diagnostics_do_not_re_estimate_a_kept_batchnorm():
