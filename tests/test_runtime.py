@@ -2,6 +2,7 @@
 
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -38,3 +39,24 @@ def test_two_saves_of_the_same_model_are_byte_identical(tmp_path):
     assert len(digests) == 1
     assert torch.equal(torch.load(tmp_path / "first/model.pt", weights_only=True)["state_dict"]["transformer.wte.weight"],
                        state["transformer.wte.weight"])
+
+
+def test_a_jobs_provenance_names_the_commit_of_the_code_it_ran(tmp_path):
+    """Every metrics.json's provenance names the git commit of the package the job ran (issue 93), and None where the
+    package is not in a checkout (a copy, an installed package)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from subtask_induction.records import provenance
+
+    repo = Path(__file__).resolve().parents[1]
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    assert provenance()["code"]["commit"] == head.stdout.strip()
+    copy = tmp_path / "copy"
+    shutil.copytree(repo / "workflow" / "subtask_induction", copy / "subtask_induction",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    out = subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                          "from subtask_induction.records import code_commit; print(code_commit())", str(copy)],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert out.stdout.strip() == "None", out.stderr[-2000:]

@@ -4,10 +4,13 @@ provenance block (which code and machine computed them). Shared by the steps and
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import platform
+import subprocess
+from pathlib import Path
 
 import torch
 
@@ -68,6 +71,24 @@ def _library_versions() -> dict:
     return versions
 
 
+@functools.lru_cache(maxsize=1)
+def code_commit() -> dict | None:
+    """The git commit of the checkout whose package this process runs ({"commit", "modified": whether the package's
+    files differ from it}), or None where the package is not in a git checkout (installed, copied) or git is absent:
+    a record's jobs then name the commit they ran, beside the plan's (issue 93)."""
+    package = Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(package), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10)
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "-C", str(package), "status", "--porcelain", "--", "."], capture_output=True,
+                                text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": head.stdout.strip(), "modified": bool(status.stdout.strip())}
+
+
 def provenance() -> dict:
     """Which code and which machine computed a record: versions, the CPU and the kernels torch dispatches to
     (ATen's capability, BLAS, oneDNN), threads, kernel pins from the environment, and the GPU if one ran it.
@@ -82,4 +103,4 @@ def provenance() -> dict:
             "onednn_enabled": torch.backends.mkldnn.is_available(), "threads": torch.get_num_threads(),
             "kernel_environment": {name: os.environ[name] for name in (*PIN_VARIABLES, *THREAD_VARIABLES)
                                    if name in os.environ},
-            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None}
+            "gpu": torch.cuda.get_device_name() if torch.cuda.is_available() else None, "code": code_commit()}
