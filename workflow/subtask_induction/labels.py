@@ -52,8 +52,12 @@ VISION = {
     "subnetwork": Label("subnetwork", "the base masked to the weights that classify pooled images", code=False),
     "si": Label("SI", "the subnetwork frozen in a fresh ResNet, the rest trained on the original images", code=False),
     "scratch": Label("scratch", "a fresh ResNet trained on the original images"),
-    "mixture": Label("mixture", "the base fine-tuned on original and pooled images (the data mixture)"),
-    "finetune": Label("finetune", "the base fine-tuned on the original images only"),
+    "mixture": Label("mixture", "the mixture with pooled images: the base fine-tuned on original and pooled images, as "
+                                "the paper's text describes its data mixture"),
+    "finetune": Label("finetune", "the mixture as the authors' code ran it: the base fine-tuned on the original images "
+                                  "only"),
+    "si_authors": Label("si_authors", "SI as the authors' code ran it: the subnetwork's weights trained from the base's "
+                                      "values, the base's BatchNorm and head frozen, the other weights a frozen draw"),
     "linear": Label("linear", "the base's frozen features with a new head"),
     "scratch_blurpool": Label("blur-pooled scratch", "`scratch_blurpool`: scratch with a blur before every stride (anti-aliased)",
                               code=False),

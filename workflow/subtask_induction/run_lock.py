@@ -126,7 +126,7 @@ def start(folder: Path, command: list[str]) -> tuple[int, str | None]:
         if stale:   # no process of an earlier run holds the lock: its Snakemake lock is a dead run's
             for path in stale:
                 path.unlink(missing_ok=True)
-            line = f"{folder}: removed the lock a killed Snakemake run left ({len(stale)} files; no process of a run " \
+            line = f"{folder}: removed the lock a killed Snakemake run left ({len(stale)} file{'s' if len(stale) != 1 else ''}; no process of a run " \
                    "of this folder is alive)"
         _record(fd, command)
         _flock(fd, fcntl.LOCK_SH, folder / RUN_LOCK)   # the run's own: its jobs take it shared beside it
