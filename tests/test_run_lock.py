@@ -146,6 +146,8 @@ def test_an_unrelated_snakemake_in_another_folder_leaves_a_dead_lock_removable(t
     run = started([sys.executable, "-m", "snakemake", "--directory", str(elsewhere), "--snakefile",
                    str(elsewhere / "Snakefile")], tmp_path, 60, run_folder=elsewhere)
     try:
+        with pytest.raises(run_lock.Held):   # the live run holds its own folder's lock, not the folder it started in
+            run_lock.start(elsewhere, ["snakemake"])
         mine = tmp_path / "mine"
         dead_lock(mine)
         fd, line = run_lock.start(mine, ["snakemake"])
