@@ -135,3 +135,18 @@ def test_the_check_fails_on_each_mutation(mutation):
     mutation(figure)
     with pytest.raises(AssertionError):
         check(figure)
+
+
+@pytest.mark.parametrize("verdict, beyond, theirs, said", [
+    ("holds", True, 19.9, "agrees with the paper"), ("holds", False, 2.0, "agrees with the paper"),
+    ("holds", True, 0.5, "against the paper"), ("holds", True, -8.8, "against the paper"),
+    ("reversed", False, -12.9, "agrees with the paper"), ("reversed", True, 8.2, "against the paper"),
+    ("no effect larger than S", None, 17.3, "against the paper"), ("no effect larger than S", None, 0.5,
+                                                                    "agrees with the paper"),
+    ("undecided", None, -8.8, "undecided"), ("too few chains to decide", None, 3.0, "undecided")])
+def test_what_a_verdict_says_of_the_papers_number(verdict, beyond, theirs, said):
+    from subtask_induction.claims import Judgement, Tally
+
+    judgement = Judgement(Tally(("1",)), verdict=verdict, smallest=3.0, beyond=beyond)
+    assert screen.agreement(judgement, theirs) == said
+    assert screen.agreement(judgement, None) is None
