@@ -107,7 +107,7 @@ def rows(found: list, records: dict) -> list[dict]:
     return out
 
 
-def table(found: list, records: dict, premise: str = "") -> str:
+def table(found: list, records: dict) -> str:
     """The first screen's table: a row per headline and size, every cell under 300 characters; where the record of SI
     as the authors' code ran it is stored, a last column gives it on each vision row (like for like)."""
     table_rows = rows(found, records)
@@ -118,7 +118,7 @@ def table(found: list, records: dict, premise: str = "") -> str:
              "|---|---|---|---|---|" + ("---|" if like else "")]
     for row in table_rows:
         theirs = f"{fixed(row['theirs'], 1, sign=True)} ({row['paper']})" if row["theirs"] is not None else "—"
-        ours = f"{fixed(row['mean'], 1, sign=True)} [{fixed(row['low'], 1, sign=True)}, {fixed(row['high'], 1, sign=True)}]; {row['chains']} {row['unit']}"
+        ours = f"{row['judgement'].summary()}; {row['chains']} {row['unit']}"
         # the generated world's caveat stands once, for every vision row, in the finding
         cells = f"| {row['words']} | {row['where'] or '—'} | {theirs} | {ours} | {verdict_cell(row['judgement'], row['theirs'])} |"
         if like:   # the SI that produced the paper's number, judged on the same comparison
@@ -219,8 +219,7 @@ def like_cell(row: dict) -> str:
         return "—"
     j = row["like"].evidence.judge()[""]
     reading = "" if row["reading"] in (None, authors.NONE) else f" (`si`'s disagreement: {row['reading']})"
-    return (f"{fixed(j.mean, 1, sign=True)} [{fixed(j.low, 1, sign=True)}, {fixed(j.high, 1, sign=True)}]; "
-            f"{verdict_cell(j, row['theirs'])}{reading}")
+    return f"{j.summary()}; {verdict_cell(j, row['theirs'])}{reading}"
 
 
 def like_for_like(row: dict) -> dict:

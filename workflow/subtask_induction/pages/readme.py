@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
-from ..rounding import fixed, percent
+from ..rounding import fixed
 from ..claims import AT_FLOOR, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
 from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_AUTHORS,
@@ -298,14 +298,7 @@ RECORD_WORDS = {DECISIVE_CROSS_DOMAIN: " (its record of the arithmetic subnetwor
 def headlines(records: dict, found: list) -> str:
     """The first screen's table (first_screen.table) and, under it, one line each: the rivals and our added controls
     (named, counted by verdict, linked), a chain whose base failed, and how many verdicts could be false."""
-    decisive = records.get(DECISIVE)
-    premise = ""
-    if decisive is not None and any(claim.record == DECISIVE for claim in found):
-        ours = premises.world(decisive)
-        if ours is not None:
-            premise = (f"SI keeps {percent(premises.kept_share(ours), 0)} of its subnetwork's pooled accuracy, the paper's "
-                       f"{percent(premises.kept_share(premises.theirs()), 0)}")
-    lines = [first_screen.table(found, records, premise), ""]
+    lines = [first_screen.table(found, records), ""]
     paper_ids = {i for i, *_ in first_screen.HEADLINES}
     others = [claim for claim in found if claim.headline and claim.verdicts and claim.id not in paper_ids
               and claim.evidence is not None]

@@ -83,7 +83,7 @@ def _said(claim) -> str:
     if claim is None:
         return "—"
     judged = claim.evidence.judge()[""]
-    return f"{fixed(judged.mean, 1, sign=True)} [{fixed(judged.low, 1, sign=True)}, {fixed(judged.high, 1, sign=True)}]: {claim.holds.replace('**', '')}"
+    return f"{judged.summary()}: {claim.holds.replace('**', '')}"
 
 
 def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[str]:
