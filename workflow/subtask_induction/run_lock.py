@@ -27,7 +27,6 @@ Torch-free, as the Snakefile and every step import it; run as a file it needs no
 gets the environment it was given. Its flock is the package's one (files.flock).
 
     python workflow/subtask_induction/run_lock.py [--] snakemake [ARGS...]     # a make target's run
-    python workflow/subtask_induction/run_lock.py --check [FOLDER]             # would a run start here?
 """
 
 from __future__ import annotations
@@ -176,19 +175,9 @@ def snakemake_folder(argv: list[str]) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--check"]:
-        folder = Path(argv[1]) if len(argv) > 1 else Path(".")
-        try:
-            fd, line = start(folder, ["--check"])
-        except (Held, LockError) as error:
-            print(f"run lock: {error}", file=sys.stderr)
-            return 1
-        os.close(fd)
-        print(line or f"{folder}: no run of this folder is alive", file=sys.stderr)
-        return 0
     command = argv[1:] if argv[:1] == ["--"] else argv
     if not command:
-        print("usage: run_lock.py [--] snakemake [ARGS...] | --check [FOLDER]", file=sys.stderr)
+        print("usage: run_lock.py [--] snakemake [ARGS...]", file=sys.stderr)
         return 2
     try:
         _, line = start(snakemake_folder(command), command)
