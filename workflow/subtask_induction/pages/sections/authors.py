@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...rounding import fixed, percent
-from ...claims import HOLDS, NO_EFFECT, REVERSED
 from .. import claims as claims_module
 from ..page import provenance_line
 from ..run_records import RunRecord
@@ -19,23 +18,26 @@ from .premises import kept_share, theirs
 RERUN = ("base", "subnetwork", "si", "scratch", "finetune", "mixture")
 ANCHOR = "docs/results.md#si-as-the-authors-code-ran-it-make-vision-authors"
 
-# A verdict against one of the paper's Table 1 differences (all positive and larger than S): docs/decisions.md's reading
-PAPERS_WAY, AGAINST, NEITHER = "the paper's way", "against the paper", "neither way"
+# The plan's reading of a Table 1 row (docs/decisions.md)
 PROTOCOL, WORLD, OPEN, NONE = "the protocol's", "the world's", "not decided by these runs", "no disagreement"
 
 
-def pointing(claim) -> str:
-    """Which way a one-size claim's verdict points against the paper's positive difference."""
-    verdict = dict(claim.verdicts).get("") if claim is not None else None
-    return {HOLDS: PAPERS_WAY, REVERSED: AGAINST, NO_EFFECT: AGAINST}.get(verdict, NEITHER)
+def pointing(claim, paper: float | None) -> str | None:
+    """What a one-size claim's verdict makes of the paper's number (first_screen.agreement: on Table 1's differences,
+    all positive and larger than S, a holds points the paper's way, a reversed or no effect against it)."""
+    from ..first_screen import agreement   # the first screen reads this module
+
+    return agreement(claim.evidence.judge()[""], paper) if claim is not None else None
 
 
-def reading(si: str, authors: str) -> str:
-    """The plan's reading of one Table 1 row: a disagreement (SI points against the paper) is the protocol's where
-    `si_authors` points the paper's way, the world's where it points against the paper too."""
+def reading(si: str | None, authors: str | None) -> str:
+    """The plan's reading of one Table 1 row: a disagreement (SI against the paper) is the protocol's where
+    `si_authors` agrees with the paper, the world's where it is against the paper too."""
+    from ..first_screen import AGAINST, AGREES
+
     if si != AGAINST:
         return NONE
-    return {PAPERS_WAY: PROTOCOL, AGAINST: WORLD}.get(authors, OPEN)
+    return {AGREES: PROTOCOL, AGAINST: WORLD}.get(authors, OPEN)
 
 
 def authors_id(si_id: str) -> str:
@@ -54,7 +56,7 @@ class Row:
 
     @property
     def reading(self) -> str:
-        return reading(pointing(self.si), pointing(self.authors))
+        return reading(pointing(self.si, self.paper), pointing(self.authors, self.paper))
 
 
 def rows(found: list) -> list[Row]:
