@@ -20,8 +20,10 @@ def t_p(values: np.ndarray) -> float:
     """The one-sample t test's two-sided p of "mean 0"."""
     from scipy import stats
 
-    if len(values) < 2 or np.std(values) == 0:
-        return 1.0 if not values.any() else 0.0 if len(values) > 1 else 1.0
+    if len(values) < 2:
+        return 1.0
+    if np.std(values) == 0:   # every chain equal: certain where they are not all 0
+        return 0.0 if values.any() else 1.0
     return float(stats.ttest_1samp(values, 0.0).pvalue)
 
 
