@@ -35,12 +35,14 @@ localrules:
     all,
     arithmetic_data,
     arithmetic_pack_points,
+    arithmetic_roster,
     arithmetic_select_subnetwork,
     arithmetic_aggregate,
     arithmetic_plots,
     arithmetic_overlap,
     arithmetic_budget,
     vision_select_subnetwork,
+    vision_roster,
     vision_aggregate,
     vision_plots,
     vision_samples,
@@ -60,9 +62,12 @@ include: "workflow/rules/resources.smk"
 # verdicts still count it where the plan fixed it, and a reader should know.
 onsuccess:
     from subtask_induction import validity
+    from subtask_induction.roster import report as roster_report
 
     for text in validity.report(Path(ARITH_DIR).parent):
         print(f"failed base: {text}", file=sys.stderr)
+    for text in roster_report(Path(ARITH_DIR).parent):
+        print(f"roster: {text}", file=sys.stderr)
 
 
 rule all:

@@ -70,7 +70,7 @@ def test_a_refused_plan_leaves_the_record_as_it_was(tmp_path, monkeypatch):
     unrun = stored["vision"].head(1).assign(chain=999)   # a point no table of the record holds
     monkeypatch.setattr(planning, "effective_config", lambda *args, **kwargs: {})
     monkeypatch.setattr(planning, "planned_points",
-                        lambda config: {"vision": pd.concat([stored["vision"], unrun], ignore_index=True)})
+                        lambda config, rosters=None: {"vision": pd.concat([stored["vision"], unrun], ignore_index=True)})
     with pytest.raises(run_records.RecordError, match="lacks 1 point"):
         run_records.plan("groupnorm", data)
     assert contents(folder) == before
@@ -84,7 +84,7 @@ def test_an_accepted_plan_is_swapped_in_whole(tmp_path, monkeypatch):
     before = contents(folder)
     stored = planning.read_planned(folder)
     monkeypatch.setattr(planning, "effective_config", lambda *args, **kwargs: {})
-    monkeypatch.setattr(planning, "planned_points", lambda config: stored)
+    monkeypatch.setattr(planning, "planned_points", lambda config, rosters=None: stored)
     assert run_records.plan("groupnorm", data) == folder / "planned"
     after = contents(folder)
     assert sorted(after) == sorted(before)

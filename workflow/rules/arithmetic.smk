@@ -172,11 +172,29 @@ for _pack, _members in ARITH_JOBS.packs:
             "> {log:q} 2>&1 && rm -f {params.checkpoint:q}"
 
 
+# With spare chains (arithmetic.spare_chains; roster.py): once every planned and spare base is in, the chains that
+# count; the tables are then built from those chains alone, so a replaced chain runs no discovery and no transfer.
+checkpoint arithmetic_roster:
+    input:
+        ARITH_JOBS.base_metrics(chains=ARITH_JOBS.candidates),
+    output:
+        arith_jobs.ROSTER,
+    log:
+        "logs/arithmetic/roster.log",
+    params:
+        planned=ARITH_JOBS.chains,
+        spares=ARITH_JOBS.spares,
+    message:
+        JOB_LINE
+    run:
+        write_roster("arithmetic", params.planned, params.spares, input, output[0], log[0])
+
+
 rule arithmetic_aggregate:
     input:
-        base=ARITH_JOBS.base_metrics(),
-        discovery=ARITH_JOBS.discovery_metrics(),
-        transfer=[ARITH_JOBS.pack_manifest(pack) for pack, _ in ARITH_JOBS.packs],  # each lists its points
+        base=arith_aggregate_input("base"),
+        discovery=arith_aggregate_input("discovery"),
+        transfer=arith_aggregate_input("transfer"),
     output:
         with_report(ARITH_JOBS.tables(), arith_jobs.CAPTIONS, "Arithmetic", "Tables"),
     log:

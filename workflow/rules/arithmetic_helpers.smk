@@ -9,6 +9,21 @@ ARITH_DIR = arith_jobs.DIR
 ARITH_CHAIN_DIR = arith_jobs.CHAIN_DIR
 
 
+def arith_on_roster():
+    """The arithmetic jobs of the chains that count: ARITH_JOBS, or with spare chains its roster's (roster.py)."""
+    return on_roster(ARITH_JOBS, "arithmetic", lambda: checkpoints.arithmetic_roster.get())
+
+
+def arith_aggregate_input(what):
+    """One of the tables' inputs (base, discovery, transfer: the pack manifests, each listing its points) of the chains
+    that count; one function each, so that the input keeps its name while the roster is not in."""
+    return lambda wildcards: {
+        "base": lambda jobs: jobs.base_metrics(),
+        "discovery": lambda jobs: jobs.discovery_metrics(),
+        "transfer": lambda jobs: [jobs.pack_manifest(pack) for pack, _ in jobs.packs],
+    }[what](arith_on_roster())
+
+
 def arith_selected_subnetwork(chain, base, subtask, layers):
     """The every-row subnetwork the selection chose for one (chain, base, subtask, depth)."""
     return selected_subnetwork(

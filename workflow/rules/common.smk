@@ -58,6 +58,31 @@ def write_points(path, points, log):
     Path(log).write_text(f"{len(json.loads(points))} points -> {path}\n")
 
 
+def write_roster(family, planned, spares, metrics, out, log):
+    """A family's roster (the checkpoints *_roster; roster.py): its planned chains, each whose base failed replaced by
+    the next spare that passed, from every planned and spare base's metrics.json."""
+    from subtask_induction.roster import write_from_bases
+
+    write_from_bases(family, list(planned), list(spares), list(metrics), out, log)
+
+
+_ON_ROSTER = {}
+
+
+def on_roster(jobs, family, roster_checkpoint):
+    """`jobs` (a family's, SWEEP's), or where its plan names spare chains the jobs of its roster's chains, read from the
+    family's roster checkpoint (`roster_checkpoint()` returns its job: raises until it has run, and the DAG is
+    completed after it). Built once per roster."""
+    if not jobs.spares:
+        return jobs
+    from subtask_induction.roster import read as read_roster
+
+    chains = tuple(read_roster(Path(roster_checkpoint().output[0]), family).chains)
+    if (family, chains) not in _ON_ROSTER:
+        _ON_ROSTER[family, chains] = jobs.on_roster(list(chains))
+    return _ON_ROSTER[family, chains]
+
+
 def one_of(values):
     return "|".join(re.escape(str(value)) for value in values)
 

@@ -361,11 +361,12 @@ rule vision_cue_conflict:
         "--threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
 
 
+# The first chain that counts (with spare chains, its roster's first).
 rule vision_diagnostics:
     input:
         unpack(lambda wildcards: vis_inputs("discovery")),
-        base=f"{VIS_DIR}/chain{VIS_JOBS.chains[0]}/base/model.pt",
-        subnetwork=lambda wildcards: vis_selected_subnetwork(VIS_JOBS.chains[0], "pretrained"),
+        base=lambda wildcards: f"{VIS_DIR}/chain{vis_on_roster().chains[0]}/base/model.pt",
+        subnetwork=lambda wildcards: vis_selected_subnetwork(vis_on_roster().chains[0], "pretrained"),
     output:
         csv=with_report([f"{VIS_DIR}/summary/diagnostics.csv"], vis_jobs.CAPTIONS, "Vision", "Tables")[0],
         md=f"{VIS_DIR}/summary/diagnostics.md",
@@ -379,7 +380,7 @@ rule vision_diagnostics:
     resources:
         **training_resources("vision_diagnostics"),
     params:
-        settings=VIS_JOBS.diagnostics_settings(),
+        settings=lambda wildcards: vis_on_roster().diagnostics_settings(),
         train=VIS_JOBS.split("train"),
         test=VIS_JOBS.split("test"),
         outdir=lambda wildcards, output: Path(output.csv).parent,
@@ -393,17 +394,30 @@ rule vision_diagnostics:
         "--device {params.device} --outdir {params.outdir:q} > {log:q} 2>&1"
 
 
+# With spare chains (vision.spare_chains; roster.py): the chains that count, once every planned and spare base is in.
+checkpoint vision_roster:
+    input:
+        VIS_JOBS.base_metrics(chains=VIS_JOBS.candidates),
+    output:
+        vis_jobs.ROSTER,
+    log:
+        "logs/vision/roster.log",
+    params:
+        planned=VIS_JOBS.chains,
+        spares=VIS_JOBS.spares,
+    message:
+        JOB_LINE
+    run:
+        write_roster("vision", params.planned, params.spares, input, output[0], log[0])
+
+
 rule vision_aggregate:
     input:
-        base=expand(f"{VIS_DIR}/chain{{chain}}/base/metrics.json", chain=VIS_JOBS.chains),
-        discovery=VIS_JOBS.discovery_metrics(),
-        selected=expand(f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json", chain=VIS_JOBS.chains, init=VIS_JOBS.inits),
-        transfer=VIS_JOBS.transfer_metrics(),
-        cue_conflict=(
-            expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=VIS_JOBS.chains)
-            if VIS_JOBS.cue_conflict()
-            else []
-        ),
+        base=vis_aggregate_input("base"),
+        discovery=vis_aggregate_input("discovery"),
+        selected=vis_aggregate_input("selected"),
+        transfer=vis_aggregate_input("transfer"),
+        cue_conflict=vis_aggregate_input("cue_conflict"),
     output:
         with_report(VIS_JOBS.tables(), vis_jobs.CAPTIONS, "Vision", "Tables"),
     log:

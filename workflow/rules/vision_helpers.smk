@@ -88,3 +88,26 @@ def vis_cue_conflict_inputs():
     if VIS["data"].get("cue_conflict"):
         return {"cue_conflict": VIS["data"]["cue_conflict"], "cue_conflict_listing": VIS_LISTINGS["cue_conflict"]}
     return {"data": VIS_JOBS.data_dir()} if VIS_JOBS.cue_conflict() else {}
+
+
+def vis_on_roster():
+    """The vision jobs of the chains that count: VIS_JOBS, or with spare chains its roster's (roster.py)."""
+    return on_roster(VIS_JOBS, "vision", lambda: checkpoints.vision_roster.get())
+
+
+def vis_aggregate_input(what):
+    """One of the tables' inputs, of the chains that count; one function each, so that the input keeps its name while
+    the roster is not in."""
+
+    def paths(jobs):
+        if what == "selected":
+            return expand(f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json", chain=jobs.chains, init=jobs.inits)
+        if what == "cue_conflict":
+            return (
+                expand(f"{VIS_DIR}/chain{{chain}}/cue_conflict.json", chain=jobs.chains) if jobs.cue_conflict() else []
+            )
+        return {"base": jobs.base_metrics, "discovery": jobs.discovery_metrics, "transfer": jobs.transfer_metrics}[
+            what
+        ]()
+
+    return lambda wildcards: paths(vis_on_roster())

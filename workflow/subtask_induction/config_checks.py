@@ -15,7 +15,7 @@ def config_problems(config: dict) -> list[str]:
     """Every problem of the config, as `config KEY: what is wrong` lines. The arithmetic and vision sections
     are checked whether or not their family runs (the DAG is built from both); submasking's when it runs."""
     return (arithmetic_problems(config["arithmetic"]) + vision_problems(config["vision"])
-            + cross_domain_problems(config)
+            + cross_domain_problems(config) + spare_problems(config)
             + submasking_problems(config.get("submasking") or {}, config.get("families", [])))
 
 
@@ -196,6 +196,48 @@ def cross_domain_problems(config: dict) -> list[str]:
             problems.append(f"config vision.transfer.variants.{name}: cross_domain {variant['cross_domain']} takes "
                             f"kind {' | '.join(allowed)} with inherit_unmasked: false (the ViT's other tensors "
                             f"are its own), not {variant['kind']} / {variant['inherit_unmasked']}")
+    return problems
+
+
+def spare_problems(config: dict) -> list[str]:
+    """Spare chains (roster.py) replace a planned chain in the family's chains list: whatever names chains of its own
+    (an experiment's chains, the overlap runs on the first chain, a label-budget discovery, the cross-domain ViT that
+    pairs vision chain c with arithmetic chain c, a decisive batch's cut) would go on running a replaced chain, so it
+    does not go with spares."""
+    problems = []
+    for family in ("arithmetic", "vision"):
+        section = config[family]
+        spares = section.get("spare_chains") or []
+        if not spares:
+            continue
+        both = sorted(set(spares) & set(section["chains"]))
+        if both:
+            problems.append(f"config {family}.spare_chains: {both} are in {family}.chains too (a spare is a chain the "
+                            "plan does not run unless a planned chain's base fails)")
+        if config.get("decisive_batches"):
+            problems.append(f"config {family}.spare_chains: decisive_batches cuts the chains list, which would cut the "
+                            "roster's spares apart from the chains they replace; run the whole plan")
+    arith = config["arithmetic"]
+    if arith.get("spare_chains"):
+        own = [index for index, e in enumerate(arithmetic_experiments(arith)) if "chains" in e]
+        if own:
+            problems.append(f"config arithmetic.experiments {own}: an experiment's own chains are not replaced by "
+                            "arithmetic.spare_chains; leave `chains` out of them")
+        if (arith.get("overlap") or {}).get("runs"):
+            problems.append("config arithmetic.overlap.runs: the overlap runs read the first chain, which a spare may "
+                            "replace; run them without arithmetic.spare_chains")
+        budget = sorted(name for name, v in arith["transfer"]["variants"].items() if v.get("discovery_rows"))
+        if budget:
+            problems.append(f"config arithmetic.transfer.variants {budget}: label-budget variants (discovery_rows) are "
+                            "not run with arithmetic.spare_chains")
+    vision = config["vision"]
+    if vision.get("spare_chains") or (arith.get("spare_chains") and "vision" in config.get("families", [])):
+        variants = vision["transfer"]["variants"]
+        crossing = sorted(name for name in (vision["transfer"].get("run") or variants)
+                          if name in variants and variants[name].get("cross_domain"))
+        if crossing:
+            problems.append(f"config vision.transfer.variants {crossing}: a cross-domain variant pairs vision chain c "
+                            "with arithmetic chain c, which spare chains may replace apart; run it without spares")
     return problems
 
 

@@ -20,6 +20,7 @@ DIR = RESULTS["arithmetic"]
 CHAIN_DIR = f"{DIR}/chain{{chain}}"
 BUDGET_PATH = f"{CHAIN_DIR}/discovery_budget/{{base}}/{{subtask}}/layers{{layers}}/rows{{rows}}"
 PACK_POINTS = f"{DIR}/transfer/packs/{{pack}}.points.json"
+ROSTER = f"{DIR}/summary/roster.csv"   # with spare chains: the chains that count (roster.py)
 
 FIGURES = ["fig3", "fig6", "fig7", "protocols", "inheritance", "dial", "sparsity_dial", "discovery_curves"]
 TABLES = ["base.csv", "discovery.csv", "transfer.csv", "table3.csv", "table3.md", "discovery_curves.csv",
@@ -62,17 +63,24 @@ class ArithmeticJobs(FamilyJobs):
 
     DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
-    def __init__(self, arith: dict, retrain: list[str] = ()):
+    def __init__(self, arith: dict, retrain: list[str] = (), per_chain_packs: bool | None = None):
         self.config = arith
         self.variants = arith["transfer"]["variants"]
         self.chains = arith["chains"]
+        # The plan's spares (roster.py): every rule exists for them too, and the jobs the roster asks for run.
+        self.spares = list(arith.get("spare_chains") or [])
+        self.candidates = self.chains + self.spares
         self.experiments = arithmetic_experiments(arith)
-        self.points = arithmetic_points(arith)
+        self.points = arithmetic_points({**arith, "chains": self.candidates})
         # Points of one depth, one n and one kind of batch train as one stacked model (docs/running.md, "Packs");
         # the packs depend on the config alone, so a compute node re-reading the Snakefile forms the same ones.
+        # With spares a pack holds one chain's points, so that the roster's packs are a subset of these and a
+        # replaced chain's points sit in packs nothing asks for.
+        self.per_chain_packs = bool(self.spares) if per_chain_packs is None else per_chain_packs
         self.packs = form_packs(
             self.points, arith["transfer"]["pack_size"],
-            shape=lambda p: {"layers": p.layers, "n": p.n, "with": batches_label(self.variants[p.variant])},
+            shape=lambda p: {**({"chain": p.chain} if self.per_chain_packs else {}), "layers": p.layers, "n": p.n,
+                             "with": batches_label(self.variants[p.variant])},
             order=lambda p: (p.chain, p.replicate, p.base, p.subtask, p.target, p.variant),
         )
         self.members = dict(self.packs)
@@ -92,6 +100,12 @@ class ArithmeticJobs(FamilyJobs):
         # points to train again although a finished record exists (config retrain_points): their pack's points
         # change, so Snakemake reruns that pack alone, which restores the other members
         self.retrain = {str(Path(path)) for path in retrain}
+        self._retrain = retrain
+
+    def on_roster(self, chains: list[int]) -> ArithmeticJobs:
+        """The jobs of the roster's chains (roster.py): the same packs, less those of the chains it leaves out."""
+        return ArithmeticJobs({**self.config, "chains": list(chains), "spare_chains": []}, self._retrain,
+                              per_chain_packs=self.per_chain_packs)
 
     # --- the settings each step gets -------------------------------------------------------------------------
 
@@ -217,16 +231,16 @@ class ArithmeticJobs(FamilyJobs):
         """What a pack writes last: its points, and which it trained or restored."""
         return f"{DIR}/transfer/packs/{pack}.json"
 
-    def experiment_paths(self, pattern: str, only_layers=None, **grid) -> list[str]:
+    def experiment_paths(self, pattern: str, only_layers=None, chains=None, **grid) -> list[str]:
         """`pattern` over the experiments list, each with its own base and subtask, depths and chains (only
-        those depths in only_layers, if given), crossed with `grid`."""
+        those depths in only_layers, if given; `chains` in place of the family's), crossed with `grid`."""
         paths = []
         for experiment in self.experiments:
             layers = experiment.get("layers", self.config["layers"])
             if only_layers is not None:
                 layers = [depth for depth in layers if depth in only_layers]
             paths += expand(pattern, base=[experiment["base"]], subtask=[experiment["subtask"]], layers=layers,
-                            chain=experiment.get("chains", self.chains), **grid)
+                            chain=experiment.get("chains", self.chains if chains is None else chains), **grid)
         return sorted(set(paths))
 
     def overlap_experiments(self) -> list[tuple[str, str, int]]:
@@ -246,8 +260,8 @@ class ArithmeticJobs(FamilyJobs):
         return self.experiment_paths(f"{DIR}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}/subnetwork.pt",
                                      only_layers=self.overlap["layers"], run=list(self.overlap_runs))
 
-    def base_metrics(self) -> list[str]:
-        return self.experiment_paths(f"{CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json")
+    def base_metrics(self, chains=None) -> list[str]:
+        return self.experiment_paths(f"{CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json", chains=chains)
 
     def discovery_metrics(self) -> list[str]:
         return self.experiment_paths(
@@ -275,15 +289,17 @@ class ArithmeticJobs(FamilyJobs):
                 f"{DIR}/figures/budget.pdf"]
 
     def final_targets(self) -> list[str]:
-        return self.tables() + self.figures() + self.overlap_targets() + self.budget_targets()
+        return (self.tables() + self.figures() + self.overlap_targets() + self.budget_targets()
+                + ([ROSTER] if self.spares else []))
 
     def benchmark_files(self):
         """(rule, benchmark records) of every arithmetic job (the packs under one name)."""
         bench = f"{BENCH_DIR}/arithmetic"
-        yield "arithmetic_base", self.experiment_paths(f"{bench}/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl")
+        yield "arithmetic_base", self.experiment_paths(f"{bench}/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl",
+                                                       chains=self.candidates)
         yield "arithmetic_discover", self.experiment_paths(
             f"{bench}/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl",
-            l0=self.l0_tags)
+            l0=self.l0_tags, chains=self.candidates)
         yield "arithmetic_overlap_discover", self.experiment_paths(
             f"{bench}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl", run=list(self.overlap_runs),
             only_layers=self.overlap["layers"])

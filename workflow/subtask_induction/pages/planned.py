@@ -61,10 +61,17 @@ def effective_config(configs: list[str], commit: str | None = None, repo: Path =
     return config
 
 
-def planned_points(config: dict) -> dict[str, pd.DataFrame]:
-    """{family: one row per point the config plans} for every family it runs."""
-    makers = {"arithmetic": lambda c: arithmetic_points(c["arithmetic"]),
-              "vision": lambda c: vision_points(c["vision"]),
+def planned_points(config: dict, rosters: dict[str, list[int]] | None = None) -> dict[str, pd.DataFrame]:
+    """{family: one row per point the config plans} for every family it runs; `rosters` {family: the chains that
+    count} where its plan names spare chains (roster.py): the points of those chains, a spare in a failed chain's
+    place."""
+    rosters = rosters or {}
+
+    def on_roster(section: dict, family: str) -> dict:
+        return {**section, "chains": rosters[family]} if family in rosters else section
+
+    makers = {"arithmetic": lambda c: arithmetic_points(on_roster(c["arithmetic"], "arithmetic")),
+              "vision": lambda c: vision_points(on_roster(c["vision"], "vision")),
               "submasking": lambda c: submasking_points(c["submasking"])}
     out = {}
     for family in config.get("families", FAMILIES):
@@ -73,6 +80,26 @@ def planned_points(config: dict) -> dict[str, pd.DataFrame]:
         if family == "submasking" and len(frame):
             frame["fraction"] = frame["fraction"].astype(float)
         out[family] = frame
+    return out
+
+
+def rosters(folder: Path, config: dict) -> dict[str, list[int]]:
+    """{family: its roster's chains} of a run's tables (`folder`/<family>/roster.csv, a run's summary folder's parent
+    or a record), for each family whose plan names spare chains; a plan with spares and no roster is refused (its
+    chains are not known)."""
+    from ..roster import read
+
+    out = {}
+    for family in ("arithmetic", "vision"):
+        if family not in config.get("families", FAMILIES) or not (config.get(family) or {}).get("spare_chains"):
+            continue
+        path = Path(folder) / family / "roster.csv"
+        if not path.is_file():
+            path = Path(folder) / family / "summary" / "roster.csv"
+        if not path.is_file():
+            raise FileNotFoundError(f"{folder}: {family}'s plan names spare chains, but its roster.csv is missing, so "
+                                    "the chains that count are not known")
+        out[family] = read(path, family).chains
     return out
 
 

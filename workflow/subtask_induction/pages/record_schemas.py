@@ -34,6 +34,9 @@ TABLES = {
     "arithmetic/chains.csv": TableSpec(("base", "subtask", "target", "layers", "variant", "n", "chain"),
                                        ("test_accuracy",)),
     "arithmetic/base.csv": TableSpec(("chain", "base", "layers"), ("test_accuracy", "eval_accuracy")),
+    # with spare chains (roster.py): every planned and spare chain, its base's accuracy, whether it counts and where
+    "arithmetic/roster.csv": TableSpec(("chain",), ("base_accuracy",), ("role", "valid", "counts", "place")),
+    "vision/roster.csv": TableSpec(("chain",), ("base_accuracy",), ("role", "valid", "counts", "place")),
     "arithmetic/table3.csv": TableSpec(("base", "subtask", "layers", "chain"), ("kept_percent", "test_accuracy")),
     "arithmetic/discovery.csv": TableSpec(("chain", "base", "subtask", "layers", "l0_weight"),
                                           ("kept_fraction", "test_accuracy", "eval_accuracy")),

@@ -122,6 +122,7 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
         lines += ["## Every headline's verdict, with the smaller records beside it", "",
                   verdict_lines.replace("(docs/results.md#", "(#").replace("(docs/", "("), ""]
     lines += validity.lines(validity.changed(records, found), lambda claim: claim.claim)
+    lines += validity.roster_lines(validity.replaced(records))
     lines += post_hoc.section(found)
     if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
         lines += protocol.lines(records[DECISIVE], found)

@@ -332,7 +332,7 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
     commit = _git(run_dir, "rev-parse", "--short", "HEAD").strip()
     version = _git(run_dir, "show", "HEAD:workflow/subtask_induction/__init__.py").split('__version__ = "')[1].split('"')[0]
     config = planning.effective_config(configs, None, run_dir)
-    points = planning.planned_points(config)
+    points = planning.planned_points(config, planning.rosters(results / "results", config))
     tables = sorted(p for family in points for p in (results / "results" / family / "summary").glob("*")
                     if p.suffix in (".csv", ".md"))
     if not tables:
@@ -449,7 +449,7 @@ def plan(name: str, data: Path = DATA, repo: Path = planning.REPO) -> Path:
         record = load(name, data, check=False)
         p = record.provenance
         config = planning.effective_config(p["configs"], str(p.get("planned_at", p["commit"])), repo)
-        points = planning.planned_points(config)
+        points = planning.planned_points(config, planning.rosters(record.folder, config))
 
         def fill(staged: Path) -> None:
             for path in sorted(q for q in record.folder.rglob("*") if q.is_file()):

@@ -19,6 +19,7 @@ from .sources import USER_TREES, source_of
 
 DIR = RESULTS["vision"]
 CHAIN_DIR = f"{DIR}/chain{{chain}}"
+ROSTER = f"{DIR}/summary/roster.csv"   # with spare chains: the chains that count (roster.py)
 TEXTURE_SWAP = f"{DIR}/data/texture_swap"
 CUE_CONFLICT_CHECK = f"{DIR}/data/cue_conflict_check.json"
 POOLED_SPLITS = ["discovery", "eval", "test"]
@@ -62,6 +63,9 @@ class VisionJobs(FamilyJobs):
         self.config = vision
         self.definitions = vision["transfer"]["variants"]
         self.chains = vision["chains"]
+        # The plan's spares (roster.py): their bases train; the roster's chains run the rest (on_roster).
+        self.spares = list(vision.get("spare_chains") or [])
+        self.candidates = self.chains + self.spares
         # the Table 1 variants that run: vision.transfer.run, else every defined one
         self.variants = list(vision["transfer"].get("run") or self.definitions)
         # discovery init -> the variants that read its subnetwork
@@ -84,6 +88,13 @@ class VisionJobs(FamilyJobs):
         self.classes = (class_folders(Path(root) / "train") if self.source.classes == "folders" and root
                         and not self.source.tree_problems(root) else None)
         self.l0_tags = [number_tag(x) for x in vision["discovery"]["l0_weights"]]
+
+    def on_roster(self, chains: list[int]) -> VisionJobs:
+        """The jobs of the roster's chains (roster.py)."""
+        return VisionJobs({**self.config, "chains": list(chains), "spare_chains": []})
+
+    def base_metrics(self, chains=None) -> list[str]:
+        return expand(f"{CHAIN_DIR}/base/metrics.json", chain=self.chains if chains is None else chains)
 
     def discovery_of(self, name: str) -> str | None:
         """The discovery whose subnetwork variant `name` reads; None if none."""
@@ -277,7 +288,7 @@ class VisionJobs(FamilyJobs):
     def final_targets(self) -> list[str]:
         return (self.tables() + self.figures() + [f"{DIR}/figures/samples.png"]
                 + (expand(f"{DIR}/summary/diagnostics.{{ext}}", ext=["csv", "md"]) if "pretrained" in self.inits
-                   else []))
+                   else []) + ([ROSTER] if self.spares else []))
 
     def benchmark_files(self):
         """(rule, benchmark records) of every vision job."""
@@ -285,9 +296,13 @@ class VisionJobs(FamilyJobs):
         yield self.source.builder, [f"{bench}/data/{Path(self.data_dir()).name}.jsonl"]
         yield "vision_mean_pool", [f"{bench}/pooled/{split}/shard{shard}.jsonl" for split in POOLED_SPLITS
                                    for shard in range(self.config["pooling"]["shards"][split])]
-        yield "vision_base", expand(f"{bench}/chain{{chain}}/base.jsonl", chain=self.chains)
-        yield "vision_discover", self.discovery_paths(f"{bench}/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.jsonl")
-        yield "vision_transfer", [f"{bench}/chain{point.chain}/transfer/{point.variant}.jsonl" for point in self.points]
+        yield "vision_base", expand(f"{bench}/chain{{chain}}/base.jsonl", chain=self.candidates)
+        # every candidate chain's (roster.py): a spare in a failed chain's place runs them; a record never written is
+        # left out of the report
+        yield "vision_discover", expand(f"{bench}/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.jsonl",
+                                        chain=self.candidates, init=self.inits, l0=self.l0_tags)
+        yield "vision_transfer", expand(f"{bench}/chain{{chain}}/transfer/{{variant}}.jsonl", chain=self.candidates,
+                                        variant=self.variants)
         if "pretrained" in self.inits:
             yield "vision_diagnostics", [f"{bench}/diagnostics.jsonl"]
         if self.cross_domain:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 from ...claims import Evidence, chain_of, judge
+from ...rounding import percent
+from ...roster import read as read_roster
 from ...validity import BASE_VALID, READS, base_accuracy, failed_bases
 from ..run_records import RunRecord
 
@@ -78,4 +80,34 @@ def lines(entries: list[dict], short) -> list[str]:
         out.append(head + "; without it:")
         out += [f"  - {short(claim)}{' (' + where + ')' if where else ''}: {was} → {now}"
                 for claim, where, was, now in entry["differs"]]
+    return out + [""]
+
+
+def replaced(records: dict[str, RunRecord]) -> list[dict]:
+    """One entry per planned chain a record's roster (roster.py, its plan's spare chains) found failed: the record, the
+    family, the chain, its base's accuracy and the spare in its place (None: no spare was left, and it counts)."""
+    out = []
+    for name, record in records.items():
+        for family in ("arithmetic", "vision"):
+            if record.has(f"{family}/roster.csv"):
+                roster = read_roster(record.path(f"{family}/roster.csv"), family)
+                out += [{"record": name, "family": family, "chain": chain, "accuracy": accuracy, "by": by}
+                        for chain, accuracy, by in roster.replacements()]
+    return out
+
+
+def roster_lines(entries: list[dict]) -> list[str]:
+    """The results page's section on spare chains: each planned chain whose base failed and what took its place."""
+    if not entries:
+        return []
+    out = ["## Spare chains: planned chains replaced before any transfer", "",
+           "A plan with spare chains trains every planned and spare base first; a planned chain whose base fails the "
+           "validity criterion above runs none of its discoveries or transfers, and the next spare whose base passes "
+           "takes its place (its tables hold the spare's runs; `roster.csv` of the record lists every chain).", ""]
+    for entry in entries:
+        head = (f"- `{entry['record']}`, {entry['family']} chain {entry['chain']}: "
+                f"{base_accuracy(entry['family'], entry['accuracy'])}, under "
+                f"{percent(BASE_VALID[entry['family']]).removesuffix('%')} %")
+        out.append(head + (f": spare chain {entry['by']} runs in its place." if entry["by"] is not None
+                           else ": no spare was left, so it keeps its place and counts."))
     return out + [""]
