@@ -17,11 +17,13 @@ def arith_on_roster():
 def arith_aggregate_input(what):
     """One of the tables' inputs (base, discovery, transfer: the pack manifests, each listing its points) of the chains
     that count; one function each, so that the input keeps its name while the roster is not in."""
-    return lambda wildcards: {
-        "base": lambda jobs: jobs.base_metrics(),
-        "discovery": lambda jobs: jobs.discovery_metrics(),
-        "transfer": lambda jobs: [jobs.pack_manifest(pack) for pack, _ in jobs.packs],
-    }[what](arith_on_roster())
+
+    def paths(jobs):
+        if what == "transfer":
+            return [jobs.pack_manifest(pack) for pack, _ in jobs.packs]
+        return {"base": jobs.base_metrics, "discovery": jobs.discovery_metrics}[what]()
+
+    return lambda wildcards: paths(arith_on_roster())
 
 
 def arith_selected_subnetwork(chain, base, subtask, layers):
