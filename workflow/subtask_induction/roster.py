@@ -69,7 +69,7 @@ def resolve(family: str, planned: list[int], spares: list[int], accuracy: dict[i
             place[left.pop(0)] = chain
         else:
             place[chain] = chain   # no spare left: the plan's chain keeps its place and counts
-    roster = sorted(place, key=lambda c: chains.index(place[c]))
+    roster = list(place)   # filled place by place, so in the plan's order
     table = pd.DataFrame({
         "chain": chains + spares,
         "role": ["planned"] * len(chains) + ["spare"] * len(spares),

@@ -309,21 +309,54 @@ def same_tables_as(results: Path, names: list[str], data: Path = DATA) -> dict[s
     return found
 
 
+# The files a plan is written in, beside its configs: the plan's digest covers them as at the plan's commit.
+PLAN_FILES = ("docs/decisions.md",)
+
+
+def plan_of(run_dir: Path, results: Path, commit: str, configs: list[str]) -> dict:
+    """A planned record's `plan` (issue 93): the plan's commit, the digest of its configs and PLAN_FILES as at that
+    commit, and how many of the run's jobs name it. Every job's metrics.json under `results`/results must name that
+    commit as the code it ran, with no file of the package changed from it (records.code_commit): a job run from
+    another commit, from a changed checkout or outside one is refused, named."""
+    try:
+        full = _git(run_dir, "rev-parse", "--verify", f"{commit}^{{commit}}").strip()
+    except subprocess.CalledProcessError:
+        raise RecordError(f"{run_dir}: the plan's commit {commit} is not a commit of its history") from None
+    jobs = sorted((Path(results) / "results").rglob("metrics.json"))
+    if not jobs:
+        raise RecordError(f"{results}: no job's metrics.json under results/, so no job names the plan's commit")
+    wrong = []
+    for path in jobs:
+        code = (json.loads(path.read_text()).get("provenance") or {}).get("code")
+        if not code or not full.startswith(str(code.get("commit"))) or code.get("modified"):
+            wrong.append(f"{path.relative_to(results)}: {code or 'no commit'}")
+    if wrong:
+        raise RecordError(f"{len(wrong)} of {len(jobs)} jobs did not run the plan's commit {commit} unchanged: "
+                          + "; ".join(wrong[:5]) + (" ..." if len(wrong) > 5 else ""))
+    digest = hashlib.sha256()
+    for name in [*configs, *PLAN_FILES]:
+        digest.update(f"{name}\0{_git(run_dir, 'show', f'{full}:{name}')}\0".encode())
+    return {"commit": full[:7], "digest": digest.hexdigest()[:12], "jobs": len(jobs),
+            "files": [*configs, *PLAN_FILES]}
+
+
 def store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float,
           wall: str, data: Path = DATA, note: str = "", run_folder: str = ".", decisive_batches: int | None = None,
-          same_as: list[str] = ()) -> Path:
+          same_as: list[str] = (), plan_commit: str | None = None) -> Path:
     """Copy a finished run's summary tables of the families its configs run into docs/data/<name>/, with the points
     its configs planned and its run.yaml; the record is checked before it replaces the old one (which a failure
     leaves as it was). `run_dir` is the clone the run ran in; `run_folder` the run's folder within it (Snakemake's
     --directory). `decisive_batches` k: the run made the first k batches of its configs' decisive plan
-    (`make decisive BATCHES=k`), and the record names the later batches' chains as its known gaps."""
+    (`make decisive BATCHES=k`), and the record names the later batches' chains as its known gaps. `plan_commit`: the
+    commit of the record's plan, fixed before its first job (plan_of: every job must have run it)."""
     with store_lock(data):
         return _store(Path(run_dir), name, title, command, configs, plain_step_ms, wall, Path(data), note, run_folder,
-                      decisive_batches, list(same_as))
+                      decisive_batches, list(same_as), plan_commit)
 
 
 def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str], plain_step_ms: float, wall: str,
-           data: Path, note: str, run_folder: str, decisive_batches: int | None, same_as: list[str]) -> Path:
+           data: Path, note: str, run_folder: str, decisive_batches: int | None, same_as: list[str],
+           plan_commit: str | None = None) -> Path:
     results = run_dir / run_folder
     dirty = _git(run_dir, "status", "--porcelain", "--", *RUN_CODE).strip()
     if dirty:
@@ -354,6 +387,8 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
         provenance["note"] = note
     if same_as:   # computed from the run's tables, never typed: a record whose tables differ is refused here
         provenance["same_tables_as"] = same_tables_as(results, same_as, data)
+    if plan_commit:
+        provenance["plan"] = plan_of(run_dir, results, plan_commit, configs)
     if decisive_batches:
         gaps = later_batches(config, decisive_batches)
         if gaps:
@@ -480,6 +515,9 @@ def main(argv=None) -> None:
     parser.add_argument("--decisive-batches", type=int, metavar="K",
                         help="the run made the first K batches of the decisive plan (make decisive BATCHES=K): the "
                              "later batches' chains are the record's known gaps")
+    parser.add_argument("--plan-commit", metavar="COMMIT",
+                        help="the commit of the record's plan: every job's metrics must name it (run.yaml's `plan`, "
+                             "with the digest of its configs and docs/decisions.md at that commit)")
     parser.add_argument("--data", type=Path, default=DATA)
     args = parser.parse_args(argv)
     if args.recover:
@@ -495,7 +533,7 @@ def main(argv=None) -> None:
     if missing:
         parser.error(f"storing a run needs {', '.join(missing)}")
     print(store(args.run_dir, args.name, args.title, args.command, args.configs, args.plain_step_ms, args.wall,
-                args.data, args.note, args.run_folder, args.decisive_batches, args.same_tables_as))
+                args.data, args.note, args.run_folder, args.decisive_batches, args.same_tables_as, args.plan_commit))
 
 
 if __name__ == "__main__":

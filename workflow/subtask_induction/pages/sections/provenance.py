@@ -13,6 +13,12 @@ def exception_text(entry: dict) -> str:
     return f"{entry.get('family')} points{' with ' + where if where else ''}: {entry.get('why', '')}"
 
 
+def plan_text(plan: dict) -> str:
+    """run.yaml's `plan` (run_records.plan_of) in words."""
+    return (f"commit {plan['commit']}, fixed before the record's first job: all {plan['jobs']} jobs' metrics name it; "
+            f"digest {plan['digest']} of " + ", ".join(f"`{name}`" for name in plan["files"]) + " at that commit")
+
+
 def provenance(records: dict[str, RunRecord]) -> list[str]:
     lines = ["## Provenance: the records", "",
              "Each record is a folder of `docs/data/` (the run's summary tables as the pipeline wrote them, and "
@@ -26,12 +32,12 @@ def provenance(records: dict[str, RunRecord]) -> list[str]:
     for name, record in records.items():
         p = record.provenance
         lines += [f"### run {name}", "", "| | |", "|---|---|"]
-        for key in ("title", "command", "configs", "commit", "planned_at", "version", "date", "machine",
+        for key in ("title", "command", "configs", "commit", "plan", "planned_at", "version", "date", "machine",
                     "plain_step_ms", "wall", "note", "known_gaps", "unplanned"):
             if key in p:
                 value = ", ".join(f"`{v}`" for v in p[key]) if key == "configs" else (
                     f"`{p[key]}`" if key == "command" else "<br>".join(map(exception_text, p[key]))
-                    if key in ("known_gaps", "unplanned") else p[key])
+                    if key in ("known_gaps", "unplanned") else plan_text(p[key]) if key == "plan" else p[key])
                 lines.append(f"| {key.replace('_', ' ')} | {value} |")
         lines.append("")
     return lines
