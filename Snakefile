@@ -66,7 +66,10 @@ onsuccess:
 
     for text in validity.report(Path(ARITH_DIR).parent):
         print(f"failed base: {text}", file=sys.stderr)
-    for text in roster_report(Path(ARITH_DIR).parent):
+    for text in roster_report(
+        Path(ARITH_DIR).parent,
+        [f for f in ("arithmetic", "vision") if f in config["families"] and getattr(SWEEP, f).spares],
+    ):
         print(f"roster: {text}", file=sys.stderr)
 
 

@@ -64,6 +64,7 @@ def test_a_roster_reads_back_as_written(tmp_path_factory, plan):
     roster.write(got, path)
     again = roster.read(path, "vision")
     assert again.chains == got.chains and again.replacements() == got.replacements()
+    pd.testing.assert_frame_equal(again.table, got.table)   # bools stay bools, an empty place stays empty
 
 
 def test_a_chain_without_a_base_or_in_both_lists_is_refused():
@@ -81,6 +82,7 @@ def with_spares(change=lambda c: None):
     arith["experiments"] = [{k: v for k, v in e.items() if k != "chains"} for e in arith["experiments"]]
     arith["overlap"]["runs"] = []
     config["vision"]["spare_chains"] = [90]
+    config["families"] = ["arithmetic", "vision"]   # submasking's backbones name vision chains of their own
     change(config)
     return config
 
@@ -92,6 +94,10 @@ def test_the_default_with_spares_passes_and_what_names_chains_of_its_own_is_refu
         (lambda c: c["arithmetic"]["experiments"][0].update(chains=[0]), "an experiment's own chains"),
         (lambda c: c["arithmetic"]["overlap"].update(runs=[{"name": "seed1", "seed": 1}]), "overlap runs read the first"),
         (lambda c: c.update(decisive_batches=1), "decisive_batches cuts the chains list"),
+        (lambda c: c["vision"].update(spare_chains=[4]), "vision.spare_chains: [4] are in vision.chains"),
+        (lambda c: c["arithmetic"]["transfer"]["variants"]["si"].update(discovery_rows=100), "label-budget variants"),
+        (lambda c: c["vision"]["transfer"]["variants"]["si"].update(cross_domain="gpt2"), "a cross-domain variant"),
+        (lambda c: c.update(families=["arithmetic", "vision", "submasking"]), "a vision_base backbone names its"),
     ]
     for change, message in cases:
         assert any(message in p for p in config_problems(with_spares(change))), message
@@ -105,7 +111,7 @@ def test_a_roster_s_packs_are_the_candidates_packs_of_its_chains():
     assert all(len({p.chain for p in members}) == 1 for _, members in jobs.packs)
     assert {p.chain for p in jobs.points} == set(arith["chains"]) | {90, 91}
     on = jobs.on_roster([0, 91, 2, 3, 4, 5, 6, 7])
-    assert dict(on.packs).keys() <= dict(jobs.packs).keys()
+    assert dict(on.packs).keys() == {name for name, members in jobs.packs if members[0].chain in {0, 91, 2, 3, 4, 5, 6, 7}}
     assert {p.chain for _, members in on.packs for p in members} == {0, 91, 2, 3, 4, 5, 6, 7}
     assert all(dict(on.packs)[name] == dict(jobs.packs)[name] for name in dict(on.packs))
     # without spares the packs are today's, across chains
@@ -196,3 +202,14 @@ def test_a_plan_without_spares_asks_for_no_roster(tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert "arithmetic_roster" not in result.stdout
     assert not Path(work / "results/arithmetic/summary/roster.csv").exists()
+
+
+def test_a_roster_an_earlier_config_left_behind_is_not_reported(tmp_path):
+    """Snakemake never deletes summary/roster.csv: a run whose config has no spares now must not say a spare ran."""
+    summary = tmp_path / "arithmetic" / "summary"
+    summary.mkdir(parents=True)
+    roster.write(roster.resolve("arithmetic", [0], [1], {0: 0.2, 1: 1.0}), summary / "roster.csv")
+    assert roster.report(tmp_path, []) == []
+    assert roster.report(tmp_path, ["arithmetic"]) == [
+        "arithmetic chain 0: its base did not learn its task (base eval accuracy 20.0 %, under 90 %); spare chain 1 "
+        "runs in its place"]

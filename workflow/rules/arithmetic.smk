@@ -184,6 +184,7 @@ checkpoint arithmetic_roster:
     params:
         planned=ARITH_JOBS.chains,
         spares=ARITH_JOBS.spares,
+        threshold=lambda wildcards: roster_threshold("arithmetic"),
     message:
         JOB_LINE
     run:

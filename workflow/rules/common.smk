@@ -66,6 +66,14 @@ def write_roster(family, planned, spares, metrics, out, log):
     write_from_bases(family, list(planned), list(spares), list(metrics), out, log)
 
 
+def roster_threshold(family):
+    """The validity criterion a roster judges the bases by (a param of the roster checkpoints: a changed criterion
+    judges them again); read only where a plan has spares, so that building a DAG imports no pandas."""
+    from subtask_induction.validity import BASE_VALID
+
+    return BASE_VALID[family]
+
+
 _ON_ROSTER = {}
 
 

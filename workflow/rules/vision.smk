@@ -405,6 +405,7 @@ checkpoint vision_roster:
     params:
         planned=VIS_JOBS.chains,
         spares=VIS_JOBS.spares,
+        threshold=lambda wildcards: roster_threshold("vision"),
     message:
         JOB_LINE
     run:

@@ -202,8 +202,8 @@ def cross_domain_problems(config: dict) -> list[str]:
 def spare_problems(config: dict) -> list[str]:
     """Spare chains (roster.py) replace a planned chain in the family's chains list: whatever names chains of its own
     (an experiment's chains, the overlap runs on the first chain, a label-budget discovery, the cross-domain ViT that
-    pairs vision chain c with arithmetic chain c, a decisive batch's cut) would go on running a replaced chain, so it
-    does not go with spares."""
+    pairs vision chain c with arithmetic chain c, a submasking backbone on a vision chain's base, a decisive batch's
+    cut) would go on running a replaced chain, so it does not go with spares."""
     problems = []
     for family in ("arithmetic", "vision"):
         section = config[family]
@@ -231,6 +231,13 @@ def spare_problems(config: dict) -> list[str]:
             problems.append(f"config arithmetic.transfer.variants {budget}: label-budget variants (discovery_rows) are "
                             "not run with arithmetic.spare_chains")
     vision = config["vision"]
+    if vision.get("spare_chains") and "submasking" in config.get("families", []):
+        on_chains = sorted(b["name"] for b in (config.get("submasking") or {}).get("backbones", [])
+                           if b.get("source") == "vision_base")
+        if on_chains:
+            problems.append(f"config submasking.backbones {on_chains}: a vision_base backbone names its vision chain, "
+                            "which vision.spare_chains may replace; leave submasking out of `families` for a plan with "
+                            "vision spares")
     if vision.get("spare_chains") or (arith.get("spare_chains") and "vision" in config.get("families", [])):
         variants = vision["transfer"]["variants"]
         crossing = sorted(name for name in (vision["transfer"].get("run") or variants)

@@ -132,11 +132,12 @@ def write_from_bases(family: str, planned: list[int], spares: list[int], metrics
         print(f"roster: {text}", file=sys.stderr)
 
 
-def report(results: Path = Path("results")) -> list[str]:
-    """What the workflow prints when it finishes (the Snakefile's onsuccess): every replacement of each family's
-    roster (results/<family>/summary/roster.csv), where its plan has spares."""
+def report(results: Path, families: list[str]) -> list[str]:
+    """What the workflow prints when it finishes (the Snakefile's onsuccess): every replacement of the roster
+    (results/<family>/summary/roster.csv) of each of `families`, those whose plan names spares now (a roster an earlier
+    config left behind is not this run's)."""
     out = []
-    for family in ("arithmetic", "vision"):
+    for family in families:
         path = Path(results) / family / "summary" / "roster.csv"
         if path.is_file():
             out += lines(read(path, family))

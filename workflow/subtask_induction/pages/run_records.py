@@ -365,9 +365,11 @@ def _store(run_dir: Path, name: str, title: str, command: str, configs: list[str
     commit = _git(run_dir, "rev-parse", "--short", "HEAD").strip()
     version = _git(run_dir, "show", "HEAD:workflow/subtask_induction/__init__.py").split('__version__ = "')[1].split('"')[0]
     config = planning.effective_config(configs, None, run_dir)
-    points = planning.planned_points(config, planning.rosters(results / "results", config))
+    rostered = planning.rosters(results / "results", config)
+    points = planning.planned_points(config, rostered)
+    # a roster an earlier config with spares left behind is not this run's: kept only for a plan with spares now
     tables = sorted(p for family in points for p in (results / "results" / family / "summary").glob("*")
-                    if p.suffix in (".csv", ".md"))
+                    if p.suffix in (".csv", ".md") and (p.name != "roster.csv" or family in rostered))
     if not tables:
         raise FileNotFoundError(f"{results}/results/<family>/summary/ holds no table of {sorted(points)}: is the run "
                                 "finished?")
