@@ -191,7 +191,7 @@ def test_a_failed_base_is_replaced_by_the_next_spare_in_the_workflow_s_own_run(t
             return record / table
 
     lines = validity_section.roster_lines(validity_section.replaced({"confirmatory": Record()}))
-    assert any(line.startswith("- `confirmatory`, arithmetic chain 0: base eval accuracy")
+    assert any(line.startswith("- `confirmatory`, arithmetic chain 0: its base did not learn its task (base eval accuracy")
                and line.endswith("spare chain 1 runs in its place.") for line in lines), lines
 
 

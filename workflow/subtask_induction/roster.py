@@ -22,9 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from .files import write_text
-from .rounding import percent
-from .validity import BASE_VALID
-from .validity import base_accuracy as base_accuracy_words
+from .validity import BASE_VALID, COLUMN, did_not_learn
 
 COLUMNS = ["chain", "role", "base_accuracy", "valid", "counts", "place"]
 
@@ -88,10 +86,10 @@ def read(path: Path, family: str) -> Roster:
         raise ValueError(f"{path}: columns {list(table.columns)}, expected {COLUMNS}")
     table["valid"] = table["valid"].astype(bool)
     table["counts"] = table["counts"].astype(bool)
-    counted = table[table["counts"]]
     planned = list(table.loc[table["role"] == "planned", "chain"])
-    chains = [int(c) for c in sorted(counted["chain"], key=lambda c: planned.index(int(counted.set_index("chain").at[c, "place"])))]
-    return Roster(family, chains, table)
+    counted = table[table["counts"]]
+    by_place = sorted(zip(counted["place"], counted["chain"]), key=lambda pair: planned.index(pair[0]))
+    return Roster(family, [int(chain) for _, chain in by_place], table)
 
 
 def write(roster: Roster, path: Path) -> None:
@@ -101,11 +99,10 @@ def write(roster: Roster, path: Path) -> None:
 def base_accuracy(family: str, metrics: list[Path]) -> dict[int, float]:
     """Each chain's base accuracy from its bases' metrics.json (their identities name the chain): arithmetic the
     lowest eval accuracy over a chain's bases, vision the accuracy on the original test images (validity.READS)."""
-    key = {"arithmetic": "eval_accuracy", "vision": "original_accuracy"}[family]
     out: dict[int, float] = {}
     for path in metrics:
         record = json.loads(Path(path).read_text())
-        chain, value = int(record["identity"]["chain"]), float(record["metrics"][key])
+        chain, value = int(record["identity"]["chain"]), float(record["metrics"][COLUMN[family]])
         out[chain] = min(out.get(chain, value), value)
     return out
 
@@ -114,8 +111,7 @@ def lines(roster: Roster) -> list[str]:
     """What the workflow prints of a roster: one line per failed planned chain."""
     out = []
     for chain, accuracy, by in roster.replacements():
-        why = (f"{roster.family} chain {chain}: its base did not learn its task ({base_accuracy_words(roster.family, accuracy)}, "
-               f"under {percent(BASE_VALID[roster.family]).removesuffix('%')} %)")
+        why = f"{roster.family} chain {chain}: {did_not_learn(roster.family, accuracy)}"
         out.append(f"{why}; spare chain {by} runs in its place" if by is not None
                    else f"{why}; no spare left, so it keeps its place and counts")
     return out

@@ -23,11 +23,19 @@ BASE_VALID = {"arithmetic": 0.9, "vision": 0.8}
 # The accuracy each family's validity reads, as every page names it (a base's eval and test accuracies differ: the
 # decisive record's arithmetic chain 24 reads eval 41.4 %, test 40.6 %)
 READS = {"arithmetic": "eval accuracy", "vision": "accuracy on the original test images"}
+# ... and the column (or metrics.json key) it is read from
+COLUMN = {"arithmetic": "eval_accuracy", "vision": "original_accuracy"}
 
 
 def base_accuracy(family: str, accuracy: float) -> str:
     """`base eval accuracy 41.4 %`: a failed base's accuracy as every page words it, in percent, naming which."""
     return f"base {READS[family]} {percent(accuracy, 1).removesuffix('%')} %"
+
+
+def did_not_learn(family: str, accuracy: float) -> str:
+    """`its base did not learn its task (base eval accuracy 41.4 %, under 90 %)`: a failed base as every line says it."""
+    return (f"its base did not learn its task ({base_accuracy(family, accuracy)}, under "
+            f"{percent(BASE_VALID[family]).removesuffix('%')} %)")
 
 
 def failed(accuracy: pd.Series, family: str) -> pd.Series:
@@ -38,12 +46,12 @@ def failed(accuracy: pd.Series, family: str) -> pd.Series:
 
 def arithmetic_bases(base: pd.DataFrame) -> pd.Series:
     """base.csv (one row per chain and depth) -> the lowest eval accuracy of each chain's bases, by chain."""
-    return base.groupby("chain")["eval_accuracy"].min()
+    return base.groupby("chain")[COLUMN["arithmetic"]].min()
 
 
 def vision_bases(chains: pd.DataFrame) -> pd.Series:
     """vision chains.csv -> each chain's base accuracy on the original test images, by chain."""
-    return chains[chains["model"] == "base"].set_index("chain")["original_accuracy"]
+    return chains[chains["model"] == "base"].set_index("chain")[COLUMN["vision"]]
 
 
 def failed_bases(arithmetic_base: pd.DataFrame | None, vision_chains: pd.DataFrame | None) -> list[tuple]:
@@ -51,15 +59,14 @@ def failed_bases(arithmetic_base: pd.DataFrame | None, vision_chains: pd.DataFra
     out = []
     if arithmetic_base is not None and not arithmetic_base.empty:
         out += [("arithmetic", chain, float(a)) for chain, a in failed(arithmetic_bases(arithmetic_base), "arithmetic").items()]
-    if vision_chains is not None and not vision_chains.empty and "original_accuracy" in vision_chains:
+    if vision_chains is not None and not vision_chains.empty and COLUMN["vision"] in vision_chains:
         out += [("vision", chain, float(a)) for chain, a in failed(vision_bases(vision_chains), "vision").items()]
     return out
 
 
 def line(family: str, chain, accuracy: float) -> str:
-    return (f"{family} chain {chain}: its base did not learn its task ({base_accuracy(family, accuracy)}, under "
-            f"{percent(BASE_VALID[family]).removesuffix('%')} %); its verdicts count it, since the plan fixed it: see docs/results.md, "
-            "\"Chain validity\"")
+    return (f"{family} chain {chain}: {did_not_learn(family, accuracy)}; its verdicts count it, since the plan fixed it: "
+            "see docs/results.md, \"Chain validity\"")
 
 
 def report(results: Path = Path("results")) -> list[str]:

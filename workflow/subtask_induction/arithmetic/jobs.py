@@ -100,11 +100,10 @@ class ArithmeticJobs(FamilyJobs):
         # points to train again although a finished record exists (config retrain_points): their pack's points
         # change, so Snakemake reruns that pack alone, which restores the other members
         self.retrain = {str(Path(path)) for path in retrain}
-        self._retrain = retrain
 
     def on_roster(self, chains: list[int]) -> ArithmeticJobs:
         """The jobs of the roster's chains (roster.py): the same packs, less those of the chains it leaves out."""
-        return ArithmeticJobs({**self.config, "chains": list(chains), "spare_chains": []}, self._retrain,
+        return ArithmeticJobs({**self.config, "chains": list(chains), "spare_chains": []}, self.retrain,
                               per_chain_packs=self.per_chain_packs)
 
     # --- the settings each step gets -------------------------------------------------------------------------

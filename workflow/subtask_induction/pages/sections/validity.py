@@ -6,9 +6,8 @@ from __future__ import annotations
 import re
 
 from ...claims import Evidence, chain_of, judge
-from ...rounding import percent
 from ...roster import read as read_roster
-from ...validity import BASE_VALID, READS, base_accuracy, failed_bases
+from ...validity import BASE_VALID, READS, base_accuracy, did_not_learn, failed_bases
 from ..run_records import RunRecord
 
 
@@ -106,8 +105,7 @@ def roster_lines(entries: list[dict]) -> list[str]:
            "takes its place (its tables hold the spare's runs; `roster.csv` of the record lists every chain).", ""]
     for entry in entries:
         head = (f"- `{entry['record']}`, {entry['family']} chain {entry['chain']}: "
-                f"{base_accuracy(entry['family'], entry['accuracy'])}, under "
-                f"{percent(BASE_VALID[entry['family']]).removesuffix('%')} %")
-        out.append(head + (f": spare chain {entry['by']} runs in its place." if entry["by"] is not None
-                           else ": no spare was left, so it keeps its place and counts."))
+                f"{did_not_learn(entry['family'], entry['accuracy'])}")
+        out.append(head + (f"; spare chain {entry['by']} runs in its place." if entry["by"] is not None
+                           else "; no spare was left, so it keeps its place and counts."))
     return out + [""]
