@@ -35,6 +35,7 @@ localrules:
     all,
     arithmetic_data,
     arithmetic_pack_points,
+    packed_points,
     arithmetic_roster,
     arithmetic_select_subnetwork,
     arithmetic_aggregate,
@@ -55,6 +56,7 @@ include: "workflow/rules/wildcards.smk"
 include: "workflow/rules/arithmetic.smk"
 include: "workflow/rules/vision.smk"
 include: "workflow/rules/submasking.smk"
+include: "workflow/rules/point_packs.smk"
 include: "workflow/rules/resources.smk"
 
 

@@ -96,10 +96,10 @@ def test_submasking_trains_a_vision_base_through_the_dag_and_records_it_only_wit
     config = merged()
     sub = normalise(config).submasking
     backbone = next(name for name, spec in sub.backbones.items() if spec["source"] == "vision_base")
-    assert sub.backbone_arg(backbone) == f"--backbone results/vision/chain{sub.backbones[backbone]['chain']}/base/model.pt"
+    assert sub.backbone_arg(backbone) == f"results/vision/chain{sub.backbones[backbone]['chain']}/base/model.pt"
     with_vision = dict(sub.benchmark_files())
     without = dict(normalise({**config, "families": ["submasking"]}).submasking.benchmark_files())
-    assert "vision_base" not in with_vision and without["vision_base"]
+    assert "vision_base_pack" not in with_vision and without["vision_base_pack"]
     assert len(json.loads(sub.pack_points(sub.packs[0][0]))) == len(sub.packs[0][1])
 
 

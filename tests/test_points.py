@@ -127,13 +127,17 @@ def test_a_workflow_given_an_old_key_says_so_and_builds_the_same_dag(tmp_path):
     assert "is read as" not in new_err
 
 
-def test_the_submasking_grid_gives_every_point_once_and_packs_by_backbone_and_task():
+def test_the_submasking_grid_gives_every_point_once_and_packs_by_task():
     sub = normalise(merged()).submasking
     grid = DEFAULT["submasking"]
     assert len(sub.points) == len(set(sub.points)) == sum(
         len(backbone.get("adaptations") or grid["adaptations"]) for backbone in grid["backbones"]) * (
         len(grid["tasks"]) * len(grid["label_fractions"]) * len(grid["replicates"]))
-    assert all(len({(p.backbone, p.task) for p in members}) == 1 for _, members in sub.packs)
+    assert all(len({(p.task, sub.backbones[p.backbone]["image_size"]) for p in members}) == 1 for _, members in sub.packs)
+    assert sorted(map(repr, (p for _, members in sub.packs for p in members))) == sorted(map(repr, sub.points))
+    # a pack reads one task, each point its own backbone and settings
+    points = json.loads(sub.pack_points(sub.packs[0][0]))
+    assert {point["settings"]["backbone"]["name"] for point in points} == {p.backbone for p in sub.packs[0][1]}
 
 
 def test_a_backbones_own_adaptations_replace_the_familys_for_it_alone_and_the_aggregate_crosses_the_same_points():

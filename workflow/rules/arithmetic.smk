@@ -21,70 +21,54 @@ rule arithmetic_data:
         "--settings {params.settings:q} --out {output:q} > {log:q} 2>&1"
 
 
-rule arithmetic_base:
-    input:
-        data=f"{ARITH_DIR}/data/base/{{base}}.pt",
-    output:
-        model=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/model.pt",
-        metrics=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/metrics.json",
-    log:
-        f"logs/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.log",
-    benchmark:
-        f"{BENCH_DIR}/arithmetic/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("arithmetic_base"),
-    params:
-        settings=lambda wildcards: ARITH_JOBS.base_settings(wildcards.chain),
-        identity=lambda wildcards: ARITH_JOBS.base_identity(wildcards.chain, wildcards.base, wildcards.layers),
-        device=config["device"],
-    message:
-        JOB_LINE
-    shell:
-        then_remove_checkpoints(
-            train_step("arithmetic_base")
-            + " --data {input.data:q} --layers {wildcards.layers} --settings {params.settings:q} "
-            "--identity {params.identity:q} "
-            "--threads {threads} --device {params.device} --out-model {output.model:q} "
-            "--out-metrics {output.metrics:q} > {log:q} 2>&1",
-            "model",
-        )
+# The bases and the discoveries, several points to a job (config pack_sizes; point_packs.smk): what one point
+# reads, is given and writes.
 
 
-rule arithmetic_discover:
-    input:
-        base=f"{ARITH_CHAIN_DIR}/base/{{base}}/layers{{layers}}/model.pt",
-        data=f"{ARITH_DIR}/data/discovery/{{subtask}}.pt",
-    output:
-        subnetwork=f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/subnetwork.pt",
-        metrics=f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}/metrics.json",
-    log:
-        f"logs/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.log",
-    benchmark:
-        f"{BENCH_DIR}/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("arithmetic_discover"),
-    params:
-        settings=lambda wildcards: ARITH_JOBS.discovery_settings(wildcards.chain),
-        identity=lambda wildcards: ARITH_JOBS.discovery_identity(
-            wildcards.chain, wildcards.base, wildcards.subtask, wildcards.layers, wildcards.l0
-        ),
-        device=config["device"],
-    message:
-        JOB_LINE
-    shell:
-        then_remove_checkpoints(
-            train_step("arithmetic_discover")
-            + " --base {input.base:q} --data {input.data:q} --l0-weight {wildcards.l0} "
-            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
-            "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
-            "subnetwork",
-        )
+POINT_SPECS["arithmetic_base"] = PointSpec(
+    inputs=lambda w: {"data": f"{ARITH_DIR}/data/base/{w.base}.pt"},
+    argv=lambda w, i: [
+        "--data",
+        i.data,
+        "--layers",
+        w.layers,
+        "--settings",
+        ARITH_JOBS.base_settings(w.chain),
+        "--identity",
+        ARITH_JOBS.base_identity(w.chain, w.base, w.layers),
+        "--out-model",
+        f"{arith_base_folder(w)}/model.pt",
+        "--out-metrics",
+        f"{arith_base_folder(w)}/metrics.json",
+    ],
+    outputs=lambda w: [f"{arith_base_folder(w)}/metrics.json", f"{arith_base_folder(w)}/model.pt"],
+    checkpoints=lambda w: [f"{arith_base_folder(w)}/model.pt.ckpt"],
+    priority=100,  # everything of a chain waits on its base
+)
+
+
+POINT_SPECS["arithmetic_discover"] = PointSpec(
+    inputs=lambda w: {"base": f"{arith_base_folder(w)}/model.pt", "data": f"{ARITH_DIR}/data/discovery/{w.subtask}.pt"},
+    argv=lambda w, i: [
+        "--base",
+        i.base,
+        "--data",
+        i.data,
+        "--l0-weight",
+        w.l0,
+        "--settings",
+        ARITH_JOBS.discovery_settings(w.chain),
+        "--identity",
+        ARITH_JOBS.discovery_identity(w.chain, w.base, w.subtask, w.layers, w.l0),
+        "--out-subnetwork",
+        f"{arith_discovery_folder(w)}/subnetwork.pt",
+        "--out-metrics",
+        f"{arith_discovery_folder(w)}/metrics.json",
+    ],
+    outputs=lambda w: [f"{arith_discovery_folder(w)}/metrics.json", f"{arith_discovery_folder(w)}/subnetwork.pt"],
+    checkpoints=lambda w: [f"{arith_discovery_folder(w)}/subnetwork.pt.ckpt"],
+    priority=90,  # every transfer pack waits on the subnetworks
+)
 
 
 # A checkpoint: the packs read the chosen lambda's own subnetwork.pt, found from selected.json once this
@@ -99,15 +83,13 @@ checkpoint arithmetic_select_subnetwork:
         f"{ARITH_CHAIN_DIR}/discovery/{{base}}/{{subtask}}/layers{{layers}}/selected.json",
     log:
         f"logs/arithmetic/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/select.log",
-    conda:
-        "../../envs/subtask-induction.yaml"
     threads: 1
     params:
         check=ARITH_JOBS.select_check(),
     message:
         JOB_LINE
-    shell:
-        step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.check} > {log:q} 2>&1"
+    run:
+        select_in_process(input, output[0], params.check, log[0])
 
 
 # A pack's points, as its step reads them (--points): a local job in Snakemake's own process. Its params are

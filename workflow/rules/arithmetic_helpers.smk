@@ -108,13 +108,9 @@ def arith_budget_full():
     return sorted({arith_selected_subnetwork(c, b, s, l) for c, b, s, l, _ in ARITH_JOBS.budget})
 
 
-# config retrain_points never does nothing silently (data_checks.retrain_problems), named with the config files
-# in force and how to repeat the run's --configfile.
-_retrain_problems = retrain_problems(*ARITH_JOBS.retrain_check())
-if _retrain_problems:
-    raise ValueError(
-        "config retrain_points:\n  "
-        + "\n  ".join(_retrain_problems)
-        + f"\nThe config in force comes from {list(map(str, workflow.configfiles))}. Repeat the --configfile of the run "
-        "that made the point, e.g. snakemake P --configfile config/config.yaml MY_OVERLAY.yaml --config retrain_points=[P]"
-    )
+def arith_base_folder(w):
+    return f"{ARITH_DIR}/chain{w.chain}/base/{w.base}/layers{w.layers}"
+
+
+def arith_discovery_folder(w):
+    return f"{ARITH_DIR}/chain{w.chain}/discovery/{w.base}/{w.subtask}/layers{w.layers}/lambda{w.l0}"

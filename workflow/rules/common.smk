@@ -58,6 +58,20 @@ def write_points(path, points, log):
     Path(log).write_text(f"{len(json.loads(points))} points -> {path}\n")
 
 
+def select_in_process(subnetworks, out, flags, log):
+    """A selection (the checkpoints *_select_subnetwork; steps/select_subnetwork.py) in Snakemake's own process: it
+    reads a few small files, and a process of its own would spend seconds importing torch for it. A floor or
+    complement failure fails the job, naming the file, in its log too."""
+    from subtask_induction.steps.select_subnetwork import select
+
+    try:
+        lines = select(list(subnetworks), out, "--check-complement" in flags, "--floor" in flags)
+    except ValueError as error:
+        Path(log).write_text(f"error: {error}\n")
+        raise WorkflowError(f"error: {error}") from None
+    Path(log).write_text("\n".join(lines) + "\n")
+
+
 def write_roster(family, planned, spares, metrics, out, log):
     """A family's roster (the checkpoints *_roster; roster.py): its planned chains, each whose base failed replaced by
     the next spare that passed, from every planned and spare base's metrics.json."""
@@ -176,6 +190,23 @@ def pack_resources(costs, members):
         "mem_mb": pack_mem_mb(pack["mem_mb"], size),
         **training_resources(),
     }
+
+
+# The one-point steps that run in packs (config pack_sizes): each family's rule file says here what one point of such a
+# step reads, is given and writes, and point_packs.smk, included after the families, makes each pack a job.
+class PointSpec:
+    """What one point of a packed step is, as its one-point rule had it. Each function takes the point's wildcards
+    (a namespace of strings, as Snakemake gives them):
+    - inputs(w): the rule's inputs by name (a path or a list; ancient() ones are read for the DAG alone);
+    - argv(w, i): the step's arguments but --threads, --device and --checkpoint-interval-s, with `i` the inputs;
+    - outputs(w): the point's outputs, its metrics JSON first; checkpoints(w): its resume checkpoints."""
+
+    def __init__(self, inputs, argv, outputs, checkpoints=lambda w: [], priority=0):
+        self.inputs, self.argv, self.outputs, self.checkpoints = inputs, argv, outputs, checkpoints
+        self.priority = priority
+
+
+POINT_SPECS = {}
 
 
 def pack_priority(costs, members):

@@ -25,8 +25,9 @@ rule resources_report:
 
 
 # resources.rules names rules by their names: a misspelt one would silently request nothing. (Imported as a
-# module, the rules carry the importer's prefix, e.g. si_arithmetic_base.)
-_rule_names = [rule.name for rule in workflow.rules]
+# module, the rules carry the importer's prefix, e.g. si_arithmetic_base.) A packed step's entry is one point's
+# request, which its packs' rules scale (point_packs.smk).
+_rule_names = [rule.name for rule in workflow.rules] + list(PACKED)
 _unknown_rules = sorted(
     name
     for name in config["resources"].get("rules", {})

@@ -67,8 +67,8 @@ rule submasking_pack_points:
         write_points(output[0], params.points, log[0])
 
 
-# The points, one pack of points per job (submasking/jobs.py): points of one backbone and one task train one
-# after another in one process; finished points come back from their records (sweep.py).
+# The points, one pack of points per job (submasking/jobs.py): points of one task train one after another in one
+# process, each on its own backbone; finished points come back from their records (sweep.py).
 for _pack, _members in SUB_JOBS.packs:
 
     rule:
@@ -78,7 +78,7 @@ for _pack, _members in SUB_JOBS.packs:
             points=sub_jobs.PACK_POINTS.format(pack=_pack),
             task=SUB_JOBS.task_root(_members[0].task),
             task_check=SUB_JOBS.task_check(_members[0].task),
-            backbone=SUB_JOBS.backbone_file(_members[0].backbone),
+            backbones=SUB_JOBS.pack_backbones(_pack),
         output:
             manifest=f"{SUB_DIR}/packs/{_pack}.json",  # first: a DAG lookup of it never compiles the points' patterns
             metrics=[point.metrics for point in _members],
@@ -94,16 +94,12 @@ for _pack, _members in SUB_JOBS.packs:
         resources:
             **pack_resources("submasking_pack", _members),
         params:
-            settings=SUB_JOBS.train_settings(_members[0].backbone, _members[0].task),
-            backbone_arg=SUB_JOBS.backbone_arg(_members[0].backbone),
             device=config["device"],
         message:
             JOB_LINE
         shell:
-            train_step("submasking_train")
-            + " {params.backbone_arg} --task-root {input.task:q} --points {input.points:q} "
-            "--manifest {output.manifest:q} --settings {params.settings:q} --threads {threads} "
-            "--device {params.device} > {log:q} 2>&1"
+            train_step("submasking_train") + " --task-root {input.task:q} --points {input.points:q} "
+            "--manifest {output.manifest:q} --threads {threads} --device {params.device} > {log:q} 2>&1"
 
 
 rule submasking_aggregate:

@@ -162,73 +162,64 @@ rule vision_mean_pool:
         "--out {output:q} > {log:q} 2>&1"
 
 
-rule vision_base:
-    input:
-        unpack(lambda wildcards: vis_inputs()),
-        weights=VIS["model"]["weights"] or [],
-    output:
-        model=f"{VIS_CHAIN_DIR}/base/model.pt",
-        metrics=f"{VIS_CHAIN_DIR}/base/metrics.json",
-    log:
-        f"logs/vision/chain{{chain}}/base.log",
-    benchmark:
-        f"{BENCH_DIR}/vision/chain{{chain}}/base.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_base"),
-    params:
-        settings=lambda wildcards: VIS_JOBS.base_settings(wildcards.chain),
-        identity=lambda wildcards: VIS_JOBS.base_identity(wildcards.chain),
-        train=VIS_JOBS.base_train(),
-        eval=VIS_JOBS.split("eval"),
-        test=VIS_JOBS.split("test"),
-        device=config["device"],
-    message:
-        JOB_LINE
-    shell:
-        then_remove_checkpoints(
-            train_step("vision_base") + " --train {params.train:q} --eval {params.eval:q} "
-            "--test {params.test:q} --pooled-test {input.pooled_test:q} "
-            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
-            "--out-model {output.model:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
-            "model",
-        )
+# The bases and the discoveries, several points to a job (config pack_sizes; point_packs.smk): what one point
+# reads, is given and writes.
+POINT_SPECS["vision_base"] = PointSpec(
+    inputs=lambda w: {**vis_inputs(), "weights": VIS["model"]["weights"] or []},
+    argv=lambda w, i: [
+        "--train",
+        VIS_JOBS.base_train(),
+        "--eval",
+        VIS_JOBS.split("eval"),
+        "--test",
+        VIS_JOBS.split("test"),
+        "--pooled-test",
+        *i.pooled_test,
+        "--settings",
+        VIS_JOBS.base_settings(w.chain),
+        "--identity",
+        VIS_JOBS.base_identity(w.chain),
+        "--out-model",
+        f"{VIS_DIR}/chain{w.chain}/base/model.pt",
+        "--out-metrics",
+        f"{VIS_DIR}/chain{w.chain}/base/metrics.json",
+    ],
+    outputs=lambda w: [f"{VIS_DIR}/chain{w.chain}/base/metrics.json", f"{VIS_DIR}/chain{w.chain}/base/model.pt"],
+    checkpoints=lambda w: [f"{VIS_DIR}/chain{w.chain}/base/model.pt.ckpt"],
+    priority=100,  # everything of a chain waits on its base
+)
 
 
-rule vision_discover:
-    input:
-        unpack(lambda wildcards: vis_inputs("discovery", "eval")),
-        base=f"{VIS_CHAIN_DIR}/base/model.pt",
-    output:
-        subnetwork=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/subnetwork.pt",
-        metrics=f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/metrics.json",
-    log:
-        f"logs/vision/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.log",
-    benchmark:
-        f"{BENCH_DIR}/vision/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_discover"),
-    params:
-        settings=lambda wildcards: VIS_JOBS.discovery_settings(wildcards.chain, wildcards.init),
-        identity=lambda wildcards: VIS_JOBS.discovery_identity(wildcards.chain, wildcards.init, wildcards.l0),
-        test=VIS_JOBS.split("test"),
-        device=config["device"],
-    message:
-        JOB_LINE
-    shell:
-        then_remove_checkpoints(
-            train_step("vision_discover") + " --base {input.base:q} --init {wildcards.init} "
-            "--pooled-train {input.pooled_discovery:q} --pooled-eval {input.pooled_eval:q} --test {params.test:q} "
-            "--pooled-test {input.pooled_test:q} --l0-weight {wildcards.l0} "
-            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} "
-            "--out-subnetwork {output.subnetwork:q} --out-metrics {output.metrics:q} > {log:q} 2>&1",
-            "subnetwork",
-        )
+POINT_SPECS["vision_discover"] = PointSpec(
+    inputs=lambda w: {**vis_inputs("discovery", "eval"), "base": f"{VIS_DIR}/chain{w.chain}/base/model.pt"},
+    argv=lambda w, i: [
+        "--base",
+        i.base,
+        "--init",
+        w.init,
+        "--pooled-train",
+        *i.pooled_discovery,
+        "--pooled-eval",
+        *i.pooled_eval,
+        "--test",
+        VIS_JOBS.split("test"),
+        "--pooled-test",
+        *i.pooled_test,
+        "--l0-weight",
+        w.l0,
+        "--settings",
+        VIS_JOBS.discovery_settings(w.chain, w.init),
+        "--identity",
+        VIS_JOBS.discovery_identity(w.chain, w.init, w.l0),
+        "--out-subnetwork",
+        f"{vis_discovery_folder(w)}/subnetwork.pt",
+        "--out-metrics",
+        f"{vis_discovery_folder(w)}/metrics.json",
+    ],
+    outputs=lambda w: [f"{vis_discovery_folder(w)}/metrics.json", f"{vis_discovery_folder(w)}/subnetwork.pt"],
+    checkpoints=lambda w: [f"{vis_discovery_folder(w)}/subnetwork.pt.ckpt"],
+    priority=90,  # the transfers that read a subnetwork wait on it
+)
 
 
 # A checkpoint, as in the arithmetic family: transfer reads the chosen lambda's own subnetwork.pt.
@@ -242,54 +233,45 @@ checkpoint vision_select_subnetwork:
         f"{VIS_CHAIN_DIR}/discovery/{{init}}/selected.json",
     log:
         f"logs/vision/chain{{chain}}/discovery/{{init}}/select.log",
-    conda:
-        "../../envs/subtask-induction.yaml"
     threads: 1
     params:
         floor=lambda wildcards: VIS_JOBS.select_floor(wildcards.init),
     message:
         JOB_LINE
-    shell:
-        step("select_subnetwork") + " --subnetworks {input:q} --out {output:q} {params.floor} > {log:q} 2>&1"
+    run:
+        select_in_process(input, output[0], params.floor, log[0])
 
 
-rule vision_transfer:
-    input:
-        unpack(lambda wildcards: vis_inputs("discovery", "eval")),
-        base=lambda wildcards: VIS_JOBS.transfer_base(wildcards.chain, wildcards.variant),
-        subnetwork=vis_transfer_subnetwork,  # none for the baselines: they never wait on discovery
-        texture_swap=lambda wildcards: vis_jobs.TEXTURE_SWAP if wildcards.variant in VIS_JOBS.texture_swap else [],
-    output:
-        metrics=f"{VIS_CHAIN_DIR}/transfer/{{variant}}/metrics.json",
-        model=f"{VIS_CHAIN_DIR}/transfer/{{variant}}/model.pt",
-    log:
-        f"logs/vision/chain{{chain}}/transfer/{{variant}}.log",
-    benchmark:
-        f"{BENCH_DIR}/vision/chain{{chain}}/transfer/{{variant}}.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_transfer"),
-    params:
-        settings=lambda wildcards: VIS_JOBS.transfer_settings(wildcards.chain, wildcards.variant),
-        identity=lambda wildcards: VIS_JOBS.transfer_identity(wildcards.chain, wildcards.variant),
-        train=lambda wildcards: VIS_JOBS.transfer_train(wildcards.variant),
-        eval=VIS_JOBS.split("eval"),
-        test=VIS_JOBS.split("test"),
-        subnetwork=lambda wildcards, input: f"--subnetwork {shlex.quote(input.subnetwork)}" if input.subnetwork else "",
-        device=config["device"],
-    message:
-        JOB_LINE
-    shell:
-        then_remove_checkpoints(
-            train_step("vision_transfer") + " --base {input.base:q} {params.subnetwork} "
-            "--train {params.train:q} --eval {params.eval:q} --pooled-eval {input.pooled_eval:q} "
-            "--pooled-discovery {input.pooled_discovery:q} --test {params.test:q} --pooled-test {input.pooled_test:q} "
-            "--settings {params.settings:q} --identity {params.identity:q} --threads {threads} --device {params.device} --out {output.metrics:q} "
-            "--out-model {output.model:q} > {log:q} 2>&1",
-            "metrics",
-        )
+POINT_SPECS["vision_transfer"] = PointSpec(
+    inputs=vis_transfer_inputs,
+    argv=lambda w, i: [
+        "--base",
+        i.base,
+        *(["--subnetwork", i.subnetwork] if i.subnetwork else []),
+        "--train",
+        VIS_JOBS.transfer_train(w.variant),
+        "--eval",
+        VIS_JOBS.split("eval"),
+        "--pooled-eval",
+        *i.pooled_eval,
+        "--pooled-discovery",
+        *i.pooled_discovery,
+        "--test",
+        VIS_JOBS.split("test"),
+        "--pooled-test",
+        *i.pooled_test,
+        "--settings",
+        VIS_JOBS.transfer_settings(w.chain, w.variant),
+        "--identity",
+        VIS_JOBS.transfer_identity(w.chain, w.variant),
+        "--out",
+        f"{vis_transfer_folder(w)}/metrics.json",
+        "--out-model",
+        f"{vis_transfer_folder(w)}/model.pt",
+    ],
+    outputs=lambda w: [f"{vis_transfer_folder(w)}/metrics.json", f"{vis_transfer_folder(w)}/model.pt"],
+    checkpoints=lambda w: [f"{vis_transfer_folder(w)}/metrics.json.ckpt"],
+)
 
 
 # Arithmetic -> vision (config vision.cross_domain): the arithmetic GPT-2's matrices in a world ViT of its block
@@ -324,41 +306,26 @@ rule vision_cross_domain:
 
 # The cue-conflict scores of one chain's models, from the saved models: a new cue-conflict folder reruns this
 # and the tables, no training.
-rule vision_cue_conflict:
-    input:
-        unpack(lambda wildcards: vis_cue_conflict_inputs()),
-        check=vis_jobs.CUE_CONFLICT_CHECK,
-        base=f"{VIS_CHAIN_DIR}/base/model.pt",
-        subnetworks=expand(
-            f"{VIS_CHAIN_DIR}/discovery/{{init}}/lambda{{l0}}/subnetwork.pt",
-            init=VIS_JOBS.inits,
-            l0=VIS_JOBS.l0_tags,
-            allow_missing=True,
-        ),
-        transfers=expand(
-            f"{VIS_CHAIN_DIR}/transfer/{{variant}}/model.pt", variant=VIS_JOBS.variants, allow_missing=True
-        ),
-    output:
-        f"{VIS_CHAIN_DIR}/cue_conflict.json",
-    log:
-        f"logs/vision/chain{{chain}}/cue_conflict.log",
-    benchmark:
-        f"{BENCH_DIR}/vision/chain{{chain}}/cue_conflict.jsonl"
-    conda:
-        "../../envs/subtask-induction.yaml"
-    threads: config["threads_per_job"]
-    resources:
-        **training_resources("vision_cue_conflict"),
-    params:
-        settings=lambda wildcards: VIS_JOBS.settings(wildcards.chain),
-        cue_conflict=VIS_JOBS.cue_conflict(),
-        device=config["device"],
-    message:
-        JOB_LINE
-    shell:
-        step("vision_cue_conflict") + " --cue-conflict {params.cue_conflict:q} --base {input.base:q} "
-        "--subnetworks {input.subnetworks:q} --transfers {input.transfers:q} --settings {params.settings:q} "
-        "--threads {threads} --device {params.device} --out {output:q} > {log:q} 2>&1"
+
+
+POINT_SPECS["vision_cue_conflict"] = PointSpec(
+    inputs=vis_cue_conflict_point_inputs,
+    argv=lambda w, i: [
+        "--cue-conflict",
+        VIS_JOBS.cue_conflict(),
+        "--base",
+        i.base,
+        "--subnetworks",
+        *i.subnetworks,
+        "--transfers",
+        *i.transfers,
+        "--settings",
+        VIS_JOBS.settings(w.chain),
+        "--out",
+        f"{VIS_DIR}/chain{w.chain}/cue_conflict.json",
+    ],
+    outputs=lambda w: [f"{VIS_DIR}/chain{w.chain}/cue_conflict.json"],
+)
 
 
 # The first chain that counts (with spare chains, its roster's first).

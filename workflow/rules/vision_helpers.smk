@@ -111,3 +111,33 @@ def vis_aggregate_input(what):
         ]()
 
     return lambda wildcards: paths(vis_on_roster())
+
+
+def vis_discovery_folder(w):
+    return f"{VIS_DIR}/chain{w.chain}/discovery/{w.init}/lambda{w.l0}"
+
+
+def vis_transfer_inputs(w):
+    return {
+        **vis_inputs("discovery", "eval"),
+        "base": VIS_JOBS.transfer_base(w.chain, w.variant),
+        "subnetwork": vis_transfer_subnetwork(w),  # none for the baselines: they never wait on discovery
+        "texture_swap": vis_jobs.TEXTURE_SWAP if w.variant in VIS_JOBS.texture_swap else [],
+    }
+
+
+def vis_transfer_folder(w):
+    return f"{VIS_DIR}/chain{w.chain}/transfer/{w.variant}"
+
+
+def vis_cue_conflict_point_inputs(w):
+    chain = f"{VIS_DIR}/chain{w.chain}"
+    return {
+        **vis_cue_conflict_inputs(),
+        "check": vis_jobs.CUE_CONFLICT_CHECK,
+        "base": f"{chain}/base/model.pt",
+        "subnetworks": expand(
+            f"{chain}/discovery/{{init}}/lambda{{l0}}/subnetwork.pt", init=VIS_JOBS.inits, l0=VIS_JOBS.l0_tags
+        ),
+        "transfers": expand(f"{chain}/transfer/{{variant}}/model.pt", variant=VIS_JOBS.variants),
+    }

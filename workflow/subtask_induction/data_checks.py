@@ -16,11 +16,14 @@ from .vision.sources import source_of
 EMBEDDED_TASKS = ("digits", "textures", "faces")  # submasking tasks built from data inside a wheel
 
 
-def retrain_problems(retrain: set[str], known: set[str], training: dict) -> list[str]:
+def retrain_problems(retrain: set[str], known: set[str], training: dict, packed: set[str] = frozenset()) -> list[str]:
     """config retrain_points never does nothing silently: a point that is not a point of the config in force
-    (`known`: the points' metrics.json paths), or whose finished record was trained with other transfer
-    settings than `training` (a run made with an overlay, retrained without it)."""
-    problems = [f"{path} is not a transfer point of the config in force" for path in sorted(retrain - known)]
+    (`known`: the arithmetic transfer points' metrics.json paths; `packed`: the other packed steps' points), or an
+    arithmetic transfer point whose finished record was trained with other transfer settings than `training` (a
+    run made with an overlay, retrained without it; another packed point's settings are in its fingerprint, so
+    it retrains with the config in force either way)."""
+    problems = [f"{path} is not a packed point (a transfer, a base, a discovery) of the config in force"
+                for path in sorted(retrain - known - packed)]
     wanted = json.loads(json.dumps(training))
     for path in sorted(retrain & known):
         try:

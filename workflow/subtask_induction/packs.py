@@ -10,6 +10,9 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from .jobs import BENCH_DIR
 
 
 def form_packs(points: list, size: int, shape: Callable[[object], dict], order: Callable[[object], tuple]) -> list[tuple[str, list]]:
@@ -37,7 +40,7 @@ def form_packs(points: list, size: int, shape: Callable[[object], dict], order: 
         for index in range(count):
             chunk = members[index * len(members) // count:(index + 1) * len(members) // count]
             digest = hashlib.sha1(repr([order(point) for point in chunk]).encode()).hexdigest()
-            packs.append((f"{stem}_{index + 1}of{count}_{digest[:8]}", chunk))
+            packs.append((f"{stem + '_' if stem else ''}{index + 1}of{count}_{digest[:8]}", chunk))
     return sorted(packs, key=lambda pack: pack[0])
 
 
@@ -59,3 +62,49 @@ def pack_work(costs: dict, size: int, rows: int = 0, layers: int = 2) -> float:
 def pack_mem_mb(costs: dict, size: int) -> int:
     """A pack job's memory in MB: base + size * per_point (config resources.<family>_pack.mem_mb)."""
     return math.ceil(costs["base"] + size * costs["per_point"])
+
+
+# The one-point steps that run in packs (steps/point_pack.py): config pack_sizes names them by their rule.
+PACKED_STEPS = ("arithmetic_base", "arithmetic_discover", "vision_base", "vision_discover", "vision_transfer",
+                "vision_cue_conflict")
+
+
+def _order_key(value: str) -> tuple:
+    """A wildcard's place in a pack's order: numbers by value (chain 10 after chain 2), words by their letters."""
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)
+
+
+@dataclass
+class PackedStep:
+    """The packs of a one-point step (`rule`, e.g. vision_transfer): its points (each a dict of the wildcards its
+    one-point rule had, strings as Snakemake gives them) cut into packs of at most `size` by `shape` (form_packs),
+    and each pack's files. The rule files wire each pack as the rule `<rule>_pack_<name>` (point_packs.smk)."""
+
+    rule: str
+    family: str
+    folder: str                                   # the family's results folder
+    points: list[dict]
+    size: int
+    shape: Callable[[dict], dict] = lambda point: {}
+    packs: list[tuple[str, list[dict]]] = field(init=False)
+
+    def __post_init__(self):
+        self.packs = form_packs(self.points, self.size, self.shape,
+                                lambda point: tuple(_order_key(str(value)) for value in point.values()))
+        self.members = dict(self.packs)
+
+    def points_file(self, pack: str) -> str:
+        return f"{self.folder}/packs/{self.rule}/{pack}.points.json"
+
+    def manifest(self, pack: str) -> str:
+        """What a pack writes last: its points, and which it trained or restored."""
+        return f"{self.folder}/packs/{self.rule}/{pack}.json"
+
+    def log(self, pack: str) -> str:
+        return f"logs/{self.family}/packs/{self.rule}/{pack}.log"
+
+    def benchmark(self, pack: str) -> str:
+        return f"{BENCH_DIR}/{self.family}/packs/{self.rule}/{pack}.jsonl"
+
+    def benchmark_files(self) -> list[str]:
+        return [self.benchmark(pack) for pack, _ in self.packs]

@@ -127,5 +127,7 @@ def _within(experiments: list[dict], chains: list) -> list[dict]:
 
 def normalise(config: dict) -> Sweep:
     """Each family's jobs (a checked config: the schema and check_config passed)."""
-    return Sweep(ArithmeticJobs(config["arithmetic"], config.get("retrain_points", [])),
-                 VisionJobs(config["vision"]), SubmaskingJobs(config.get("submasking") or {}, config["families"]))
+    sizes = config.get("pack_sizes") or {}
+    vision = VisionJobs(config["vision"], sizes)
+    return Sweep(ArithmeticJobs(config["arithmetic"], config.get("retrain_points", []), pack_sizes=sizes), vision,
+                 SubmaskingJobs(config.get("submasking") or {}, config["families"], vision.packed["vision_base"]))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
 from ..method.kinds import KINDS, batch_rows
-from ..packs import form_packs
+from ..packs import PackedStep, form_packs
 from ..points import RESULTS, ArithmeticPoint, arithmetic_experiments, arithmetic_points, number_tag
 
 DIR = RESULTS["arithmetic"]
@@ -63,8 +63,10 @@ class ArithmeticJobs(FamilyJobs):
 
     DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
-    def __init__(self, arith: dict, retrain: list[str] = (), per_chain_packs: bool | None = None):
+    def __init__(self, arith: dict, retrain: list[str] = (), per_chain_packs: bool | None = None,
+                 pack_sizes: dict | None = None):
         self.config = arith
+        self.pack_sizes = dict(pack_sizes or {})
         self.variants = arith["transfer"]["variants"]
         self.chains = arith["chains"]
         # The plan's spares (roster.py): every rule exists for them too, and the jobs the roster asks for run.
@@ -100,11 +102,25 @@ class ArithmeticJobs(FamilyJobs):
         # points to train again although a finished record exists (config retrain_points): their pack's points
         # change, so Snakemake reruns that pack alone, which restores the other members
         self.retrain = {str(Path(path)) for path in retrain}
+        # the bases and discoveries, several to a process (config pack_sizes); with spares a discovery pack holds one
+        # chain's points, as the transfer packs do
+        by_chain = (lambda point: {"chain": point["chain"]}) if self.per_chain_packs else (lambda point: {})
+        self.packed = {
+            "arithmetic_base": PackedStep(
+                "arithmetic_base", "arithmetic", DIR,
+                self.experiment_points(("chain", "base", "layers"), chains=self.candidates),
+                self.pack_sizes.get("arithmetic_base", 1)),
+            "arithmetic_discover": PackedStep(
+                "arithmetic_discover", "arithmetic", DIR,
+                self.experiment_points(("chain", "base", "subtask", "layers", "l0"), chains=self.candidates,
+                                       l0=self.l0_tags),
+                self.pack_sizes.get("arithmetic_discover", 1), by_chain),
+        }
 
     def on_roster(self, chains: list[int]) -> ArithmeticJobs:
         """The jobs of the roster's chains (roster.py): the same packs, less those of the chains it leaves out."""
         return ArithmeticJobs({**self.config, "chains": list(chains), "spare_chains": []}, self.retrain,
-                              per_chain_packs=self.per_chain_packs)
+                              per_chain_packs=self.per_chain_packs, pack_sizes=self.pack_sizes)
 
     # --- the settings each step gets -------------------------------------------------------------------------
 
@@ -242,6 +258,12 @@ class ArithmeticJobs(FamilyJobs):
                             chain=experiment.get("chains", self.chains if chains is None else chains), **grid)
         return sorted(set(paths))
 
+    def experiment_points(self, fields: tuple[str, ...], chains=None, **grid) -> list[dict]:
+        """experiment_paths' grid as wildcards (every value a string, as Snakemake gives them): one dict per
+        distinct combination of `fields`, in the order of their paths."""
+        pattern = "\0".join(f"{{{name}}}" for name in fields)
+        return [dict(zip(fields, key.split("\0"))) for key in self.experiment_paths(pattern, chains=chains, **grid)]
+
     def overlap_experiments(self) -> list[tuple[str, str, int]]:
         """(base, subtask, depth) of every discovery the overlap runs compare against (the overlap chain's)."""
         return sorted({(e["base"], e["subtask"], layers) for e in self.experiments
@@ -294,11 +316,8 @@ class ArithmeticJobs(FamilyJobs):
     def benchmark_files(self):
         """(rule, benchmark records) of every arithmetic job (the packs under one name)."""
         bench = f"{BENCH_DIR}/arithmetic"
-        yield "arithmetic_base", self.experiment_paths(f"{bench}/chain{{chain}}/base/{{base}}/layers{{layers}}.jsonl",
-                                                       chains=self.candidates)
-        yield "arithmetic_discover", self.experiment_paths(
-            f"{bench}/chain{{chain}}/discovery/{{base}}/{{subtask}}/layers{{layers}}/lambda{{l0}}.jsonl",
-            l0=self.l0_tags, chains=self.candidates)
+        for rule, packed in self.packed.items():
+            yield f"{rule}_pack", packed.benchmark_files()
         yield "arithmetic_overlap_discover", self.experiment_paths(
             f"{bench}/overlap/{{base}}/{{subtask}}/layers{{layers}}/{{run}}.jsonl", run=list(self.overlap_runs),
             only_layers=self.overlap["layers"])

@@ -29,29 +29,39 @@ def main(argv=None):
                    help="fail if the chosen subnetwork keeps nothing or is no better than chance on its subtask "
                         "(it is transferred: an empty one must not pass as a result)")
     args = p.parse_args(argv)
-    candidates = [(load_subnetwork(path, ("kept", "eval_accuracy", "l0_weight")), path)
-                  for path in args.subnetworks]
+    try:
+        lines = select(args.subnetworks, args.out, args.check_complement, args.floor)
+    except ValueError as error:
+        raise SystemExit(f"error: {error}") from error
+    print("\n".join(lines))
+
+
+def select(subnetworks: list[str], out: str, check_complement: bool = False, floor: bool = False) -> list[str]:
+    """Write the selection record `out` of `subnetworks`; returns what to log. A floor or complement failure raises
+    ValueError, naming the file (the rules run this in Snakemake's own process: a selection is a local job)."""
+    candidates = [(load_subnetwork(path, ("kept", "eval_accuracy", "l0_weight")), path) for path in subnetworks]
     chosen, path = max(candidates, key=lambda c: selection_key(c[0]["eval_accuracy"], c[0]["kept"]["overall"]))
-    below_floor = None
+    below_floor, lines = None, []
     try:
         check_floor(chosen["kept"]["overall"], chosen["eval_accuracy"], chosen.get("chance_accuracy"),
                     f"the best subnetwork of {len(candidates)} λ value(s), {path},")
     except ValueError as error:
-        if args.floor:
-            raise SystemExit(f"error: {error}") from error
+        if floor:
+            raise
         below_floor = str(error)  # floor off: transferred all the same, but never silently
-        print(f"warning: discovery.floor is off, and {error}")
-    if args.check_complement:
+        lines.append(f"warning: discovery.floor is off, and {error}")
+    if check_complement:
         try:
             check_complement_possible(chosen["masks"])
         except ValueError as error:
-            raise SystemExit(f"error: {path}: {error}") from error
+            raise ValueError(f"{path}: {error}") from error
     save_json({"subnetwork": path, "kept": chosen["kept"]["overall"], "below_floor": below_floor,
                **{key: chosen[key] for key in CARRIED if key in chosen},
                "candidates": {p: {"l0_weight": c["l0_weight"], "eval_accuracy": c["eval_accuracy"],
-                                  "kept": c["kept"]["overall"]} for c, p in candidates}}, args.out)
-    print(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {fixed(chosen['eval_accuracy'], 4)}, "
-          f"kept {fixed(100 * chosen['kept']['overall'], 2)}%")
+                                  "kept": c["kept"]["overall"]} for c, p in candidates}}, out)
+    lines.append(f"selected {path}: lambda {chosen['l0_weight']:g}, eval {fixed(chosen['eval_accuracy'], 4)}, "
+                 f"kept {fixed(100 * chosen['kept']['overall'], 2)}%")
+    return lines
 
 
 if __name__ == "__main__":

@@ -1,9 +1,8 @@
 """Submasking points of one backbone and one task, one process: each (adaptation, label fraction, seed) ->
 test accuracy, mask, k-NN accuracy, bytes.
 
-Points that share a backbone and a task train one after another in one process (a pack: the imports, the
-task's images and the backbone file are read once, not once per point), each from its own seeds exactly as
-alone. Records (sweep.py): a point whose record was written for the same fingerprint (its settings,
+Points that share a task train one after another in one process (a pack: the imports and the task's images
+are read once, not once per point), each on its own backbone and from its own seeds exactly as alone. Records (sweep.py): a point whose record was written for the same fingerprint (its settings,
 adaptation, fraction, seed, the contents of the task folder and backbone file, and the code the step runs) is
 restored instead of trained, so adding a seed trains only the new points. A point's resume checkpoint is
 deleted once its outputs and records are written.
@@ -11,6 +10,8 @@ deleted once its outputs and records are written.
 
 from __future__ import annotations
 
+import functools
+import json
 from pathlib import Path
 
 import numpy as np
@@ -109,35 +110,47 @@ def train_point(point: dict, s: dict, splits: dict, backbone_file: str | None, t
 
 def main(argv=None):
     p = parser(__doc__)
-    p.add_argument("--backbone", default=None, help="model.pt of the vision family's base (source vision_base)")
+    p.add_argument("--backbone", default=None, help="model.pt of the vision family's base (source vision_base), for "
+                   "points that name none")
     p.add_argument("--task-root", required=True, help="the task's folder (train/, test/, optional val/) or CIFAR folder")
     p.add_argument("--points", required=True,
-                   help=f"JSON file: the list of points, each with {list(POINT_KEYS)} (metrics and mask: output paths)")
+                   help=f"JSON file: the list of points, each with {list(POINT_KEYS)} (metrics and mask: output paths) "
+                        "and optionally its own settings and backbone (else --settings, --backbone)")
     p.add_argument("--manifest", help="written last: the pack's points, and which were trained or restored")
     args = p.parse_args(argv)
-    s, points = args.settings, read_points(args.points, POINT_KEYS)
-    require(s, "backbone", "task", "image_size", "training", "self_supervised", "knn")
-    require(s["training"], "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
-            where="submasking.training")
+    points = read_points(args.points, POINT_KEYS)
+    settings = {point["metrics"]: point.get("settings") or args.settings for point in points}
+    backbones = {}
     for point in points:
+        s = settings[point["metrics"]]
+        require(s, "backbone", "task", "image_size", "training", "self_supervised", "knn", where=f"settings of {point['metrics']}")
+        require(s["training"], "epochs", "batch_size", "head_lr", "mask_lr", "mask_init", "threshold", "finetune_lr",
+                where="submasking.training")
         require(point["identity"], "adaptation", "fraction", "replicate", where=f"identity of {point['metrics']}")
         if point["identity"]["adaptation"] not in ADAPTATIONS:
             raise SystemExit(f"error: point {point}: adaptation must be one of {list(ADAPTATIONS)}")
+        backbone = ((point.get("backbone") or args.backbone) if s["backbone"]["source"] == "vision_base"
+                    else s["backbone"].get("weights"))
+        if not backbone or not Path(backbone).exists():
+            raise SystemExit(f"error: backbone file {backbone!r} (submasking.backbones, {s['backbone']['name']}) of "
+                             f"{point['metrics']} does not exist")
+        backbones[point["metrics"]] = backbone
+    first = settings[points[0]["metrics"]]
+    if len({json.dumps([s["task"], s["image_size"]], sort_keys=True) for s in settings.values()}) != 1:
+        raise SystemExit(f"error: the points of {args.points} name more than one task or image size (a pack reads one)")
     configure(args.threads, adaptation_fraction_replicate(points[0])[2])
-    backbone_file = args.backbone if s["backbone"]["source"] == "vision_base" else s["backbone"].get("weights")
-    if not backbone_file or not Path(backbone_file).exists():
-        raise SystemExit(f"error: backbone file {backbone_file!r} (submasking.backbone) does not exist")
-    inputs = [content_hash(args.task_root), content_hash(backbone_file)]  # a replaced weight file retrains
+    digest = functools.lru_cache(maxsize=None)(content_hash)  # a replaced weight file or task folder retrains
 
     def point_fingerprint(point):
-        return fingerprint(s, *adaptation_fraction_replicate(point), inputs)
+        return fingerprint(settings[point["metrics"]], *adaptation_fraction_replicate(point),
+                           [digest(args.task_root), digest(backbones[point["metrics"]])])
 
     def train(todo):
         device = resolve_device(args.device)
-        splits = read_task(s["task"], args.task_root, s["image_size"])
+        splits = read_task(first["task"], args.task_root, first["image_size"])
         for point in todo:
-            train_point(point, s, splits, args.backbone, args.threads, device, args.checkpoint_interval_s,
-                        point_fingerprint(point))
+            train_point(point, settings[point["metrics"]], splits, backbones[point["metrics"]], args.threads, device,
+                        args.checkpoint_interval_s, point_fingerprint(point))
             yield point, None  # run_pack keeps its records before the next point trains
             for suffix in (".ckpt", ".ckpt.pretext"):  # its records are written: the checkpoint has done its job
                 Path(point["mask"] + suffix).unlink(missing_ok=True)

@@ -4,6 +4,8 @@ Built once from the checked config (workflow_config.normalise); torch-free."""
 
 from __future__ import annotations
 
+import json
+
 from ..data_checks import EMBEDDED_TASKS
 from ..jobs import BENCH_DIR, FamilyJobs, as_json
 from ..packs import form_packs
@@ -32,17 +34,19 @@ class SubmaskingJobs(FamilyJobs):
 
     DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
-    def __init__(self, sub: dict, families: list[str] = ()):
+    def __init__(self, sub: dict, families: list[str] = (), vision_bases=None):
         self.config = sub
+        self.vision_bases = vision_bases  # the vision family's base packs (packs.PackedStep), which train its backbones
         self.families = list(families)  # the configured families: a vision base it needs may run for it alone
         self.backbones = {entry["name"]: entry for entry in sub.get("backbones", [])}
         self.tasks = {entry["name"]: entry for entry in sub.get("tasks", [])}
         self.points = submasking_points(sub) if sub else []
-        # Points of one backbone and one task train in one process, a pack of at most submasking.pack_size
-        # (records restore finished points when a pack is re-formed); packs follow from the config alone.
+        # Points of one task (read once) train in one process, each with its own backbone, a pack of at most
+        # submasking.pack_size (records restore finished points when a pack is re-formed); packs follow from the
+        # config alone.
         self.packs = form_packs(self.points, sub["pack_size"],
-                                shape=lambda p: {"backbone": p.backbone, "task": p.task},
-                                order=lambda p: (p.adaptation, p.fraction, p.replicate))
+                                shape=lambda p: {"task": p.task, "size": self.backbones[p.backbone]["image_size"]},
+                                order=lambda p: (p.backbone, p.adaptation, p.fraction, p.replicate))
         self.members = dict(self.packs)
 
     # --- where a pack's task and backbone come from -------------------------------------------------------------
@@ -65,10 +69,13 @@ class SubmaskingJobs(FamilyJobs):
             return f"{RESULTS['vision']}/chain{spec['chain']}/base/model.pt"
         return spec["weights"]
 
-    def backbone_arg(self, backbone: str) -> str:
-        """--backbone for a backbone the workflow trains (a vision base); a weights file is in the settings."""
-        return f"--backbone {self.backbone_file(backbone)}" if self.backbones[backbone]["source"] == "vision_base" \
-            else ""
+    def backbone_arg(self, backbone: str) -> str | None:
+        """The backbone file of a backbone the workflow trains (a vision base); a weights file is in the settings."""
+        return self.backbone_file(backbone) if self.backbones[backbone]["source"] == "vision_base" else None
+
+    def pack_backbones(self, pack: str) -> list[str]:
+        """The backbone files a pack's points read."""
+        return sorted({self.backbone_file(point.backbone) for point in self.members[pack]})
 
     # --- the settings each step gets -----------------------------------------------------------------------------
 
@@ -90,9 +97,11 @@ class SubmaskingJobs(FamilyJobs):
         pack)."""
         return as_json([self.point_args(point) for point in self.members[pack]])
 
-    @staticmethod
-    def point_args(point: SubmaskingPoint) -> dict:
-        return {"identity": point.identity(), "metrics": point.metrics, "mask": point.mask}
+    def point_args(self, point: SubmaskingPoint) -> dict:
+        """A point as the step reads it: its settings (its backbone's and task's) and backbone file with it."""
+        return {"identity": point.identity(), "metrics": point.metrics, "mask": point.mask,
+                "settings": json.loads(self.train_settings(point.backbone, point.task)),
+                "backbone": self.backbone_arg(point.backbone)}
 
     def grid(self) -> str:
         """What the aggregate crosses into the configured points (points.submasking_points): names, and a backbone's
@@ -116,6 +125,8 @@ class SubmaskingJobs(FamilyJobs):
         yield "submasking_pack", [f"{bench}/packs/{pack}.jsonl" for pack, _ in self.packs]
         if "vision" not in self.families:
             chains = sorted({spec["chain"] for spec in self.backbones.values() if spec["source"] == "vision_base"})
-            yield "vision_base", [f"{BENCH_DIR}/vision/chain{chain}/base.jsonl" for chain in chains]
+            if self.vision_bases is not None:  # the packs that hold those chains' bases
+                yield "vision_base_pack", [self.vision_bases.benchmark(pack) for pack, members in self.vision_bases.packs
+                                           if any(int(point["chain"]) in chains for point in members)]
             if chains:
                 yield "vision_world", [f"{BENCH_DIR}/vision/data/world.jsonl"]

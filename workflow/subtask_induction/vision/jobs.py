@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..jobs import BENCH_DIR, FamilyJobs, as_json, expand
+from ..packs import PackedStep
 from ..arithmetic.jobs import ArithmeticJobs
 from ..method.kinds import reads_subnetwork
 from ..points import RESULTS, VisionPoint, number_tag, vision_points
@@ -59,8 +60,9 @@ class VisionJobs(FamilyJobs):
 
     DIR, TABLES, FIGURES = DIR, TABLES, FIGURES
 
-    def __init__(self, vision: dict):
+    def __init__(self, vision: dict, pack_sizes: dict | None = None):
         self.config = vision
+        self.pack_sizes = dict(pack_sizes or {})
         self.definitions = vision["transfer"]["variants"]
         self.chains = vision["chains"]
         # The plan's spares (roster.py): their bases train; the roster's chains run the rest (on_roster).
@@ -88,10 +90,28 @@ class VisionJobs(FamilyJobs):
         self.classes = (class_folders(Path(root) / "train") if self.source.classes == "folders" and root
                         and not self.source.tree_problems(root) else None)
         self.l0_tags = [number_tag(x) for x in vision["discovery"]["l0_weights"]]
+        self.packed = self._packed_steps()
+
+    def _packed_steps(self) -> dict[str, PackedStep]:
+        """The one-point steps that run in packs (config pack_sizes), over every candidate chain. With spares a pack
+        past the bases holds one chain's points, so that a replaced chain's sit in packs nothing asks for."""
+        chains = [str(chain) for chain in self.candidates]
+        by_chain = (lambda point: {"chain": point["chain"]}) if self.spares else (lambda point: {})
+        grids = {
+            "vision_base": ([{"chain": c} for c in chains], lambda point: {}),
+            "vision_discover": ([{"chain": c, "init": i, "l0": l} for c in chains for i in self.inits
+                                 for l in self.l0_tags], by_chain),
+            # the baselines never wait on a discovery: they pack apart from the variants that read one
+            "vision_transfer": ([{"chain": c, "variant": v} for c in chains for v in self.variants],
+                                lambda point: {**by_chain(point), "after": self.discovery_of(point["variant"]) or "base"}),
+            "vision_cue_conflict": ([{"chain": c} for c in chains], by_chain),
+        }
+        return {rule: PackedStep(rule, "vision", DIR, points, self.pack_sizes.get(rule, 1), shape)
+                for rule, (points, shape) in grids.items()}
 
     def on_roster(self, chains: list[int]) -> VisionJobs:
         """The jobs of the roster's chains (roster.py)."""
-        return VisionJobs({**self.config, "chains": list(chains), "spare_chains": []})
+        return VisionJobs({**self.config, "chains": list(chains), "spare_chains": []}, self.pack_sizes)
 
     def base_metrics(self, chains=None) -> list[str]:
         return expand(f"{CHAIN_DIR}/base/metrics.json", chain=self.chains if chains is None else chains)
@@ -296,13 +316,10 @@ class VisionJobs(FamilyJobs):
         yield self.source.builder, [f"{bench}/data/{Path(self.data_dir()).name}.jsonl"]
         yield "vision_mean_pool", [f"{bench}/pooled/{split}/shard{shard}.jsonl" for split in POOLED_SPLITS
                                    for shard in range(self.config["pooling"]["shards"][split])]
-        yield "vision_base", expand(f"{bench}/chain{{chain}}/base.jsonl", chain=self.candidates)
-        # every candidate chain's (roster.py): a spare in a failed chain's place runs them; a record never written is
-        # left out of the report
-        yield "vision_discover", expand(f"{bench}/chain{{chain}}/discovery/{{init}}/lambda{{l0}}.jsonl",
-                                        chain=self.candidates, init=self.inits, l0=self.l0_tags)
-        yield "vision_transfer", expand(f"{bench}/chain{{chain}}/transfer/{{variant}}.jsonl", chain=self.candidates,
-                                        variant=self.variants)
+        # every candidate chain's packs (roster.py): a spare in a failed chain's place runs them; a record never
+        # written is left out of the report
+        for rule, packed in self.packed.items():
+            yield f"{rule}_pack", packed.benchmark_files()
         if "pretrained" in self.inits:
             yield "vision_diagnostics", [f"{bench}/diagnostics.jsonl"]
         if self.cross_domain:
