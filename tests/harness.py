@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
@@ -89,6 +90,50 @@ def jobs_run(result: subprocess.CompletedProcess) -> list[str]:
     """The rules of the jobs a Snakemake run (or dry run) lists, one entry per job: every rule's message
     (common.smk JOB_LINE) makes its job's line `Job N: RULE WILDCARDS`."""
     return [match.group(1) for match in re.finditer(r"^Job \d+: (\S+)", result.stdout + result.stderr, re.MULTILINE)]
+
+
+def step_of(rule: str) -> str:
+    """The step a job's rule runs: a pack of a one-point step (`vision_transfer_pack_<name>`, point_packs.smk) is its
+    step's (`vision_transfer`); any other rule is itself."""
+    from subtask_induction.packs import PACKED_STEPS
+
+    return next((step for step in PACKED_STEPS if rule.startswith(f"{step}_pack_")), rule)
+
+
+def packed_trained(workdir: Path, since: float = 0.0) -> list[tuple[str, str]]:
+    """(step, metrics path) of every point a pack of a one-point step trained (its manifest's `trained`) in the runs
+    after `since`: what a run trained, where its jobs say only which packs ran."""
+    found = []
+    for manifest in sorted(workdir.glob("results/*/packs/*/*.json")):
+        if manifest.name.endswith(".points.json") or manifest.stat().st_mtime <= since:
+            continue
+        found += [(manifest.parent.name, path) for path in json.loads(manifest.read_text())["trained"]]
+    return found
+
+
+def work_done(result: subprocess.CompletedProcess, workdir: Path, since: float) -> list[str]:
+    """The rules of the jobs a run ran, each pack of a one-point step replaced by its step once per point it trained
+    (a pack that restored every point trained nothing): the old one-job-a-point count of what a change retrained."""
+    return ([rule for rule in jobs_run(result) if step_of(rule) == rule]
+            + [step for step, _ in packed_trained(workdir, since)])
+
+
+def planned_work(result: subprocess.CompletedProcess, config: dict) -> dict[str, int]:
+    """A dry run's `--quiet rules` counts with each pack of a one-point step counted as its points, under its step: in
+    an empty folder, what a run would train."""
+    from subtask_induction.workflow_config import normalise
+
+    sweep, counts = normalise(copy.deepcopy(config)), {}
+    packed = {step: members for family in (sweep.arithmetic, sweep.vision)
+              for step, members in ((step, dict(p.packs)) for step, p in family.packed.items())}
+    for line in result.stdout.splitlines():
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            continue
+        step = step_of(parts[0])
+        size = len(packed[step][parts[0].removeprefix(f"{step}_pack_")]) if step != parts[0] else int(parts[1])
+        counts[step] = counts.get(step, 0) + size
+    return counts
 
 
 def transfer_identity(variant: str, n: int = 30, replicate: int = 0, chain: int = 0) -> dict:

@@ -101,7 +101,7 @@ def expected_requests(config: dict, rule: str, pack_size: int | None = None) -> 
     """What a job of `rule` must ask SLURM for, computed by the functions the rules use (not typed in): runtime
     in minutes, mem_mb, CPUs, GPUs, partition (profiles/slurm's default, or resources.cpu_partition)."""
     sys.path.insert(0, str(REPO / "workflow"))
-    from subtask_induction.packs import pack_mem_mb, pack_minutes
+    from subtask_induction.packs import PACKED_STEPS, pack_mem_mb, pack_minutes
 
     profile = yaml.safe_load((REPO / "profiles/slurm/config.yaml").read_text())
     if rule.startswith("arithmetic_transfer_pack_"):
@@ -109,13 +109,23 @@ def expected_requests(config: dict, rule: str, pack_size: int | None = None) -> 
         costs = config["resources"]["transfer_pack"]
         runtime, mem = pack_minutes(costs["minutes"], pack_size, 1, n, layers), pack_mem_mb(costs["mem_mb"], pack_size)
         spec = {}
-    else:
-        spec = config["resources"]["rules"][rule]
-        runtime, mem = spec["minutes"], spec["mem_mb"]
+    else:  # a pack of a one-point step asks for its step's one-point request, the runtime times its points
+        step = next((step for step in PACKED_STEPS if rule.startswith(f"{step}_pack_")), rule)
+        spec = config["resources"]["rules"][step]
+        runtime, mem = spec["minutes"] * (pack_size or 1), spec["mem_mb"]
     partition = (config["resources"].get("cpu_partition") if spec.get("cpu") else None) or \
         profile["default-resources"]["slurm_partition"]
     return {"runtime": runtime, "mem_mb": mem, "cpus": config["threads_per_job"],
             "gpus": config["resources"]["gpu_per_training_job"], "partition": partition}
+
+
+def base_pack_of(config: dict, chain: int = 0) -> str:
+    """The name of the arithmetic base pack that holds chain `chain`'s base (packs.PackedStep)."""
+    sys.path.insert(0, str(REPO / "workflow"))
+    from subtask_induction.workflow_config import normalise
+
+    packed = normalise(json.loads(json.dumps(config))).arithmetic.packed["arithmetic_base"]
+    return next(name for name, members in packed.packs if any(point["chain"] == str(chain) for point in members))
 
 
 def slurm_limit(minutes: int) -> str:
@@ -145,14 +155,13 @@ def check(began: float) -> None:
     packs = [job for job in jobs if job["rule"].startswith("arithmetic_transfer_pack_")]
     assert len(packs) == 2 * 2, packs  # 2 n x 4 variants in packs of 3: two packs per n
 
-    def resources(rule: str) -> dict:
-        return next(job for job in jobs if job["rule"] == rule)
-
-    for job in [resources("arithmetic_base"), packs[0]]:
-        size = None
+    base_pack = base_pack_of(config)
+    for job in [next(job for job in jobs if job["rule"] == f"arithmetic_base_pack_{base_pack}"), packs[0]]:
         if job["rule"].startswith("arithmetic_transfer_pack_"):
             pack_name = job["rule"].removeprefix("arithmetic_transfer_pack_")
             size = len(json.loads((workdir / f"results/arithmetic/transfer/packs/{pack_name}.points.json").read_text()))
+        else:
+            size = len(json.loads((workdir / f"results/arithmetic/packs/arithmetic_base/{base_pack}.points.json").read_text()))
         want = expected_requests(config, job["rule"], size)
         print(f"   {job['rule']}: partition {job['Partition']}, limit {job['Timelimit']}, mem {job['ReqMem']}, "
               f"cpus {job['ReqCPUS']}, TRES {job['ReqTRES']}; expected {want}")
@@ -170,11 +179,12 @@ def check(began: float) -> None:
     since = time.strftime("%Y-%m-%dT%H:%M:%S")
     time.sleep(1)
     started = time.monotonic()
-    result = snakemake(workdir, target, "--configfile", str(long), "--set-resources", "arithmetic_base:runtime=10**(attempt-1)")
+    base_rule = f"arithmetic_base_pack_{base_pack}"  # the pack that holds chain 0's base
+    result = snakemake(workdir, target, "--configfile", str(long), "--set-resources", f"{base_rule}:runtime=10**(attempt-1)")
     print(f"2. time-limit retry: {time.monotonic() - started:.0f} s, exit {result.returncode}")
-    attempts = [job for job in sacct(since, submitted_jobs(result)) if job["rule"] == "arithmetic_base"]
+    attempts = [job for job in sacct(since, submitted_jobs(result)) if job["rule"] == base_rule]
     print("   attempts: " + ", ".join(f"{job['State']} after {job['Elapsed']} (limit {job['Timelimit']})" for job in attempts))
-    log = (workdir / "logs/arithmetic/chain0/base/a+ab/layers2.log").read_text()
+    log = (workdir / f"logs/arithmetic/packs/arithmetic_base/{base_pack}.log").read_text()
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert [job["State"] for job in attempts] == ["TIMEOUT", "COMPLETED"], attempts
     assert [job["Timelimit"] for job in attempts] == ["00:01:00", "00:10:00"], attempts

@@ -9,7 +9,7 @@ import time
 import pandas as pd
 import torch
 
-from harness import REPO, clone_run, jobs_run, pack_manifests, smoke_config, snakemake, write_config
+from harness import work_done, REPO, clone_run, jobs_run, pack_manifests, smoke_config, snakemake, write_config
 from test_report import ONLY_WITH_A_BUDGET, assert_captions_in, report_html
 
 BEYOND = {"si_top50": {"kind": "subnetwork", "lr_scale": 0.0, "inherit_unmasked": True, "top_k": 0.5},
@@ -41,7 +41,7 @@ def test_the_size_dial_and_the_label_budget_train_only_what_is_new_and_reach_the
     result = snakemake(workdir, "--cores", "2")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
 
-    ran = jobs_run(result)
+    ran = work_done(result, workdir, started)
     assert ran.count("arithmetic_discover_budget") == 1
     assert not {"arithmetic_base", "arithmetic_discover", "vision_base", "vision_transfer"} & set(ran)
     trained = sorted(p for m in pack_manifests(workdir, started).values() for p in m["trained"])

@@ -31,17 +31,20 @@ def test_overriding_one_rule_on_the_command_line_keeps_every_other_rules_request
     plain = snakemake(REPO, *common, env=DETAILS)
     assert plain.returncode == 0, plain.stderr[-2000:]
     before = job_resources(plain.stdout + plain.stderr)
-    overridden = snakemake(REPO, *common, "--set-resources", "arithmetic_base:runtime=5", env=DETAILS)
+    # a pack of 4 bases asks for 4 x a base's 240 minutes; the override names the pack's rule
+    base, discover, vision_base = (next(rule for rule in before if rule.startswith(f"{step}_pack_"))
+                                   for step in ("arithmetic_base", "arithmetic_discover", "vision_base"))
+    overridden = snakemake(REPO, *common, "--set-resources", f"{base}:runtime=5", env=DETAILS)
     assert overridden.returncode == 0, overridden.stderr[-2000:]
     after = job_resources(overridden.stdout + overridden.stderr)
-    assert resource(before["arithmetic_base"], "runtime") == "240" and resource(after["arithmetic_base"], "runtime") == "5"
-    assert resource(after["arithmetic_base"], "mem_mb") == "16000"  # the rule's other keys stay
-    for key, value in (("runtime", "120"), ("mem_mb", "16000")):  # another rule keeps its own requests
-        assert resource(before["arithmetic_discover"], key) == resource(after["arithmetic_discover"], key) == value
+    assert resource(before[base], "runtime") == str(4 * 240) and resource(after[base], "runtime") == "5"
+    assert resource(after[base], "mem_mb") == "16000"  # the rule's other keys stay
+    for key, value in (("runtime", str(4 * 120)), ("mem_mb", "16000")):  # another rule keeps its own requests
+        assert resource(before[discover], key) == resource(after[discover], key) == value
     # the rules that need no GPU stay on the CPU partition (the profile's default partition is the GPU one)
     for rule in ("vision_world", "submasking_task"):
         assert resource(before[rule], "slurm_partition") == resource(after[rule], "slurm_partition") == "cpu", rule
-    assert resource(after["vision_base"], "slurm_partition") == "gpu"
+    assert resource(after[vision_base], "slurm_partition") == "gpu"
 
 
 def test_a_misspelt_rule_in_resources_rules_stops_the_run(tmp_path):
@@ -92,7 +95,7 @@ def test_what_make_test_slurm_checks_in_slurm_holds_in_a_dry_run_through_the_pro
     time limit, memory, CPUs and GPUs against expected_requests; here the same DAG, through the same profile, as a
     dry run: every request the harness checks but the CPUs, against the same expectations, in every make test."""
     from harness import copy_workflow
-    from slurm_smoke import expected_requests, smoke_slurm_config
+    from slurm_smoke import base_pack_of, expected_requests, smoke_slurm_config
 
     config = smoke_slurm_config()
     workdir = copy_workflow(tmp_path / "wf", config)
@@ -101,7 +104,7 @@ def test_what_make_test_slurm_checks_in_slurm_holds_in_a_dry_run_through_the_pro
     found = job_resources(result.stdout + result.stderr)
     packs = sorted(rule for rule in found if rule.startswith("arithmetic_transfer_pack_"))
     assert len(packs) == 4  # 4 variants at 2 n, packs of at most 3 of near-equal size: two packs of 2 per n
-    for rule, size in [("arithmetic_base", None)] + [(pack, 2) for pack in packs]:
+    for rule, size in [(f"arithmetic_base_pack_{base_pack_of(config)}", 1)] + [(pack, 2) for pack in packs]:
         want, line = expected_requests(config, rule, size), found[rule]
         assert resource(line, "runtime") == str(want["runtime"]), (rule, line, want)
         assert resource(line, "mem_mb") == str(want["mem_mb"]), (rule, line, want)

@@ -7,7 +7,7 @@ import time
 
 import pandas as pd
 
-from harness import clone_run, jobs_run, pack_manifests, smoke_config, snakemake, write_config
+from harness import clone_run, jobs_run, pack_manifests, smoke_config, snakemake, work_done, write_config
 
 TRAINING_RULES = ("arithmetic_base", "arithmetic_discover", "arithmetic_overlap_discover", "vision_base",
                   "vision_discover", "vision_transfer", "vision_mean_pool")
@@ -52,7 +52,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     started = time.time()
     time.sleep(1)
     result = run(workdir, small)
-    assert not set(jobs_run(result)) & set(TRAINING_RULES), jobs_run(result)
+    assert not set(work_done(result, workdir, started)) & set(TRAINING_RULES), work_done(result, workdir, started)
     assert not [rule for rule in jobs_run(result) if rule.startswith("arithmetic_transfer_pack_")]
     # the submasking pack of the task kept was re-formed: it restores its points from their records
     assert not [p for m in pack_manifests(workdir, started, "submasking").values() for p in m["trained"]]
@@ -78,7 +78,7 @@ def test_tables_follow_the_config_and_nothing_trained_trains_again(smoke_run, tm
     started = time.time()
     time.sleep(1)
     result = run(workdir, grown)
-    ran = jobs_run(result)
+    ran = work_done(result, workdir, started)
     assert [rule for rule in ran if rule in TRAINING_RULES] == ["arithmetic_discover"] * len(chains), ran  # the new λ
     assert [json.loads((workdir / path).read_text())["subnetwork"] for path in selected] == chosen  # it lost
     assert not [p for m in pack_manifests(workdir, started, "submasking").values() for p in m["trained"]]

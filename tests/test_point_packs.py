@@ -56,7 +56,7 @@ def finished_points(workdir: Path) -> set[str]:
 
 
 @pytest.mark.user_path
-def test_a_pack_killed_midway_retrains_only_its_unfinished_points_to_the_numbers_of_an_unkilled_run(tmp_path):
+def test_a_pack_killed_midway_retrains_only_its_unfinished_points_and_one_point_retrains_alone(tmp_path):
     config = arithmetic_bases_config()
     clean, killed = copy_workflow(tmp_path / "clean", config), copy_workflow(tmp_path / "killed", config)
     result = run(clean, config)
@@ -86,6 +86,20 @@ def test_a_pack_killed_midway_retrains_only_its_unfinished_points_to_the_numbers
     assert set(manifest["trained"]) == planned - kept
     for point in planned:
         assert stable(killed / point) == stable(clean / point), point
+
+    # one point again (config retrain_points): its pack alone reruns, trains it to the same numbers, restores its mates;
+    # the next plain run restores all of them (its points file changed back) and trains nothing
+    one = sorted(planned)[1]
+    again = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", one, "--config", f"retrain_points=[{one}]"],
+                           cwd=clean, env=env, text=True, capture_output=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    manifest = json.loads(next((clean / "results/arithmetic/packs/arithmetic_base").glob("*[0-9a-f].json")).read_text())
+    assert manifest["trained"] == [one] and set(manifest["restored"]) == planned - {one}
+    assert stable(clean / one) == stable(killed / one)
+    plain = run(clean, config)
+    assert plain.returncode == 0, plain.stderr[-3000:]
+    manifest = json.loads(next((clean / "results/arithmetic/packs/arithmetic_base").glob("*[0-9a-f].json")).read_text())
+    assert manifest["trained"] == [] and set(manifest["restored"]) == planned
 
 
 def test_a_pack_restores_its_points_by_fingerprint_and_trains_a_changed_one(tmp_path):

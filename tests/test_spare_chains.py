@@ -130,6 +130,9 @@ def spare_config(base_epochs: int, base_lr: float) -> dict:
     arith["base"] = {"epochs": base_epochs, "batch_size": 20, "lr": base_lr}
     arith["model"] = {"n_embd": 16, "n_head": 2, "n_inner": 32, "dropout": 0.0}
     arith.pop("overlap")
+    # one base a pack: the test trains chain 0's base alone under other settings first (a pack of three would
+    # train the spares' bases with it, under the same too-little settings)
+    config["pack_sizes"] = {**config["pack_sizes"], "arithmetic_base": 1}
     return config
 
 

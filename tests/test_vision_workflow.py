@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from harness import REPO, copy_workflow, smoke_config, snakemake
+from harness import REPO, copy_workflow, planned_work, smoke_config, snakemake
 
 
 def vision_config() -> dict:
@@ -125,8 +125,7 @@ def test_paper_vision_config_builds_its_dag_once_paths_exist(tmp_path):
     workdir = copy_workflow(tmp_path / "wf", config)
     result = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1")
     assert result.returncode == 0, result.stderr[-2000:]
-    counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    counts = planned_work(result, config)  # a pack counted as its points
     shards = sum(vision["pooling"]["shards"].values())
     assert counts["vision_imagenet16"] == 1 and counts["vision_mean_pool"] == shards
     assert counts["vision_discover"] == 2 * len(vision["discovery"]["l0_weights"]) * len(vision["chains"])
@@ -142,13 +141,12 @@ def test_every_valid_inits_list_builds_a_dag_and_baselines_never_wait_on_discove
     workdir = copy_workflow(tmp_path, config)
     result = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1")
     assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    counts = {line.split()[0]: int(line.split()[1]) for line in result.stdout.splitlines()
-              if len(line.split()) == 2 and line.split()[1].isdigit()}
+    counts = planned_work(result, config)  # a pack counted as its points
     # SI needs the pretrained subnetwork whatever `inits` lists; the random-init control runs when listed
     assert counts["vision_discover"] == len(set(inits) | {"pretrained"}) * len(config["vision"]["chains"])
     assert counts["vision_transfer"] == len(config["vision"]["transfer"]["variants"]) * len(config["vision"]["chains"])
     # scratch, mixture and linear read no subnetwork: building them needs no discovery
     baselines = [f"results/vision/chain0/transfer/{model}/metrics.json" for model in ("scratch", "mixture", "linear")]
     jobs = snakemake(workdir, "-n", "--quiet", "rules", "--cores", "1", *baselines)
-    assert jobs.returncode == 0 and "vision_transfer" in jobs.stdout, jobs.stderr[-2000:]
+    assert jobs.returncode == 0 and "vision_transfer_pack_afterbase_" in jobs.stdout, jobs.stderr[-2000:]
     assert "vision_discover" not in jobs.stdout and "vision_select_subnetwork" not in jobs.stdout
