@@ -66,11 +66,11 @@ def packed_resources(step_name, size):
     return requests
 
 
-# every configured family's packed steps, by rule (the families' rule files, included before this one, say their points)
+# the packed steps, by rule (the families' rule files, included before this one, say their points)
 PACKED = {
     step_name: packed
-    for family in config["families"]
-    for step_name, packed in getattr(getattr(SWEEP, family), "packed", {}).items()
+    for family in ("arithmetic", "vision")  # every family's, as every family's rules are read (a submasking-only run
+    for step_name, packed in getattr(SWEEP, family).packed.items()  # trains vision bases)
     if step_name in POINT_SPECS
 }
 RETRAIN_POINTS = {str(Path(path)) for path in config.get("retrain_points", [])}
