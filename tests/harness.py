@@ -123,7 +123,7 @@ def planned_work(result: subprocess.CompletedProcess, config: dict) -> dict[str,
     an empty folder, what a run would train."""
     from subtask_induction.workflow_config import normalise
 
-    sweep, counts = normalise(copy.deepcopy(config)), {}
+    sweep, counts, rules = normalise(copy.deepcopy(config)), {}, {}
     packed = {step: members for family in (sweep.arithmetic, sweep.vision)
               for step, members in ((step, dict(p.packs)) for step, p in family.packed.items())}
     for line in result.stdout.splitlines():
@@ -132,6 +132,8 @@ def planned_work(result: subprocess.CompletedProcess, config: dict) -> dict[str,
             continue
         step = step_of(parts[0])
         size = len(packed[step][parts[0].removeprefix(f"{step}_pack_")]) if step != parts[0] else int(parts[1])
+        rules[parts[0]] = (step, size)  # the job stats table may be printed more than once
+    for step, size in rules.values():
         counts[step] = counts.get(step, 0) + size
     return counts
 
