@@ -1,5 +1,6 @@
 """The overlays that go beyond the paper build their DAGs on top of the default and the paper config."""
 
+import json
 import re
 
 import pytest
@@ -45,11 +46,19 @@ def test_the_vit_overlay_runs_the_vision_family_with_the_vit_in_its_own_folder(t
     result = snakemake(REPO, "-n", "-p", "--cores", "1", "--directory", str(tmp_path),
                        "--configfile", "config/config.yaml", "config/vit.yaml")
     assert result.returncode == 0, result.stderr[-2000:]
-    assert re.search(r'"arch": "vit_world_patch4", ("memory_format": "\w+", )?"model_kwargs": \{\}',
-                     result.stdout)  # no ResNet kwargs leak
     planned = planned_work(result, effective_config("config/vit.yaml"))
     assert planned["vision_base"] == V and "arithmetic_base" not in planned
     assert not (tmp_path / "results").exists()
+    # the bases' settings as their pack's step reads them (the points file; it waits for the generated world only)
+    points = sorted(set(re.findall(r"results/vision/packs/vision_base/\S+\.points\.json", result.stdout)))
+    assert points, result.stdout[-2000:]
+    made = snakemake(REPO, points[0], "--cores", "1", "--directory", str(tmp_path),
+                     "--configfile", "config/config.yaml", "config/vit.yaml")
+    assert made.returncode == 0, (made.stdout + made.stderr)[-2000:]
+    for point in json.loads((tmp_path / points[0]).read_text()):
+        settings = json.loads(point["argv"][point["argv"].index("--settings") + 1])
+        assert settings["model"]["spec"]["arch"] == "vit_world_patch4"
+        assert settings["model"]["spec"]["model_kwargs"] == {}  # no ResNet kwargs leak
 
 
 def test_an_overlay_adds_experiments_and_follows_a_change_to_the_defaults_list(tmp_path):

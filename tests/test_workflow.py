@@ -108,7 +108,8 @@ def test_retrain_points_never_does_nothing_silently(smoke_run, tmp_path):
     foreign = TRANSFER_POINT.replace("/n10/", "/n12345/")
     result = snakemake(workdir, foreign, "-n", "--config", f"retrain_points=[{foreign}]")
     assert result.returncode != 0
-    assert f"{foreign} is not a transfer point of the config in force" in result.stdout + result.stderr
+    said = result.stdout + result.stderr
+    assert f"{foreign} is not a packed point (a transfer, a base, a discovery) of the config in force" in said
     assert "The config in force comes from" in result.stdout + result.stderr and "Repeat the --configfile" in result.stdout + result.stderr
     other = copy.deepcopy(smoke_config())
     other["arithmetic"]["transfer"]["lr"] *= 2  # the config without the overlay the point was made with

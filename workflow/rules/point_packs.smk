@@ -9,8 +9,10 @@ include: "point_packs_helpers.smk"
 # A pack's points, as its step reads them (--points): a local job in Snakemake's own process.
 rule packed_points:
     input:
-        # waits for them (and for the checkpoints whose choice the points name) but never reruns for their times
-        lambda wildcards: [ancient(path) for path in packed_inputs(wildcards.step, wildcards.pack)],
+        # the points' own inputs (and the checkpoints whose choice the points name), not ancient: with ancient ones a
+        # new cue-conflict folder reran its check but not these points (Snakemake did not see their params change),
+        # and the pack would have scored the old folder; writing the same points again costs nothing
+        lambda wildcards: packed_inputs(wildcards.step, wildcards.pack),
     output:
         "results/{family}/packs/{step}/{pack}.points.json",
     log:
