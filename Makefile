@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # and benchmarks put it on sys.path.
 export PATH := $(CURDIR)/$(BIN):$(PATH)
 
-.PHONY: reproduce replication decisive decisive-cross-domain vision-causes vision-authors beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paths test-all test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
+.PHONY: reproduce replication decisive confirmatory decisive-cross-domain vision-causes vision-authors beyond beyond-magnitude beyond-blurpool beyond-cross-domain beyond-signs test test-paths test-all test-paper test-slurm dry-run lint benchmark lock config-doc docs results-doc clean
 
 # The hashed lock (envs/requirements-test.txt: the runtime pins of envs/requirements.txt plus the test tools;
 # written by `make lock`), the one source of every install; pip checks every file's hash. No download cache:
@@ -87,6 +87,13 @@ AUTHORS := config/config.yaml config/si_authors.yaml config/vision_authors.yaml
 vision-authors: $(STAMP)
 	$(BYTECODE)
 	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --directory runs/vision_authors --configfile $(AUTHORS)
+
+# The confirmatory record (issue 93; its plan: docs/decisions.md, "The confirmatory record: the plan", committed before
+# its first job): the README's headline claims on chains no record has used, in a folder of its own; resumes.
+CONFIRMATORY := config/config.yaml config/si_authors.yaml config/confirmatory.yaml
+confirmatory: $(STAMP)
+	$(BYTECODE)
+	$(LOCKED) $(BIN)/snakemake --cores $(CORES) --directory runs/confirmatory --configfile $(CONFIRMATORY)
 
 # The lints first (seconds): a rule file that drifts from Snakemake's conventions or from snakefmt's format
 # fails the tests, hence CI. One pytest worker per core (pytest-xdist): most tests are one process on one thread;
