@@ -122,9 +122,9 @@ def cost(report: Path, measured: list[str], plan: list[str]) -> list[str]:
             continue
         step = PACKED_RULES.get(rule)
         if step is None:
-            # once a run, if the plan runs that rule (its overlap discoveries, say, it may not)
-            runs = not rule.startswith(("arithmetic_overlap_discover",)) or plan_config["arithmetic"]["overlap"]["runs"]
-            planned = minutes if runs else 0.0
+            # once a run, unless it is the overlap analysis (its discoveries and its table) and the plan runs none
+            overlap = "overlap" in rule and not plan_config.get("arithmetic", {}).get("overlap", {}).get("runs")
+            planned = 0.0 if overlap else minutes
             lines.append(f"| {family} | {rule} | {jobs} jobs | | | once | {planned:.2f} |")
         else:
             points, packs = was[step]
