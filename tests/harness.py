@@ -28,7 +28,7 @@ def effective_config(*files: str) -> dict:
 
 
 # The records that decide the default's headlines and the rivals once whole (pages/results.py, decisive_claims).
-DECISIVE_RECORDS = ("decisive", "decisive_cross_domain")
+DECISIVE_RECORDS = ("confirmatory", "decisive", "decisive_cross_domain")
 
 
 def copied_records(tmp_path: Path, without: tuple = DECISIVE_RECORDS) -> Path:

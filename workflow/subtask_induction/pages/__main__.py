@@ -57,7 +57,7 @@ def pages(repo: Path = REPO, data: Path | None = None) -> dict[Path, str]:
     found = results.all_claims(records)   # the claims once, for every page that shows them
     front, running, glossary = repo / "README.md", repo / "docs" / "running.md", repo / "docs" / "glossary.md"
     decisions = repo / "docs" / "decisions.md"
-    return {repo / "docs" / "results.md": results.render(records, found, readme.readme_verdict(records, found)),
+    return {repo / "docs" / "results.md": results.render(records, found, readme.readme_verdict(records, found), readme.short),
             front: fill(front.read_text(), readme.blocks(records, found), "README.md"),
             running: fill(running.read_text(), running_blocks(), "docs/running.md"),
             glossary: fill(glossary.read_text(), glossary_blocks(), "docs/glossary.md"),

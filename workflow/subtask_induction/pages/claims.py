@@ -425,6 +425,22 @@ def decisive(record: RunRecord) -> list[Claim]:
     return [replace(claim, scale=claim.scale.replace("default", "decisive", 1)) for claim in made]
 
 
+# The confirmatory record's claims, as its plan names them (docs/decisions.md, "The confirmatory record: the plan"): the
+# arithmetic headlines, Table 1's five rows for our SI and for si_authors; no other comparison of its variants is judged
+# on it (unplanned, and the shape-bias rows, ratios of counts, lie on no grid past 44 chains)
+CONFIRMATORY_VISION = [question for question in VISION_CLAIMS if question[3]]
+CONFIRMATORY_AUTHORS = [question for question in AUTHORS_VISION if question[0] != f"{SI_AUTHORS} vs si"]
+
+
+def confirmatory(record: RunRecord) -> list[Claim]:
+    """The confirmatory record (config/confirmatory.yaml over config/si_authors.yaml; issue 93): the 13 claims its plan
+    fixed before its first job, each judged over the record's own chains, with the ids the exploratory records' claims
+    of the same questions carry so a page can set their verdicts side by side."""
+    made = (arithmetic_default(record) + vision_default(record, CONFIRMATORY_VISION)
+            + vision_default(record, CONFIRMATORY_AUTHORS))
+    return [replace(claim, scale=claim.scale.replace("default", "confirmatory", 1)) for claim in made]
+
+
 def decisive_cross_domain(record: RunRecord) -> list[Claim]:
     """The decisive record's cross-domain ViT (config/decisive_cross_domain.yaml, a record of its own): the questions
     `make beyond` asks of it, over the record's own chains."""

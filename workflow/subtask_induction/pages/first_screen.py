@@ -18,7 +18,7 @@ from ..arithmetic.paper import authors_curves
 from ..claims import AT_FLOOR, HOLDS, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED
 from ..vision import paper as vision_paper
 from .claims import ARITHMETIC_CLAIMS, SUBMASKING_CLAIMS, VISION_CLAIMS, claim_id
-from .sections import authors
+from .sections import authors, confirmatory
 
 # The headlines, in the order the first screen shows them: (claim id, the claim in plain words, what SI is set against)
 ARITHMETIC = [(claim_id("arithmetic", first, second), words, against) for first, second, words, against in (
@@ -109,13 +109,17 @@ def rows(found: list, records: dict) -> list[dict]:
 
 def table(found: list, records: dict) -> str:
     """The first screen's table: a row per headline and size, every cell under 300 characters; where the record of SI
-    as the authors' code ran it is stored, a last column gives it on each vision row (like for like)."""
+    as the authors' code ran it is stored, a column gives it on each vision row (like for like); where the
+    confirmatory record decides the rows, a last column gives the exploratory record's verdict of each."""
     table_rows = rows(found, records)
     like = any(row["like"] is not None for row in table_rows)
+    earlier = confirmatory.first_by_id(confirmatory.exploratory(found))
+    planned = any(row["claim"].record == confirmatory.CONFIRMATORY for row in table_rows)
     lines = ["| the paper's claim | size | the paper: SI's difference | ours: SI's difference, points (95% interval; "
              "chains) | [verdict](docs/glossary.md#verdict-rule) |"
-             + (" vision: SI as the authors' code ran it (`si_authors`), the same |" if like else ""),
-             "|---|---|---|---|---|" + ("---|" if like else "")]
+             + (" vision: SI as the authors' code ran it (`si_authors`), the same |" if like else "")
+             + (" exploratory: the record judged before it, the same |" if planned else ""),
+             "|---|---|---|---|---|" + ("---|" if like else "") + ("---|" if planned else "")]
     for row in table_rows:
         theirs = f"{fixed(row['theirs'], 1, sign=True)} ({row['paper']})" if row["theirs"] is not None else "—"
         ours = f"{row['judgement'].summary()}; {row['chains']} {row['unit']}"
@@ -123,8 +127,26 @@ def table(found: list, records: dict) -> str:
         cells = f"| {row['words']} | {row['where'] or '—'} | {theirs} | {ours} | {verdict_cell(row['judgement'], row['theirs'])} |"
         if like:   # the SI that produced the paper's number, judged on the same comparison
             cells += f" {like_cell(row)} |"
+        if planned:
+            cells += f" {exploratory_cell(row, earlier)} |"
         lines.append(cells)
     return "\n".join(lines)
+
+
+def exploratory_cell(row: dict, earlier: dict) -> str:
+    """The row's comparison as the exploratory record judged it (`decisive`: -0.4 [-3.4, +2.7]; 24 chains; **undecided**),
+    and for a vision row SI as the authors' code ran it so too; — where the row is not the confirmatory record's."""
+    if row["claim"].record != confirmatory.CONFIRMATORY:
+        return "— (the row's own record)"
+    parts = []
+    for claim in (row["claim"], row["like"]):
+        before = earlier.get(claim.id) if claim is not None else None
+        if before is None or before.evidence is None or row["where"] not in before.evidence.differences:
+            continue
+        j = before.evidence.judge()[row["where"]]
+        who = "" if claim is row["claim"] else "`si_authors`, "
+        parts.append(f"{who}`{before.record}`: {j.summary()}; {len(j.chains)} chains; **{said(j)}**")
+    return "; ".join(parts) or "—"
 
 
 def _points(values: list[tuple[str, float]]) -> str:
@@ -157,14 +179,19 @@ def finding(found: list, records: dict, premise_sentence: str = "") -> str:
     """The main finding in plain sentences, a line per claim (each under 300 characters), one paragraph a family."""
     headlines = headline_claims(found, against=True)
     lines = []
+    if any(claim.record == confirmatory.CONFIRMATORY for claim, _ in headlines):
+        lines += bullet(pack([confirmatory.WHAT, f"([the record]({confirmatory.ANCHOR}))."]))
     for family in ("arithmetic", "vision"):
         claims = [(c, a) for c, a in headlines if c.family == family]
         if not claims:
             continue
         chains = max(len(j.chains) for c, _ in claims for j in c.evidence.judge().values())
-        lead = (f"**Arithmetic** ({chains} independent chains, the `{claims[0][0].record}` record): "
-                if family == "arithmetic" else f"**Vision** ({chains} chains; every vision row is of a generated shape/texture world, whose pooled "
-                     "images keep only each region's mean colour: shape without texture): ")
+        record = claims[0][0].record
+        lead = (f"**Arithmetic** ({chains} independent chains, the `{record}` record): "
+                if family == "arithmetic" else f"**Vision** ({chains} chains"
+                + (f", the `{record}` record" if record == confirmatory.CONFIRMATORY else "")
+                + "; every vision row is of a generated shape/texture world, whose pooled "
+                  "images keep only each region's mean colour: shape without texture): ")
         phrases = [(lead if i == 0 else "") + phrase(claim, against) + ("." if i == len(claims) - 1 else ";")
                    for i, (claim, against) in enumerate(claims)]
         if family == "vision" and premise_sentence:   # its sentences' clauses packed with the rest, under the width

@@ -17,6 +17,11 @@ DEFAULTS = ("default", "default_replication")
 # `make decisive` (config/decisive.yaml): the chains fixed in docs/decisions.md before its first job; once whole, it
 # decides the headlines and the two records of the default stand beside it
 DECISIVE = "decisive"
+# `make confirmatory` (config/confirmatory.yaml over config/si_authors.yaml): the headlines decided once, on chains no
+# record had used, by the rule, claims and chain counts committed before its first job (docs/decisions.md, "The
+# confirmatory record: the plan"); once whole it decides the headline rows and `decisive` stands beside it,
+# exploratory
+CONFIRMATORY = "confirmatory"
 # `make decisive-cross-domain` (config/decisive_cross_domain.yaml): the cross-domain ViT on the decisive record's first
 # six chains, a record of its own (it runs apart); once whole, it decides the cross-domain claims and `beyond` stands
 # beside it

@@ -11,13 +11,13 @@ from pathlib import Path
 from ..rounding import fixed
 from ..claims import AT_FLOOR, HOLDS, INCOMPLETE, NO_EFFECT, NO_EVIDENCE, REVERSED, TOO_FEW, UNDECIDED, smallest_effect
 from . import wording
-from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_AUTHORS,
+from .page import (BEYOND, CONFIRMATORY, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_AUTHORS,
                    VISION_CAUSES)
 from .results import all_claims
 from .claims import Claim, default_questions
 from .run_records import RunRecord
 from . import first_screen
-from .sections import authors, causes, premises, validity
+from .sections import authors, causes, confirmatory, premises, validity
 from .subnetworks import chain_table, kept_dial
 from ..validity import base_accuracy
 
@@ -54,7 +54,7 @@ AUTHORS_CODE = "Their sampled curve is their code's control"
 DIAL = "The bias's strength by kept fraction"   # the kept-% dial's claim (claims.sparsity_dial)
 
 
-def _short(claim) -> str:
+def short(claim) -> str:
     """A claim in a few words for the verdict lines: its plain words, or its text without the parentheses, and the
     GPT-2's depth where the same text stands at two scales."""
     text = next((plain for start, plain in PLAIN.items() if claim.claim.startswith(start)),
@@ -119,10 +119,12 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
     authors' code differs from their text; and what a record cannot answer yet. `found`: the records' all_claims,
     where the caller has them already."""
     found = all_claims(records) if found is None else found
-    headline = [c for c in found if c.headline]
+    answers = confirmatory.first_by_id(found)   # a claim of an id the confirmatory record decides is answered once, by it
+    headline = [c for c in found if c.headline and (c.evidence is None or answers.get(c.id) is c)]
     dialled = next((c for c in found if c.record == BEYOND and c.claim.startswith(DIAL) and c.verdicts), None)
     defaults = default_questions()
-    paper = [c for c in headline if (c.record in (*DEFAULTS, *PAPER_DEPTHS) or c.record == DECISIVE and c.id in defaults)
+    paper = [c for c in headline if (c.record in (*DEFAULTS, *PAPER_DEPTHS)
+                                     or c.record in (DECISIVE, CONFIRMATORY) and c.id in defaults)
              and not c.claim.startswith(AUTHORS_CODE)]
     authors_code = [c for c in headline if c.claim.startswith(AUTHORS_CODE)]
     beyond = [c for c in headline if c not in paper and c not in authors_code]
@@ -141,11 +143,11 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         if both and reason:
             second = wording.short_reason(replace(claim, leans=claim.second_leans))
             reason = f"`{DEFAULTS[0]}`: {reason}; `{DEFAULTS[1]}`: {second}"
-        if claim.beside:   # the decisive record's verdict, the default's smaller records beside it
+        if claim.beside:   # a planned record's verdict, the smaller or exploratory records beside it
             reason = f"{reason}; {claim.beside}" if reason else claim.beside
         dial = (dial_sentence(records, dialled, kept) if kept and dialled and "(`sampled`)" in claim.claim
                 and claim.evidence else "")
-        item = _short(claim) + (f" ({where})" if where else "") + both + (f" [{reason}]" if reason else "")
+        item = short(claim) + (f" ({where})" if where else "") + both + (f" [{reason}]" if reason else "")
         groups[group].append(item + ("." + dial if dial else ""))
     why = {"Too few chains to decide": " (even every chain agreeing could not reach p < 0.05)",
            "No effect larger than S": f" (S, the smallest effect that matters: {smallest_effect():g} points of accuracy, "
@@ -181,7 +183,7 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         lines.append(f"- **Stored in part**: {' and '.join(parts).replace('; )', ')')}: verdicts come only from the "
                      f"whole plan, so none is shown yet; the answers above are {whose}.")
     for entry in validity.changed(records, found):
-        differs = "; ".join(f"{_short(claim)}{' at ' + where if where else ''}: {now}"
+        differs = "; ".join(f"{short(claim)}{' at ' + where if where else ''}: {now}"
                             for claim, where, _, now in entry["differs"])
         lines.append(f"- **A chain whose base did not learn its task**: `{entry['record']}`'s {entry['family']} chain "
                      f"{entry['chain']} ({base_accuracy(entry['family'], entry['accuracy'])}), counted as its plan fixed; "
@@ -299,6 +301,12 @@ def headlines(records: dict, found: list) -> str:
     """The first screen's table (first_screen.table) and, under it, one line each: the rivals and our added controls
     (named, counted by verdict, linked), a chain whose base failed, and how many verdicts could be false."""
     lines = [first_screen.table(found, records), ""]
+    differ = [pair for pair in confirmatory.pairs(found) if pair.differs and pair.confirmed.id in paper_ids_of()]
+    if any(claim.record == CONFIRMATORY for claim in found):
+        lines.append("- **Where the exploratory record's verdict differs**: "
+                     + ("; ".join(f"{short(pair.confirmed)}{' at ' + pair.where if pair.where else ''}: "
+                                  f"{confirmatory.both(pair)}" for pair in differ) if differ else "nowhere")
+                     + f" ([every row]({confirmatory.ANCHOR})).")
     paper_ids = {i for i, *_ in first_screen.HEADLINES}
     others = [claim for claim in found if claim.headline and claim.verdicts and claim.id not in paper_ids
               and claim.evidence is not None]
@@ -323,6 +331,12 @@ def headlines(records: dict, found: list) -> str:
     return "\n".join(wrapped(line) for line in lines)
 
 
+def paper_ids_of() -> set:
+    """The first screen's headline ids and their like-for-like ids (SI as the authors' code ran it)."""
+    ids = {i for i, *_ in first_screen.HEADLINES}
+    return ids | {authors.authors_id(i) for i, *_ in first_screen.VISION}
+
+
 def wrapped(line: str, width: int = 280) -> str:
     """A bullet longer than `width` split at its clauses (`; `, `, `) onto continuation lines: the first screen's lines
     stay under 300 characters and the bullet renders as one."""
@@ -343,7 +357,10 @@ def blocks(records: dict, found: list | None = None) -> dict[str, str]:
     decisive = records.get(DECISIVE)
     why = (causes.sentence(records[VISION_CAUSES], found, brief=True)   # which cause of the lost shape keeps it (issue 82)
            if VISION_CAUSES in records else "")
-    like = authors.sentence(records[VISION_AUTHORS], found) if VISION_AUTHORS in records else ""   # issue 88
+    # issue 88: the like-for-like reading, of the record whose si_authors rows the table reads
+    judged = next((c.record for c in found if c.id.startswith(f"vision/{authors.claims_module.SI_AUTHORS}-")), None)
+    like = authors.sentence(records[judged], found, anchor=confirmatory.ANCHOR if judged == CONFIRMATORY else authors.ANCHOR
+                            ) if judged in records else ""
     premise = (premises.sentence(decisive, why, like[:1].upper() + like[1:]) if decisive is not None
                and any(c.record == DECISIVE for c in found) else "")
     return {"finding": first_screen.finding(found, records, premise), "headlines": headlines(records, found),

@@ -11,14 +11,15 @@ import pandas as pd
 from ..rounding import percent
 from . import claims as claims_module
 from . import subnetworks, wording
-from .page import (BEYOND, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS,
+from .page import (BEYOND, CONFIRMATORY, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, FIGURES, GPU_CHECK, GROUPNORM, PAPER_DEPTHS, SIGNS,
                    VISION_AUTHORS, VISION_CAUSES)
 from .sections.arithmetic_default import arithmetic_default
 from .sections.beyond import beyond_section, decisive_cross_domain_section, signs_section
 from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
-from .sections import authors, causes, post_hoc, premises, protocol, record_effect, validity
+from .sections import authors, causes, confirmatory, post_hoc, premises, protocol, record_effect, validity
+from .sections.confirmatory import exploratory, first_by_id
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -64,14 +65,14 @@ def default_claims(records: dict[str, RunRecord], family: str, decided: list | N
 
 
 def decisive_claims(records: dict[str, RunRecord], name: str = DECISIVE) -> list | None:
-    """A decisive record's claims once every one of them is complete (`name`: the decisive record, or its
-    cross-domain ViT, which runs apart); None while batches remain (its configs plan the whole record, so a part of it
+    """A planned record's claims once every one of them is complete (`name`: the decisive record, its cross-domain
+    ViT, which runs apart, or the confirmatory record); None while batches or chains remain (its configs plan the whole record, so a part of it
     reads "incomplete") or where none is stored: its verdicts come only from the pre-registered total, and until then
     the pages keep the smaller records' answer."""
     if name not in records:
         return None
-    found = {DECISIVE: claims_module.decisive,
-             DECISIVE_CROSS_DOMAIN: claims_module.decisive_cross_domain}[name](records[name])
+    found = {DECISIVE: claims_module.decisive, DECISIVE_CROSS_DOMAIN: claims_module.decisive_cross_domain,
+             CONFIRMATORY: claims_module.confirmatory}[name](records[name])
     if not found or any(claim.holds.startswith("**incomplete**") or INCOMPLETE in dict(claim.verdicts).values()
                         for claim in found):
         return None
@@ -100,13 +101,28 @@ def all_claims(records: dict[str, RunRecord]) -> list:
     if mine:   # a rival a decisive record judged is read from it, its smaller record beside it (paired by id)
         rivals = [wording.beside_smaller(mine[claim.id], {claim.record: claim}) if claim.id in mine else claim
                   for claim in rivals]
-    return found + rivals
+    return confirmed(records, found + rivals)
 
 
-def render(records: dict[str, RunRecord], found: list | None = None, verdict_lines: str = "") -> str:
+def confirmed(records: dict[str, RunRecord], found: list) -> list:
+    """`found` with the confirmatory record's claims first, once it is whole (decisive_claims), each with the claim
+    the pages answered with before it (the exploratory one: `decisive`'s, or `vision_authors`' for si_authors) beside
+    it (wording.beside_smaller, its chance over the confirmatory record's subsets of that many chains); the
+    exploratory claims stay in `found`, after it, for their own sections."""
+    made = decisive_claims(records, CONFIRMATORY)
+    if not made:
+        return found
+    before = first_by_id(found)
+    return [wording.beside_smaller(claim, {before[claim.id].record: before[claim.id]}, exploratory=True)
+            if claim.id in before else claim for claim in made] + found
+
+
+def render(records: dict[str, RunRecord], found: list | None = None, verdict_lines: str = "", short=None) -> str:
     """docs/results.md from the records; `found`: their all_claims, where the caller has them already;
-    `verdict_lines`: the claims' verdicts in words with the smaller records beside them (readme.readme_verdict)."""
+    `verdict_lines`: the claims' verdicts in words with the smaller records beside them (readme.readme_verdict);
+    `short`: a claim in a few words (the README's), for the confirmatory record's table."""
     found = all_claims(records) if found is None else found
+    earlier = exploratory(found)   # the other records' sections read what they read before the confirmatory record
     lines = ["# Results", "",
              "<!-- Rendered by `make docs` from the run records in docs/data/; edit the records or "
              "workflow/subtask_induction/pages/, not this page (a test renders it again and compares). -->", "",
@@ -123,15 +139,17 @@ def render(records: dict[str, RunRecord], found: list | None = None, verdict_lin
                   verdict_lines.replace("(docs/results.md#", "(#").replace("(docs/", "("), ""]
     lines += validity.lines(validity.changed(records, found), lambda claim: claim.claim)
     lines += validity.roster_lines(validity.replaced(records))
+    if any(claim.record == CONFIRMATORY for claim in found):   # the record whose verdicts the README reads
+        lines += confirmatory.section(records[CONFIRMATORY], found, short or (lambda claim: claim.claim))
     lines += post_hoc.section(found)
-    if any(claim.record == DECISIVE for claim in found):   # the record whose verdicts the README reads
-        lines += protocol.lines(records[DECISIVE], found)
+    if any(claim.record == DECISIVE for claim in found):
+        lines += protocol.lines(records[DECISIVE], earlier)
         lines += ["## Vision against the paper's premises", ""] + premises.table(records[DECISIVE])
         lines += record_effect.lines(records)
     if VISION_CAUSES in records:
-        lines += causes.section(records[VISION_CAUSES], records.get(DECISIVE), found)
+        lines += causes.section(records[VISION_CAUSES], records.get(DECISIVE), earlier)
     if VISION_AUTHORS in records:
-        lines += authors.section(records[VISION_AUTHORS], records.get(DECISIVE), found)
+        lines += authors.section(records[VISION_AUTHORS], records.get(DECISIVE), earlier)
     if "default" in records:
         lines += arithmetic_default(records["default"])
     if any(name in records for name in PAPER_DEPTHS):

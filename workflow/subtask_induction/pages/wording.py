@@ -119,12 +119,13 @@ def replicated(first: Claim, second: Claim | None, names: tuple[str, str]) -> Cl
     return replace(first, holds=f"{word}: {both}", scale=scale, numbers=numbers, verdicts=(("", word),))
 
 
-def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
+def beside_smaller(decided: Claim, smaller: dict[str, Claim | None], exploratory: bool = False) -> Claim:
     """A claim of the decisive record (whole: the pages never read a part of it) with the smaller records of the
     default beside it as smaller replications: each one's verdict, then the share of the decisive record's own
     subsets of that many chains that reach its verdict (claims.subset_share, kept in docs/verdicts/): once per chain
     count, since it is the decisive record's, not the smaller one's; only for a decided verdict (holds, reversed, no
-    effect larger than S). Its verdict stays the decisive one's."""
+    effect larger than S). Its verdict stays the decisive one's. `exploratory`: the claim is the confirmatory record's
+    and the records beside it were judged after they were read (each named so)."""
     from .verdicts import share   # the verdict files read this module's words
 
     judged = decided.evidence.judge() if decided.evidence else {}
@@ -133,7 +134,7 @@ def beside_smaller(decided: Claim, smaller: dict[str, Claim | None]) -> Claim:
         if claim is None:
             parts.append(f"`{name}`: not in the record")
             continue
-        parts.append(f"`{name}`: {claim.holds.replace('**', '')}")
+        parts.append(f"`{name}`{' (exploratory)' if exploratory else ''}: {claim.holds.replace('**', '')}")
         chains = max((lean[3] for lean in claim.leans), default=0)   # its chains, as its verdict counted them
         if chains and chains not in counts:
             counts.append(chains)

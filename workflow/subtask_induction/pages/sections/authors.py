@@ -118,13 +118,13 @@ def section(record: RunRecord, decisive: RunRecord | None, found: list) -> list[
     return lines
 
 
-def sentence(record: RunRecord, found: list, link: bool = True) -> str:
+def sentence(record: RunRecord, found: list, link: bool = True, anchor: str = ANCHOR) -> str:
     """The README's sentence, by the plan's reading: which of our SI's disagreements with the paper are the protocol's
     and which the world's."""
     table = rows(found)
     ours, _ = share(record)
     chains = record.csv("vision/chains.csv")["chain"].nunique()
-    where = f" ([like for like]({ANCHOR}))" if link else ""
+    where = f" ([like for like]({anchor}))" if link else ""
     by = {}
     for row in table:
         if row.reading != NONE:
