@@ -301,7 +301,7 @@ def headlines(records: dict, found: list) -> str:
     """The first screen's table (first_screen.table) and, under it, one line each: the rivals and our added controls
     (named, counted by verdict, linked), a chain whose base failed, and how many verdicts could be false."""
     lines = [first_screen.table(found, records), ""]
-    differ = [pair for pair in confirmatory.pairs(found) if pair.differs and pair.confirmed.id in paper_ids_of()]
+    differ = [pair for pair in confirmatory.pairs(found) if pair.differs]
     if any(claim.record == CONFIRMATORY for claim in found):
         lines.append("- **Where the exploratory record's verdict differs**: "
                      + ("; ".join(f"{short(pair.confirmed)}{' at ' + pair.where if pair.where else ''}: "
@@ -329,12 +329,6 @@ def headlines(records: dict, found: list) -> str:
                      + " ([chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task)).")
     lines.append(f"- **How many could be false**: {wording.multiplicity([c for c, _ in first_screen.headline_claims(found)])}")
     return "\n".join(wrapped(line) for line in lines)
-
-
-def paper_ids_of() -> set:
-    """The first screen's headline ids and their like-for-like ids (SI as the authors' code ran it)."""
-    ids = {i for i, *_ in first_screen.HEADLINES}
-    return ids | {authors.authors_id(i) for i, *_ in first_screen.VISION}
 
 
 def wrapped(line: str, width: int = 280) -> str:
