@@ -14,10 +14,11 @@ from subtask_induction.pages import first_screen, readme, results, run_records
 from subtask_induction.pages.sections import confirmatory
 
 
-def stand_in(tmp_path, shift: float = 0.0):
+def stand_in(tmp_path, shift: float = 0.0, gap: int | None = None):
     """docs/data with a record `confirmatory` made of the decisive record's arithmetic and vision tables and
     `vision_authors`' si_authors rows (the same chains), its `sampled` moved by -`shift` points at n = 0:
-    the claims and pages read it as they will read the real one."""
+    the claims and pages read it as they will read the real one. `gap`: that arithmetic chain's rows left out and
+    named as a known gap (a store of a part of the run)."""
     data = tmp_path / "data"
     shutil.copytree(REPO / "docs" / "data", data)
     shutil.rmtree(data / "confirmatory", ignore_errors=True)   # a stored one: replaced by the stand-in
@@ -26,6 +27,8 @@ def stand_in(tmp_path, shift: float = 0.0):
     transfer = pd.read_csv(folder / "arithmetic/transfer.csv")
     moved = (transfer["variant"] == "sampled") & (transfer["n"] == 0)
     transfer.loc[moved, "test_accuracy"] -= shift / 100
+    if gap is not None:
+        transfer = transfer[transfer["chain"] != gap]
     transfer.to_csv(folder / "arithmetic/transfer.csv", index=False)
     theirs = data / "vision_authors" / "vision"
     for table in ("chains.csv", "table1.csv"):
@@ -39,6 +42,8 @@ def stand_in(tmp_path, shift: float = 0.0):
     run = yaml.safe_load((folder / "run.yaml").read_text())
     run["title"] = "A stand-in of the confirmatory record"
     run["note"] = "measured 300 job-minutes, beside the plan's estimate of 347"
+    if gap is not None:
+        run["known_gaps"] = [{"family": "arithmetic", "chain": gap, "why": "not run yet"}]
     (folder / "run.yaml").write_text(yaml.safe_dump(run, sort_keys=False))
     return run_records.load_all(data)
 
@@ -102,3 +107,15 @@ def test_the_other_records_sections_read_what_they_read_before_it(moved):
     section = lambda text, title: text.split(title, 1)[1].split("\n## ", 1)[0]
     for title in ("## SI as the authors' code ran it", "## Why SI loses the shape", "## The protocol: `last`"):
         assert section(page, title) == section(old, title), title
+
+
+def test_a_part_of_it_shows_no_verdict_and_says_it_is_in_part(tmp_path):
+    """Judged once, whole: a store that lacks a chain's points decides nothing, the pages keep the exploratory answer
+    and the verdict lines say the record is stored in part, naming the chain still to run."""
+    records = stand_in(tmp_path, shift=6.0, gap=16)
+    found = results.all_claims(records)
+    assert not [claim for claim in found if claim.record == "confirmatory"]
+    assert next(c for c in found if c.id == "arithmetic/si-sampled").record == "decisive"
+    lines = readme.readme_verdict(records, found).splitlines()
+    assert any(line.startswith("- **Stored in part**: the confirmatory record") and "chain 16 still to run" in line
+               for line in lines)

@@ -182,6 +182,11 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
         whose = " and ".join(["the default's"] * in_part(DECISIVE) + ["`beyond`'s"] * in_part(DECISIVE_CROSS_DOMAIN))
         lines.append(f"- **Stored in part**: {' and '.join(parts).replace('; )', ')')}: verdicts come only from the "
                      f"whole plan, so none is shown yet; the answers above are {whose}.")
+    if in_part(CONFIRMATORY):   # judged once, whole: a part of it decides nothing
+        lines.append(f"- **Stored in part**: the confirmatory record ([`{CONFIRMATORY}`](docs/results.md#run-{CONFIRMATORY}), its "
+                     "plan committed before its first job"
+                     + (f"; {still_to_run(CONFIRMATORY)}" if still_to_run(CONFIRMATORY) else "")
+                     + "): it is judged once, when every planned point is in, so none of its verdicts is shown yet.")
     for entry in validity.changed(records, found):
         differs = "; ".join(f"{short(claim)}{' at ' + where if where else ''}: {now}"
                             for claim, where, _, now in entry["differs"])
