@@ -198,6 +198,16 @@ def claim_id(family: str, first: str, second: str, metric: str = "", layers: int
     return "/".join(parts)
 
 
+def first_by_id(found: list) -> dict:
+    """{claim id: the first claim of that id among `found` judged by the rule}: the claim the pages answer with (the
+    found list is ordered best record first, so the first is the one that counts)."""
+    by_id: dict = {}
+    for claim in found:
+        if claim.evidence is not None:
+            by_id.setdefault(claim.id, claim)
+    return by_id
+
+
 _MADE: dict = {}
 
 

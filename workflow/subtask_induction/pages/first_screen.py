@@ -17,7 +17,7 @@ from ..rounding import fixed
 from ..arithmetic.paper import authors_curves
 from ..claims import AT_FLOOR, HOLDS, NO_EFFECT, REVERSED, TOO_FEW, UNDECIDED
 from ..vision import paper as vision_paper
-from .claims import ARITHMETIC_CLAIMS, SUBMASKING_CLAIMS, VISION_CLAIMS, claim_id
+from .claims import ARITHMETIC_CLAIMS, SUBMASKING_CLAIMS, VISION_CLAIMS, claim_id, first_by_id
 from .sections import authors, confirmatory
 
 # The headlines, in the order the first screen shows them: (claim id, the claim in plain words, what SI is set against)
@@ -52,10 +52,7 @@ assert {i for i, *_ in SUBMASKING} <= {claim_id("submasking", "fs", r) for r, _ 
 def headline_claims(found: list, against: bool = False) -> list:
     """[(claim, plain words)] of the headlines, each as the pages judge it (the decisive record's where it is whole);
     with `against`, [(claim, what SI is set against)]."""
-    by_id = {}
-    for claim in found:
-        if claim.evidence is not None and claim.id not in by_id:
-            by_id[claim.id] = claim
+    by_id = first_by_id(found)
     return [(by_id[i], rival if against else words) for i, words, rival in HEADLINES if i in by_id]
 
 
@@ -113,7 +110,7 @@ def table(found: list, records: dict) -> str:
     confirmatory record decides the rows, a last column gives the exploratory record's verdict of each."""
     table_rows = rows(found, records)
     like = any(row["like"] is not None for row in table_rows)
-    earlier = confirmatory.first_by_id(confirmatory.exploratory(found))
+    earlier = first_by_id(confirmatory.exploratory(found))
     planned = any(row["claim"].record == confirmatory.CONFIRMATORY for row in table_rows)
     lines = ["| the paper's claim | size | the paper: SI's difference | ours: SI's difference, points (95% interval; "
              "chains) | [verdict](docs/glossary.md#verdict-rule) |"

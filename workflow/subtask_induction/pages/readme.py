@@ -14,7 +14,7 @@ from . import wording
 from .page import (BEYOND, CONFIRMATORY, DECISIVE, DECISIVE_CROSS_DOMAIN, DEFAULTS, GPU_CHECK, PAPER_DEPTHS, REPO, TIMING, VISION_AUTHORS,
                    VISION_CAUSES)
 from .results import all_claims
-from .claims import Claim, default_questions
+from .claims import Claim, default_questions, first_by_id
 from .run_records import RunRecord
 from . import first_screen
 from .sections import authors, causes, confirmatory, premises, validity
@@ -119,7 +119,7 @@ def readme_verdict(records: dict[str, RunRecord], found: list | None = None) -> 
     authors' code differs from their text; and what a record cannot answer yet. `found`: the records' all_claims,
     where the caller has them already."""
     found = all_claims(records) if found is None else found
-    answers = confirmatory.first_by_id(found)   # a claim of an id the confirmatory record decides is answered once, by it
+    answers = first_by_id(found)   # a claim of an id the confirmatory record decides is answered once, by it
     headline = [c for c in found if c.headline and (c.evidence is None or answers.get(c.id) is c)]
     dialled = next((c for c in found if c.record == BEYOND and c.claim.startswith(DIAL) and c.verdicts), None)
     defaults = default_questions()

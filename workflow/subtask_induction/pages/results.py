@@ -19,7 +19,7 @@ from .sections.gpu import gpu_section
 from .sections.groupnorm import groupnorm_section
 from .sections.paper_scale import paper_scale, same_labels
 from .sections import authors, causes, confirmatory, post_hoc, premises, protocol, record_effect, validity
-from .sections.confirmatory import exploratory, first_by_id
+from .sections.confirmatory import exploratory
 from .sections.provenance import provenance
 from .sections.submasking_default import submasking_default
 from .sections.vision_default import vision_default
@@ -112,7 +112,7 @@ def confirmed(records: dict[str, RunRecord], found: list) -> list:
     made = decisive_claims(records, CONFIRMATORY)
     if not made:
         return found
-    before = first_by_id(found)
+    before = claims_module.first_by_id(found)
     return [wording.beside_smaller(claim, {before[claim.id].record: before[claim.id]}, exploratory=True)
             if claim.id in before else claim for claim in made] + found
 

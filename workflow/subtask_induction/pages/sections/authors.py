@@ -63,10 +63,7 @@ def rows(found: list) -> list[Row]:
     """Each Table 1 headline (first_screen.VISION, in its order) with our SI's and si_authors' claims."""
     from ..first_screen import VISION, paper_difference   # the first screen reads this module
 
-    by_id = {}
-    for claim in found:
-        if claim.evidence is not None:
-            by_id.setdefault(claim.id, claim)
+    by_id = claims_module.first_by_id(found)
     out = []
     for claim_id, _, against in VISION:
         if claim_id in by_id:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..claims import first_by_id
 from ..page import CONFIRMATORY, provenance_line
 from ..run_records import RunRecord
 from .provenance import plan_text
@@ -18,15 +19,6 @@ WHAT = ("*Confirmatory*: the rule, the claims and the chain counts were committe
 
 
 ANCHOR = "docs/results.md#the-confirmatory-record-the-headlines-decided-once-make-confirmatory"
-
-
-def first_by_id(found: list) -> dict:
-    """{claim id: the first claim of that id among `found` judged by the rule}: the claim the pages answer with."""
-    by_id: dict = {}
-    for claim in found:
-        if claim.evidence is not None:
-            by_id.setdefault(claim.id, claim)
-    return by_id
 
 
 def exploratory(found: list) -> list:
