@@ -49,6 +49,29 @@ def test_a_difference_on_no_grid_is_named_beyond_44_chains():
     assert on_grid([0.2, -0.4, 12.45])[1] == 20
 
 
+def test_accuracies_stored_as_float32_are_counted_on_their_grid_beyond_44_chains():
+    """The training steps store an accuracy as a float32: over 48 chains of 800 test items the differences in points
+    are multiples of 1/8 off by float32 rounding, and their p is the p of the grid values they stand for."""
+    rng = np.random.default_rng(3)
+    first, second = (rng.integers(300, 700, 48) / 800 for _ in range(2))
+    stored = [np.float32(a).item() for a in first], [np.float32(b).item() for b in second]
+    noisy = 100 * (np.array(stored[0]) - np.array(stored[1]))
+    exact = 100 * (first - second)
+    assert not np.array_equal(noisy, exact) and on_grid(np.abs(noisy))[1] in (1, 2, 4, 8)
+    assert sign_flip_p(noisy) == sign_flip_p(exact) == sign_flip_p(np.round(exact * 8) / 8)
+    assert sign_flip_greater(noisy + 3.0) == sign_flip_greater(exact + 3.0)
+
+
+def test_a_ratio_beyond_44_chains_is_off_grid_and_named():
+    """A shape bias (shape / (shape + texture) answers) has no common step: beyond 44 chains the exact test refuses."""
+    from subtask_induction.claims import OffGrid
+
+    rng = np.random.default_rng(4)
+    shape, texture = rng.integers(20, 200, 48), rng.integers(20, 200, 48)
+    with pytest.raises(OffGrid, match="no grid"):
+        sign_flip_p(100 * (shape / (shape + texture) - 0.5))
+
+
 def test_a_size_a_leave_one_out_empties_is_judged_and_an_unchanged_verdict_is_not_fragile():
     """Leaving out the one chain of a size leaves it no chain: the rule judges it (too few chains), and a size whose
     verdict does not change (here every size: the other size never had that chain) is not fragile."""

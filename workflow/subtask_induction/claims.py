@@ -295,32 +295,59 @@ def _at_least(magnitudes: np.ndarray, threshold: float) -> int:
 GRID_DENOMINATOR = 10 ** 6
 GRID_SPAN = 2 * 10 ** 7
 LIMB = 62   # bits of a count each int64 limb holds (a sum of two stays below 2^63)
+# How far from its grid point a value may lie and still be on the grid: the training steps store an accuracy as a
+# float32 (half an ulp of 1 is 2^-24), so a difference of two in points is off its multiple of 100 / test items by up
+# to 100 x 2^-23. The values are counted as the grid points they stand for; a value further off is on no grid.
+GRID_NOISE = 100 * 2.0 ** -23
 
 
-def on_grid(values) -> tuple[np.ndarray, int]:
-    """`values` as integers on the coarsest grid that holds them all: (integers, denominator), each value equal to its
-    integer / denominator within 1e-9 of its size. A value on no grid of denominator up to GRID_DENOMINATOR (or a grid
-    whose sums span more than GRID_SPAN) cannot be counted exactly beyond 44 chains: a ValueError says so."""
+class OffGrid(ValueError):
+    """Values beyond 44 chains that lie on no grid: the exact sign-flip test cannot count them (a shape bias, a
+    ratio of two counts, has no common step)."""
+    WORDS = f"the exact sign-flip test cannot count more than {2 * HALF} chains of values on no grid"
+
+
+def _simplest_within(value: float, tolerance: float):
+    """The fraction of smallest denominator among `value`'s continued-fraction convergents within `tolerance` of it."""
     from fractions import Fraction
 
+    exact, rest = Fraction(value), Fraction(value)
+    numerators, denominators = (0, 1), (1, 0)
+    while True:
+        whole = rest.numerator // rest.denominator
+        numerators = (numerators[1], whole * numerators[1] + numerators[0])
+        denominators = (denominators[1], whole * denominators[1] + denominators[0])
+        convergent = Fraction(numerators[1], denominators[1])
+        rest -= whole
+        if abs(convergent - exact) <= tolerance or rest == 0:
+            return convergent
+        rest = 1 / rest
+
+
+def on_grid(values, noise: float = GRID_NOISE) -> tuple[np.ndarray, int]:
+    """`values` as integers on the coarsest grid that holds them all: (integers, denominator), each value within
+    `noise` of its integer / denominator (GRID_NOISE: an accuracy stored as a float32). A value on no grid of
+    denominator up to GRID_DENOMINATOR (or a grid whose sums span more than GRID_SPAN) cannot be counted exactly beyond
+    44 chains: OffGrid says so."""
     values = [float(v) for v in values]
-    fractions = [Fraction(v).limit_denominator(GRID_DENOMINATOR) for v in values]
-    off = [v for v, f in zip(values, fractions) if abs(float(f) - v) > 1e-9 * max(1.0, abs(v))]
+    fractions = [_simplest_within(v, noise) for v in values]
     denominator = math.lcm(*(f.denominator for f in fractions))
     integers = [int(f * denominator) for f in fractions]
-    if off or denominator > GRID_DENOMINATOR or 2 * sum(abs(i) for i in integers) > GRID_SPAN:
-        raise ValueError(f"the exact sign-flip test counts more than {2 * HALF} chains on the grid their values lie on "
-                         f"(an accuracy difference is a multiple of 100 / test items); these values lie on no grid "
-                         f"of step 1/{GRID_DENOMINATOR} or finer whose sums span at most {GRID_SPAN:,} steps: "
-                         f"{(off or values)[:3]}")
+    if denominator > GRID_DENOMINATOR or 2 * sum(abs(i) for i in integers) > GRID_SPAN:
+        raise OffGrid(f"the exact sign-flip test counts more than {2 * HALF} chains on the grid their values lie on "
+                      f"(an accuracy difference is a multiple of 100 / test items); these values lie on no grid "
+                      f"of step 1/{GRID_DENOMINATOR} or finer whose sums span at most {GRID_SPAN:,} steps: "
+                      f"{values[:3]}")
     return np.array(integers, dtype=np.int64), denominator
 
 
 def _at_least_on_grid(magnitudes: np.ndarray, threshold: float) -> int:
     """_at_least beyond enumeration: the number of sign patterns at each signed sum, built value by value on the values'
-    grid (on_grid) in integers of LIMB-bit int64 limbs (2^k outgrows one int64), then summed from the threshold up. A
-    threshold within a millionth of a grid step below a sum counts it (the tie tolerance TIE is far finer than a step)."""
+    grid (on_grid) in integers of LIMB-bit int64 limbs (2^k outgrows one int64), then summed from the threshold up."""
     integers, denominator = on_grid(np.abs(magnitudes))
+    if 2 * len(integers) * GRID_NOISE * denominator >= 1:   # the sums' noise could reach half a step
+        raise OffGrid(f"{len(integers)} values on a grid of step 1/{denominator}: their sums' float32 noise could reach "
+                      "half a step, so the exact sign-flip test cannot count them")
     total = int(integers.sum())
     limbs = len(integers) // LIMB + 2
     counts = np.zeros((limbs, 2 * total + 1), dtype=np.int64)
@@ -337,7 +364,11 @@ def _at_least_on_grid(magnitudes: np.ndarray, threshold: float) -> int:
         for limb in range(limbs - 1):   # carry each limb's overflow into the next
             counts[limb + 1] += counts[limb] >> LIMB
             counts[limb] &= mask
-    first = max(math.ceil(threshold * denominator - 1e-6) + total, 0)
+    # a threshold within the values' noise of a grid sum is that sum (the callers' tie margin TIE is far finer)
+    at = threshold * denominator
+    nearest = round(at)
+    first = max((nearest if abs(at - nearest) <= len(integers) * GRID_NOISE * denominator + 1e-6 else math.ceil(at))
+                + total, 0)
     return sum(int(counts[limb, first:].astype(object).sum()) << (LIMB * limb) for limb in range(limbs))
 
 
