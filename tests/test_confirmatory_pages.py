@@ -68,15 +68,17 @@ def test_the_confirmatory_record_judges_its_thirteen_planned_claims_and_no_other
 def test_the_headline_table_reads_it_with_the_exploratory_verdict_beside_each_row(moved):
     records, found = moved
     table = first_screen.table(found, records).splitlines()
-    assert table[0].endswith("| exploratory: the record judged before it, the same |")
+    assert table[0].endswith("| [exploratory](docs/glossary.md#confirmatory) verdict: = same, ≠ not |")
     body = table[2:]
-    arithmetic = [line for line in body if "Fig 6" in line or line.split(" | ")[1].startswith("n = ")][:9]
-    assert all("`decisive`: " in line.split(" | ")[-1] for line in arithmetic)
+    mark = lambda line: line.rstrip(" |").rsplit("| ", 1)[1]   # noqa: E731
+    arithmetic = [line for line in body if line.split(" | ")[1].startswith("n = ")][:9]
+    # `sampled` moved at n = 0 only: its row alone is marked as differing from `decisive`
+    assert [mark(line) for line in arithmetic] == ["**≠**"] + ["="] * 8
     vision = [line for line in body if "(Table 1)" in line]
-    assert len(vision) == 5 and all("`si_authors`, `vision_authors`: " in line for line in vision)
+    assert len(vision) == 5 and all(mark(line) == "= / =" for line in vision)   # SI, then si_authors
     submasking = [line for line in body if "submasking" in line or "textures" in line]
-    assert submasking and all(line.endswith("| — (the row's own record) |") for line in submasking)
-    assert all(len(cell) < 300 for line in table for cell in line.split(" | "))
+    assert submasking and all(mark(line) == "— (its own record)" for line in submasking)
+    assert all(len(line) <= 300 for line in table)
     lead = first_screen.finding(found, records)
     assert "the `confirmatory` record" in lead and lead.startswith("- *Confirmatory*: ")
 
@@ -87,9 +89,10 @@ def test_every_row_whose_verdict_differs_is_named_with_both_numbers(moved, tmp_p
     # `sampled` moved by -6 points at n = 0: the decisive record's undecided -0.4 now holds
     assert [(p.confirmed.id, p.where) for p in differ if p.confirmed.family == "arithmetic"] == [
         ("arithmetic/si-sampled", "n = 0")]
-    line = next(l for l in readme.headlines(records, found).splitlines() if "exploratory record's verdict differs" in l)
+    bullets = readme.headlines(records, found).replace("\n  ", " ").splitlines()   # a bullet's wrapped lines, joined
+    line = next(l for l in bullets if "exploratory record's verdict differs" in l)
     mine, theirs = differ[0].judged()
-    assert f"`confirmatory` {mine.summary()}, {mine.said()}" in line and f"`decisive` (exploratory) {theirs.summary()}" in line
+    assert f"{mine.summary()} ({mine.said()}), `decisive` {theirs.summary()} ({theirs.said()})" in line
     page = results.render(records, found, short=readme.short)
     assert "## The confirmatory record: the headlines decided once (`make confirmatory`)" in page
     assert f"{len(differ)} of {len(confirmatory.pairs(found))} verdicts differ" in page

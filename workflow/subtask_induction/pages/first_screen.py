@@ -115,7 +115,7 @@ def table(found: list, records: dict) -> str:
     lines = ["| the paper's claim | size | the paper: SI's difference | ours: SI's difference, points (95% interval; "
              "chains) | [verdict](docs/glossary.md#verdict-rule) |"
              + (" vision: SI as the authors' code ran it (`si_authors`), the same |" if like else "")
-             + (" exploratory: the record judged before it, the same |" if planned else ""),
+             + (" [exploratory](docs/glossary.md#confirmatory) verdict: = same, ≠ not |" if planned else ""),
              "|---|---|---|---|---|" + ("---|" if like else "") + ("---|" if planned else "")]
     for row in table_rows:
         theirs = f"{fixed(row['theirs'], 1, sign=True)} ({row['paper']})" if row["theirs"] is not None else "—"
@@ -131,19 +131,19 @@ def table(found: list, records: dict) -> str:
 
 
 def exploratory_cell(row: dict, earlier: dict) -> str:
-    """The row's comparison as the exploratory record judged it (`decisive`: -0.4 [-3.4, +2.7]; 24 chains; **undecided**),
-    and for a vision row SI as the authors' code ran it so too; — where the row is not the confirmatory record's."""
+    """Whether the exploratory record's verdict of the row is the confirmatory record's: `=` the same, `**≠**` it
+    differs (named with both numbers under the table), — none; a vision row gives SI, then SI as the authors' code ran
+    it (`= / =`). The numbers stand in the line under the table and on the results page: the row keeps under 300
+    characters."""
     if row["claim"].record != confirmatory.CONFIRMATORY:
-        return "— (the row's own record)"
-    parts = []
+        return "— (its own record)"
+    marks = []
     for claim in (row["claim"], row["like"]):
-        before = earlier.get(claim.id) if claim is not None else None
-        if before is None or before.evidence is None or row["where"] not in before.evidence.differences:
+        if claim is None:
             continue
-        j = before.evidence.judge()[row["where"]]
-        who = "" if claim is row["claim"] else "`si_authors`, "
-        parts.append(f"{who}`{before.record}`: {j.summary()}; {len(j.chains)} chains; **{said(j)}**")
-    return "; ".join(parts) or "—"
+        pair = confirmatory.Pair(claim, earlier.get(claim.id), row["where"])
+        marks.append("—" if pair.judged()[1] is None else "**≠**" if pair.differs else "=")
+    return " / ".join(marks) or "—"
 
 
 def _points(values: list[tuple[str, float]]) -> str:
@@ -276,7 +276,7 @@ def _lower(words: str) -> str:
     return words[:1].lower() + words[1:] if not words.startswith("SI") else words
 
 
-RIVAL_TICKS = {"base": "new head", "finetune": "mixture\n(authors' code)", "scratch": "scratch"}
+RIVAL_TICKS = {"base": "new head", "finetune": "mixture\nas run", "scratch": "scratch"}
 METRIC_TICKS = {"pooled_accuracy": "pooled", "original_accuracy": "original", "cue_shape_accuracy": "cue shape",
                 "cue_robustness": "robust."}
 

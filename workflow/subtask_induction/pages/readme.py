@@ -308,9 +308,10 @@ def headlines(records: dict, found: list) -> str:
     lines = [first_screen.table(found, records), ""]
     differ = [pair for pair in confirmatory.pairs(found) if pair.differs]
     if any(claim.record == CONFIRMATORY for claim in found):
-        lines.append("- **Where the exploratory record's verdict differs**: "
-                     + ("; ".join(f"{short(pair.confirmed)}{' at ' + pair.where if pair.where else ''}: "
-                                  f"{confirmatory.both(pair)}" for pair in differ) if differ else "nowhere")
+        named = "; ".join(f"{short(pair.confirmed)}{' at ' + pair.where if pair.where else ''}: "
+                          f"{confirmatory.both(pair)}" for pair in differ)
+        lines.append("- **Where the exploratory record's verdict differs**"
+                     + (f" (`confirmatory`, then the exploratory record): {named}" if differ else ": nowhere")
                      + f" ([every row]({confirmatory.ANCHOR})).")
     paper_ids = {i for i, *_ in first_screen.HEADLINES}
     others = [claim for claim in found if claim.headline and claim.verdicts and claim.id not in paper_ids
@@ -324,19 +325,28 @@ def headlines(records: dict, found: list) -> str:
                      + "; and the mixture with pooled images, our added control "
                        "([results](docs/results.md#summary)).")
     failed = validity.changed(records, found)
-    if failed:
-        chains = sorted({(entry["family"], entry["chain"], entry["accuracy"]) for entry in failed})
-        lines.append("- **A chain whose [base](docs/glossary.md#base) did not learn its task**: "
-                     + "; ".join(f"{family} chain {chain} ({base_accuracy(family, accuracy)})" for family, chain, accuracy in chains)
-                     + ", counted as the plan fixed; without it, "
-                     + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ" + RECORD_WORDS.get(e["record"], "")
-                                  for e in failed)
+    # a plan with spares replaced its failed chains before any transfer: said first, of the records the table reads
+    read = {claim.record for claim in found}
+    spared = [entry for entry in validity.replaced(records) if entry["record"] in read and entry["by"] is not None]
+    if failed or spared:
+        parts = [f"`{e['record']}`'s {e['family']} chain {e['chain']} ({base_accuracy(e['family'], e['accuracy'])}), "
+                 f"replaced by spare chain {e['by']} before any transfer, as its plan fixed" for e in spared]
+        if failed:
+            first = {}   # a chain two records share is named once, by the first record that has it
+            for entry in failed:
+                first.setdefault((entry["family"], entry["chain"], entry["accuracy"]), entry["record"])
+            parts.append("; ".join(f"`{name}`'s {family} chain {chain} ({base_accuracy(family, accuracy)})"
+                                   for (family, chain, accuracy), name in sorted(first.items()))
+                         + ", counted as the plan fixed; without it, "
+                         + ", ".join(f"{len(e['differs'])} of `{e['record']}`'s verdicts differ"
+                                     + RECORD_WORDS.get(e["record"], "") for e in failed))
+        lines.append("- **A chain whose [base](docs/glossary.md#base) did not learn its task**: " + "; ".join(parts)
                      + " ([chain validity](docs/results.md#chain-validity-bases-that-did-not-learn-their-task)).")
     lines.append(f"- **How many could be false**: {wording.multiplicity([c for c, _ in first_screen.headline_claims(found)])}")
     return "\n".join(wrapped(line) for line in lines)
 
 
-def wrapped(line: str, width: int = 280) -> str:
+def wrapped(line: str, width: int = 296) -> str:
     """A bullet longer than `width` split at its clauses (`; `, `, `) onto continuation lines: the first screen's lines
     stay under 300 characters and the bullet renders as one."""
     if len(line) <= width or not line.startswith("- "):

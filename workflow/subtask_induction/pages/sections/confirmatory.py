@@ -13,9 +13,8 @@ from ..run_records import RunRecord
 from .provenance import plan_text
 
 # The first screen's one line on what the record is
-WHAT = ("*Confirmatory*: the rule, the claims and the chain counts were committed before the record's first job, on "
-        "chains no record had used, and judged once; `decisive` and `vision_authors` were judged after they had been "
-        "read, so they stand beside it as *exploratory*")
+WHAT = ("*Confirmatory*: rule, claims and chain counts fixed before its first job, on new chains, judged once; "
+        "`decisive` and `vision_authors`, judged after being read, are *exploratory*")
 
 
 ANCHOR = "docs/results.md#the-confirmatory-record-the-headlines-decided-once-make-confirmatory"
@@ -53,10 +52,10 @@ def pairs(found: list) -> list[Pair]:
 
 
 def both(pair: Pair) -> str:
-    """`-0.4 [-3.4, +2.7], undecided at 24 chains (`decisive`) against +3.1 [+0.9, +5.3], holds, ... (`confirmatory`)`."""
+    """`+2.1 [+0.9, +3.3] (holds, may be under 3 points), `decisive` -0.4 [-3.4, +2.7] (undecided at 24 chains)`:
+    the confirmatory judgement, then the exploratory one (the README's line under its table names the order)."""
     mine, theirs = pair.judged()
-    return (f"`{CONFIRMATORY}` {mine.summary()}, {mine.said()}; `{pair.earlier.record}` (exploratory) "
-            f"{theirs.summary()}, {theirs.said()}")
+    return f"{mine.summary()} ({mine.said()}), `{pair.earlier.record}` {theirs.summary()} ({theirs.said()})"
 
 
 def section(record: RunRecord, found: list, short) -> list[str]:
