@@ -107,7 +107,8 @@ def rows(found: list, records: dict) -> list[dict]:
 def table(found: list, records: dict) -> str:
     """The first screen's table: a row per headline and size, every cell under 300 characters; where the record of SI
     as the authors' code ran it is stored, a column gives it on each vision row (like for like); where the
-    confirmatory record decides the rows, a last column gives the exploratory record's verdict of each."""
+    confirmatory record decides the rows, a last column marks whether the exploratory record's verdict of each is the
+    same (exploratory_cell)."""
     table_rows = rows(found, records)
     like = any(row["like"] is not None for row in table_rows)
     earlier = first_by_id(confirmatory.exploratory(found))

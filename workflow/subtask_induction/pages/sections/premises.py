@@ -73,7 +73,8 @@ def sentence(record: RunRecord, why: str = "", like: str = "") -> str:
     if ours is None:
         return ""
     premises = f"([premises](docs/results.md#the-papers-premises-in-this-world-{record.name}-{ours['chains']}-chains))"
-    lead = (f"In this world (`{record.name}`, {ours['chains']} chains) SI keeps {percent(kept_share(ours), 0)} of its subnetwork's pooled accuracy "
+    lead = (f"In this world (`{record.name}`, {ours['chains']} chains) SI keeps {percent(kept_share(ours), 0)} of its "
+            "subnetwork's pooled accuracy "
             f"({fixed(ours['si_pooled'], 1)} of {fixed(ours['subnetwork_pooled'], 1)} %), the paper's {percent(kept_share(theirs()), 0)}:")
     world_s = "the vision verdicts are the [generated world](docs/glossary.md#generated-world)'s"
     if like:
